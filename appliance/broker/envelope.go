@@ -1,0 +1,65 @@
+package broker
+
+import (
+	"sync"
+
+	"outpost/appliance/cot"
+)
+
+// Envelope is one event on its way to one or more sessions. The event is
+// shared and read-only; its encodings are produced at most once per wire
+// format, by whichever writer needs them first, and shared by every
+// recipient (ARCHITECTURE "encode once per wire format, lazily").
+type Envelope struct {
+	Event *cot.Event
+
+	// SwitchFormat tells the session's writer to speak TAK protocol v1 from
+	// the byte after this envelope on (wire §4: the t-x-takp-r reply). Only
+	// set on envelopes sent to a single session.
+	SwitchFormat bool
+
+	size int  // queue accounting estimate, bytes
+	sa   bool // a position report: may be coalesced per uid (newest wins)
+
+	xmlOnce sync.Once
+	xml     []byte
+
+	protoOnce sync.Once
+	frame     []byte
+	protoErr  error
+}
+
+// NewEnvelope wraps an event for delivery.
+func NewEnvelope(ev *cot.Event) *Envelope {
+	return &Envelope{Event: ev, size: estimateSize(ev), sa: ev.IsSA()}
+}
+
+// estimateSize approximates the encoded size without encoding: header,
+// point and wrapper are about 300 bytes, the detail is carried verbatim.
+func estimateSize(ev *cot.Event) int {
+	return 300 + len(ev.UID) + len(ev.Type) + len(ev.Detail.XML)
+}
+
+// XML returns the event as an XML stream message (declaration, newline,
+// event; wire §2). Safe for concurrent use; encoded once.
+func (e *Envelope) XML() []byte {
+	e.xmlOnce.Do(func() { e.xml = e.Event.AppendXML(make([]byte, 0, e.size+128)) })
+	return e.xml
+}
+
+// ProtoFrame returns the event as one TAK protocol v1 stream frame (wire
+// §3). Safe for concurrent use; encoded once.
+func (e *Envelope) ProtoFrame() ([]byte, error) {
+	e.protoOnce.Do(func() {
+		msg, err := e.Event.MarshalProto()
+		if err != nil {
+			e.protoErr = err
+			return
+		}
+		e.frame = cot.AppendStreamFrame(make([]byte, 0, len(msg)+6), msg)
+	})
+	return e.frame, e.protoErr
+}
+
+// Size is the queue accounting estimate of the envelope, in bytes.
+func (e *Envelope) Size() int { return e.size }

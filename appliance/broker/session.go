@@ -1,0 +1,246 @@
+package broker
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Close reasons recorded by the broker itself. Transports record their own
+// (client closed, idle timeout, message too large, revoked, ...).
+const (
+	ReasonSlowConsumer = "slow consumer"
+	ReasonShutdown     = "server shutdown"
+)
+
+// SessionInfo describes a connection; set when the session joins.
+type SessionInfo struct {
+	Listener string // which listener accepted it, e.g. "cot-tcp", "cot-tls"
+	Addr     string // remote address, host:port
+	User     string // authenticated identity (client certificate common name), "" if none
+	// Server-side group bitmasks (wire §6): a sender S reaches a receiver R
+	// when S.In & R.Out != 0. Zero means the system group __ANON__ only.
+	In, Out uint64
+	// Closed, when set, is called once, outside the broker's locks, when the
+	// session closes (by the broker or the transport). Transports use it to
+	// unblock the connection's reader and writer at once. It must not block.
+	Closed func(reason string)
+}
+
+// AnonGroup is the bit of the system group __ANON__, which every session
+// is in unless told otherwise.
+const AnonGroup uint64 = 1
+
+// Identity is what the session's own position reports say about it (wire
+// §1: updated by every SA, not only the first).
+type Identity struct {
+	UID      string
+	Callsign string
+	Team     string // __group name
+	Role     string // __group role
+	SAType   string // type of the latest SA, used in the departure's link
+	LastSeen time.Time
+}
+
+// Session is one connected client as the broker sees it: identity, a
+// bounded outbound queue, and a done channel. Transports read the queue
+// with Ready/Take and watch Done.
+type Session struct {
+	id     uint64
+	b      *Broker
+	info   SessionInfo
+	joined time.Time
+
+	ident  atomic.Pointer[Identity]
+	lastSA atomic.Pointer[Envelope]
+
+	qmu     sync.Mutex // qmu guards items, bytes, saIndex, closed and reason
+	items   []*Envelope
+	bytes   int
+	saIndex map[string]int // uid -> index in items of its queued SA
+	closed  bool
+	reason  string
+
+	ready chan struct{} // capacity 1: "items became non-empty"
+	done  chan struct{} // closed once, when the session closes
+
+	hookOnce sync.Once // runs info.Closed once
+}
+
+// fireClosed runs the transport's close hook once. qmu must not be held.
+func (s *Session) fireClosed() {
+	if s.info.Closed == nil {
+		return
+	}
+	s.hookOnce.Do(func() { s.info.Closed(s.Reason()) })
+}
+
+// ID is unique per broker.
+func (s *Session) ID() uint64 { return s.id }
+
+// Info returns what the transport said at join.
+func (s *Session) Info() SessionInfo { return s.info }
+
+// Identity returns the identity learned from the session's SAs (zero
+// before its first SA).
+func (s *Session) Identity() Identity {
+	if id := s.ident.Load(); id != nil {
+		return *id
+	}
+	return Identity{}
+}
+
+// Ready is signalled when envelopes are waiting to be taken.
+func (s *Session) Ready() <-chan struct{} { return s.ready }
+
+// Done is closed when the session is closed, by the broker (slow consumer,
+// shutdown) or by the transport (Close).
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Reason is the first recorded close reason ("" while open).
+func (s *Session) Reason() string {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return s.reason
+}
+
+// Close closes the session with a reason and removes it from the broker,
+// announcing its departure to the clients that could see it. Idempotent:
+// the first reason wins.
+func (s *Session) Close(reason string) { s.b.remove(s, reason) }
+
+// Send queues an envelope for this session only (pongs, negotiation
+// replies, replays). It reports false when the session is closed or was
+// closed by this call as a slow consumer.
+func (s *Session) Send(env *Envelope) bool {
+	ok := s.enqueue(env)
+	if !ok {
+		s.b.remove(s, ReasonSlowConsumer)
+	}
+	return ok
+}
+
+// MaxRetainedQueue is the largest queue capacity worth keeping across Take
+// calls; writers drop larger batch slices instead of passing them back.
+const MaxRetainedQueue = 256
+
+// Take moves every queued envelope out of the session and returns them in
+// queue order. spare (emptied, may be nil) becomes the new queue storage, so
+// a writer alternating two slices allocates nothing in steady state.
+func (s *Session) Take(spare []*Envelope) []*Envelope {
+	if cap(spare) > MaxRetainedQueue {
+		// A burst (e.g. the replay to a new client among many) grew it:
+		// let it go rather than keep the peak for the session's life.
+		spare = nil
+	}
+	s.qmu.Lock()
+	out := s.items
+	s.items = spare[:0]
+	s.bytes = 0
+	if len(s.saIndex) > MaxRetainedQueue {
+		s.saIndex = map[string]int{} // clear would keep the peak bucket array
+	} else {
+		clear(s.saIndex)
+	}
+	s.qmu.Unlock()
+	return out
+}
+
+// Pending reports the queued frames and bytes.
+func (s *Session) Pending() (frames, bytes int) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return len(s.items), s.bytes
+}
+
+// enqueue applies the slow-consumer policy (ARCHITECTURE "The relay"):
+// above the soft limit a position report replaces the queued one of the
+// same uid (newest wins); nothing else is ever dropped; above the hard limit
+// the session is marked closed with reason "slow consumer" and enqueue
+// returns false (the caller removes it from the broker outside its locks).
+func (s *Session) enqueue(env *Envelope) bool {
+	lim := &s.b.opts
+	s.qmu.Lock()
+	if s.closed {
+		s.qmu.Unlock()
+		return true // already closing; not this call's failure
+	}
+	uid := ""
+	if env.sa {
+		uid = env.Event.UID
+		if len(s.items) >= lim.SoftFrames || s.bytes >= lim.SoftBytes {
+			if i, ok := s.saIndex[uid]; ok {
+				s.bytes += env.size - s.items[i].size
+				s.items[i] = env
+				s.qmu.Unlock()
+				s.b.stats.coalesced.Add(1)
+				return true
+			}
+		}
+	}
+	if len(s.items) >= lim.HardFrames || s.bytes+env.size > lim.HardBytes {
+		s.markClosedLocked(ReasonSlowConsumer)
+		s.qmu.Unlock()
+		return false
+	}
+	s.items = append(s.items, env)
+	s.bytes += env.size
+	if uid != "" {
+		s.saIndex[uid] = len(s.items) - 1
+	}
+	s.qmu.Unlock()
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// markClosedLocked records the reason and closes done. qmu must be held.
+// It reports whether this call closed the session.
+func (s *Session) markClosedLocked(reason string) bool {
+	if s.closed {
+		return false
+	}
+	s.closed = true
+	s.reason = reason
+	close(s.done)
+	return true
+}
+
+// observe updates the identity from an event the session sent.
+// It returns the previous uid when the uid changed.
+func (s *Session) observe(env *Envelope, now time.Time) (oldUID string, changed bool) {
+	prev := s.ident.Load()
+	next := Identity{LastSeen: now}
+	if prev != nil {
+		next = *prev
+		next.LastSeen = now
+	}
+	if env.sa {
+		ev := env.Event
+		next.UID = ev.UID
+		next.SAType = ev.Type
+		if c := ev.Detail.Contact; c != nil && c.Callsign != "" {
+			next.Callsign = c.Callsign
+		}
+		if g := ev.Detail.Group; g != nil {
+			next.Team, next.Role = g.Name, g.Role
+		}
+		s.lastSA.Store(env)
+	}
+	s.ident.Store(&next)
+	if prev == nil {
+		return "", next.UID != ""
+	}
+	return prev.UID, prev.UID != next.UID
+}
+
+// visible reports whether an event from sender may reach receiver (wire §6).
+// A nil sender is the server itself, which reaches everyone.
+func visible(sender, receiver *Session) bool {
+	if sender == nil {
+		return true
+	}
+	return sender.info.In&receiver.info.Out != 0
+}

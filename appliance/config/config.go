@@ -1,0 +1,301 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Config is the whole configuration of one appliance. The zero value is not
+// useful: start from Defaults (or Load) and call Validate.
+type Config struct {
+	// Data and addresses.
+	DataDir    string // dataDir: where outpost.db, certs and secrets live
+	Bind       string // bind: the address every listener binds to
+	PublicHost string // publicHost: the address written into links and client packages
+	ServerName string // serverName: the server's name in certificates and truststore file names
+
+	// Listener ports: -1 disables a listener, 0 picks a free port (and logs it).
+	RESTPort   int // restPort: management API, socket.io channel, console
+	HTTPPort   int // httpPort: client API over HTTP
+	HTTPSPort  int // httpsPort: client API over mutual TLS
+	CoTPort    int // cotPort: CoT streaming over TCP
+	SSLCoTPort int // sslCotPort: CoT streaming over mutual TLS
+	EnrollPort int // enrollPort: certificate enrollment over TLS with HTTP Basic auth
+
+	// Logging.
+	LogFormat string // logFormat: text or json
+	LogLevel  string // logLevel: debug, info, warn or error
+
+	// CoT streaming limits.
+	CoTIdleTimeout      time.Duration // cotIdleTimeout: a TCP CoT client silent this long is closed
+	SSLSockTimeout      time.Duration // SSL_SOCK_TIMEOUT: same for TLS clients (spec part 8)
+	SSLHandshakeTimeout time.Duration // WRAP_SSL_TIMEOUT: maximum TLS handshake time (spec part 8)
+	WriteTimeout        time.Duration // writeTimeout: a write blocked this long closes the client as a slow consumer
+	MaxMessageBytes     int           // maxMessageBytes: one CoT message larger than this disconnects its sender
+	MaxConnections      int           // maxConnections: per CoT listener
+	QueueSoftBytes      int           // queueSoftBytes: above this, position reports are coalesced per uid
+	QueueHardBytes      int           // queueHardBytes: above this, the client is closed as a slow consumer
+
+	// Storage.
+	HistoryRetention time.Duration // historyRetention: how long relayed CoT is kept (0 keeps it forever)
+	ShutdownTimeout  time.Duration // shutdownTimeout: the whole orderly shutdown
+
+	// Certificates (spec part 5, rule 12). Empty file locations mean the
+	// spec's default names inside CertsPath.
+	CertsPath      string // certsPath
+	KeyType        string // keyType: rsa or ecdsa-p256
+	KeyDir         string // keyDir: server.key
+	PemDir         string // pemDir: server.pem
+	UnencryptedKey string // unencryptedKey: server.key.unencrypted
+	P12Dir         string // p12Dir: server.p12
+	CA             string // CA: ca.pem
+	CAKey          string // CAkey: ca.key
+	CRLFile        string // CRLFile: the JSON revocation list (spec 2.15)
+	ClientPackages string // ClientPackages: directory of built client packages
+
+	// Secrets. Empty values are generated on first run and persisted in
+	// <DataDir>/secrets.yaml (see EnsureSecrets); there are no fixed defaults.
+	SecretKey             string // SecretKey
+	WebsocketKey          string // websocketkey
+	Password              string // password: PKCS#12 password of client packages
+	FederationKeyPassword string // federationKeyPassword
+	FederationCert        string // federationCert
+	FederationKey         string // federationKey
+
+	// IP allow-lists (spec part 5, rule 4): single addresses or CIDR ranges.
+	AllowedCLIIPs []string // AllowedCLIIPs: who may call /Clients
+	AllowCLIIPs   []string // AllowCLIIPs: who may use the local command-line interface
+}
+
+// Defaults returns the configuration used when nothing is configured.
+// PublicHost and CertsPath are derived later by Finish when left empty.
+func Defaults() Config {
+	return Config{
+		DataDir:             "./outpost-data",
+		Bind:                "0.0.0.0",
+		ServerName:          "outpost",
+		RESTPort:            19023,
+		HTTPPort:            8080,
+		HTTPSPort:           8443,
+		CoTPort:             8087,
+		SSLCoTPort:          8089,
+		EnrollPort:          8446,
+		LogFormat:           "text",
+		LogLevel:            "info",
+		CoTIdleTimeout:      60 * time.Second,
+		SSLSockTimeout:      60 * time.Second,
+		SSLHandshakeTimeout: time.Second,
+		WriteTimeout:        15 * time.Second,
+		MaxMessageBytes:     8 << 20,
+		MaxConnections:      4096,
+		QueueSoftBytes:      1 << 20,
+		QueueHardBytes:      16 << 20,
+		HistoryRetention:    7 * 24 * time.Hour,
+		ShutdownTimeout:     10 * time.Second,
+		KeyType:             "rsa",
+		AllowedCLIIPs:       []string{"127.0.0.1", "::1"},
+		AllowCLIIPs:         []string{"127.0.0.1", "::1"},
+	}
+}
+
+// Finish fills the values derived from others: CertsPath (default
+// <DataDir>/certs) and PublicHost (default: the first non-loopback address).
+func (c *Config) Finish() {
+	if c.CertsPath == "" && c.DataDir != "" {
+		c.CertsPath = filepath.Join(c.DataDir, "certs")
+	}
+	if c.PublicHost == "" {
+		c.PublicHost = DetectPublicHost()
+	}
+}
+
+// DBPath is the single SQLite file of the appliance.
+func (c *Config) DBPath() string { return filepath.Join(c.DataDir, "outpost.db") }
+
+// knownWeakSecrets are defaults shipped by other servers; refusing them
+// keeps an operator from carrying a published secret over by copy and paste.
+var knownWeakSecrets = map[string]bool{
+	"supersecret": true, "yourwebsocketkey": true, "<websocket_key>": true,
+	"changeme": true, "password": true,
+}
+
+// Validate checks every value and returns an error naming the first bad key.
+func (c *Config) Validate() error {
+	if strings.TrimSpace(c.DataDir) == "" {
+		return keyErr("dataDir", "must not be empty")
+	}
+	if c.Bind == "" {
+		return keyErr("bind", "must not be empty")
+	}
+	if c.Bind != "localhost" {
+		if _, err := netip.ParseAddr(c.Bind); err != nil {
+			return keyErr("bind", fmt.Sprintf("%q is not an IP address", c.Bind))
+		}
+	}
+	if err := checkHost(c.PublicHost); err != nil {
+		return keyErr("publicHost", err.Error())
+	}
+	if !validName(c.ServerName) {
+		return keyErr("serverName", "must be 1-64 characters of letters, digits, '.', '-' or '_'")
+	}
+	seen := map[int]string{}
+	for _, p := range c.ports() {
+		if p.value < -1 || p.value > 65535 {
+			return keyErr(p.key, fmt.Sprintf("%d is not a port (use 1-65535, 0 for any free port, -1 to disable)", p.value))
+		}
+		if p.value > 0 {
+			if other, dup := seen[p.value]; dup {
+				return keyErr(p.key, fmt.Sprintf("port %d is already used by %s", p.value, other))
+			}
+			seen[p.value] = p.key
+		}
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		return keyErr("logFormat", fmt.Sprintf("%q is not text or json", c.LogFormat))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return keyErr("logLevel", fmt.Sprintf("%q is not debug, info, warn or error", c.LogLevel))
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"cotIdleTimeout", c.CoTIdleTimeout}, {"SSL_SOCK_TIMEOUT", c.SSLSockTimeout},
+		{"WRAP_SSL_TIMEOUT", c.SSLHandshakeTimeout}, {"writeTimeout", c.WriteTimeout},
+		{"shutdownTimeout", c.ShutdownTimeout},
+	} {
+		if d.v <= 0 {
+			return keyErr(d.key, "must be a positive duration")
+		}
+	}
+	if c.HistoryRetention < 0 {
+		return keyErr("historyRetention", "must not be negative (0 keeps history forever)")
+	}
+	if c.MaxMessageBytes < 1024 || c.MaxMessageBytes > 64<<20 {
+		return keyErr("maxMessageBytes", "must be between 1 KiB and 64 MiB")
+	}
+	if c.MaxConnections < 1 {
+		return keyErr("maxConnections", "must be at least 1")
+	}
+	if c.QueueSoftBytes < 4096 {
+		return keyErr("queueSoftBytes", "must be at least 4096")
+	}
+	if c.QueueHardBytes <= c.QueueSoftBytes {
+		return keyErr("queueHardBytes", "must be larger than queueSoftBytes")
+	}
+	switch c.KeyType {
+	case "rsa", "ecdsa-p256":
+	default:
+		return keyErr("keyType", fmt.Sprintf("%q is not rsa or ecdsa-p256", c.KeyType))
+	}
+	for _, s := range []struct{ key, v string }{
+		{"SecretKey", c.SecretKey}, {"websocketkey", c.WebsocketKey}, {"password", c.Password},
+	} {
+		if knownWeakSecrets[strings.ToLower(s.v)] {
+			return keyErr(s.key, "is a published default; leave it empty to have one generated")
+		}
+	}
+	for _, l := range []struct {
+		key string
+		v   []string
+	}{{"AllowedCLIIPs", c.AllowedCLIIPs}, {"AllowCLIIPs", c.AllowCLIIPs}} {
+		if _, err := ParseAllowList(l.v); err != nil {
+			return keyErr(l.key, err.Error())
+		}
+	}
+	return nil
+}
+
+type portKey struct {
+	key   string
+	value int
+}
+
+func (c *Config) ports() []portKey {
+	return []portKey{
+		{"restPort", c.RESTPort}, {"httpPort", c.HTTPPort}, {"httpsPort", c.HTTPSPort},
+		{"cotPort", c.CoTPort}, {"sslCotPort", c.SSLCoTPort}, {"enrollPort", c.EnrollPort},
+	}
+}
+
+// Error is a configuration error that names its key.
+type Error struct {
+	Key string
+	Msg string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("config %s: %s", e.Key, e.Msg) }
+
+func keyErr(key, msg string) error { return &Error{Key: key, Msg: msg} }
+
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func checkHost(h string) error {
+	if h == "" {
+		return fmt.Errorf("must not be empty")
+	}
+	if strings.ContainsAny(h, " /:@?#") && net.ParseIP(h) == nil {
+		return fmt.Errorf("%q is not a host name or IP address", h)
+	}
+	if ip := net.ParseIP(h); ip != nil && ip.IsUnspecified() {
+		return fmt.Errorf("%q is not reachable by clients; name a real address", h)
+	}
+	return nil
+}
+
+// AllowList is a parsed IP allow-list.
+type AllowList []netip.Prefix
+
+// ParseAllowList parses single addresses and CIDR ranges.
+func ParseAllowList(entries []string) (AllowList, error) {
+	out := make(AllowList, 0, len(entries))
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		if strings.Contains(e, "/") {
+			p, err := netip.ParsePrefix(e)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not an address or CIDR range", e)
+			}
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(e)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an address or CIDR range", e)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+// Contains reports whether ip is in the list.
+func (l AllowList) Contains(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	for _, p := range l {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}

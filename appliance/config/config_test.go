@@ -1,0 +1,292 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envMap(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func load(t *testing.T, args []string, env map[string]string) (Config, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(new(strings.Builder))
+	f := Register(fs)
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	return f.Load(envMap(env))
+}
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "outpost.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(t, nil, nil)
+	if err != nil {
+		t.Fatalf("defaults do not validate: %v", err)
+	}
+	want := map[string]int{"rest": 19023, "http": 8080, "https": 8443, "cot": 8087, "ssl": 8089, "enroll": 8446}
+	got := map[string]int{"rest": c.RESTPort, "http": c.HTTPPort, "https": c.HTTPSPort, "cot": c.CoTPort, "ssl": c.SSLCoTPort, "enroll": c.EnrollPort}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s port = %d, want %d", k, got[k], v)
+		}
+	}
+	if c.DataDir != "./outpost-data" || c.Bind != "0.0.0.0" {
+		t.Errorf("dataDir=%q bind=%q", c.DataDir, c.Bind)
+	}
+	if c.CertsPath != filepath.Join("./outpost-data", "certs") {
+		t.Errorf("certsPath = %q", c.CertsPath)
+	}
+	if c.PublicHost == "" || c.PublicHost == "0.0.0.0" {
+		t.Errorf("publicHost = %q", c.PublicHost)
+	}
+	if c.SSLHandshakeTimeout != time.Second || c.SSLSockTimeout != 60*time.Second {
+		t.Errorf("TLS timeouts %v %v, want spec part 8 values", c.SSLHandshakeTimeout, c.SSLSockTimeout)
+	}
+	if c.HistoryRetention != 7*24*time.Hour {
+		t.Errorf("retention = %v", c.HistoryRetention)
+	}
+	if c.SecretKey != "" || c.WebsocketKey != "" || c.Password != "" {
+		t.Error("defaults must not carry fixed secrets")
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	file := writeFile(t, "cotPort: 9001\nrestPort: 9002\nhttpPort: 9003\nlogFormat: json\n")
+	env := map[string]string{"OUTPOST_COT_PORT": "9101", "OUTPOST_REST_PORT": "9102"}
+	c, err := load(t, []string{"--config", file, "--cot-port", "9201"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CoTPort != 9201 {
+		t.Errorf("flag must win: cotPort = %d", c.CoTPort)
+	}
+	if c.RESTPort != 9102 {
+		t.Errorf("env must win over file: restPort = %d", c.RESTPort)
+	}
+	if c.HTTPPort != 9003 || c.LogFormat != "json" {
+		t.Errorf("file must win over defaults: httpPort=%d logFormat=%q", c.HTTPPort, c.LogFormat)
+	}
+	// OUTPOST_CONFIG names the file when --config is absent.
+	c, err = load(t, nil, map[string]string{"OUTPOST_CONFIG": file})
+	if err != nil || c.CoTPort != 9001 {
+		t.Fatalf("OUTPOST_CONFIG: port %d err %v", c.CoTPort, err)
+	}
+}
+
+func TestFileValues(t *testing.T) {
+	file := writeFile(t, `
+dataDir: /srv/outpost
+publicHost: tak.example.org
+WRAP_SSL_TIMEOUT: 1.5
+historyRetention: 3d
+queueHardBytes: 32MiB
+AllowedCLIIPs:
+  - 10.0.0.0/24
+  - 192.168.1.7
+CRLFile: /etc/outpost/crl.json
+websocketkey: 'k3y-from-file-0123'
+`)
+	c, err := load(t, []string{"--config", file}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SSLHandshakeTimeout != 1500*time.Millisecond {
+		t.Errorf("WRAP_SSL_TIMEOUT = %v", c.SSLHandshakeTimeout)
+	}
+	if c.HistoryRetention != 72*time.Hour || c.QueueHardBytes != 32<<20 {
+		t.Errorf("retention %v hard %d", c.HistoryRetention, c.QueueHardBytes)
+	}
+	if len(c.AllowedCLIIPs) != 2 || c.CRLFile != "/etc/outpost/crl.json" || c.WebsocketKey != "k3y-from-file-0123" {
+		t.Errorf("lists/strings not applied: %+v %q %q", c.AllowedCLIIPs, c.CRLFile, c.WebsocketKey)
+	}
+	if c.CertsPath != filepath.Join("/srv/outpost", "certs") {
+		t.Errorf("certsPath must follow dataDir: %q", c.CertsPath)
+	}
+	al, _ := ParseAllowList(c.AllowedCLIIPs)
+	if !al.Contains(netip.MustParseAddr("10.0.0.77")) || al.Contains(netip.MustParseAddr("10.0.1.1")) {
+		t.Error("allow-list CIDR matching wrong")
+	}
+	if !al.Contains(netip.MustParseAddr("::ffff:192.168.1.7")) {
+		t.Error("allow-list must match IPv4-mapped IPv6 addresses")
+	}
+}
+
+func TestErrorsNameTheKey(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		file string
+		key  string
+	}{
+		{"port range", []string{"--cot-port", "70000"}, nil, "", "cotPort"},
+		{"port not a number", []string{"--rest-port", "abc"}, nil, "", "restPort"},
+		{"duplicate port", []string{"--cot-port", "8080"}, nil, "", "cotPort"},
+		{"bad bind", []string{"--bind", "not-an-ip"}, nil, "", "bind"},
+		{"unspecified public host", []string{"--public-host", "0.0.0.0"}, nil, "", "publicHost"},
+		{"bad log format", []string{"--log-format", "xml"}, nil, "", "logFormat"},
+		{"bad env duration", nil, map[string]string{"OUTPOST_WRITE_TIMEOUT": "soon"}, "", "writeTimeout"},
+		{"zero handshake", nil, map[string]string{"OUTPOST_WRAP_SSL_TIMEOUT": "0"}, "", "WRAP_SSL_TIMEOUT"},
+		{"unknown file key", nil, nil, "cotport: 1\n", "cotport"},
+		{"file list for scalar", nil, nil, "bind: [a, b]\n", "bind"},
+		{"bad cidr", nil, nil, "AllowedCLIIPs: [10.0.0.0/99]\n", "AllowedCLIIPs"},
+		{"published default secret", nil, nil, "SecretKey: supersecret\n", "SecretKey"},
+		{"bad key type", []string{"--key-type", "dsa"}, nil, "", "keyType"},
+		{"hard below soft", nil, map[string]string{"OUTPOST_QUEUE_HARD_BYTES": "4096"}, "", "queueHardBytes"},
+		{"bad server name", []string{"--server-name", "../x"}, nil, "", "serverName"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.file != "" {
+				args = append([]string{"--config", writeFile(t, tc.file)}, args...)
+			}
+			_, err := load(t, args, tc.env)
+			if err == nil {
+				t.Fatal("expected an error")
+			}
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Key != tc.key {
+				t.Fatalf("error %q does not name key %q", err, tc.key)
+			}
+			if !strings.Contains(err.Error(), tc.key) {
+				t.Fatalf("message %q does not contain the key", err)
+			}
+		})
+	}
+}
+
+func TestBadFile(t *testing.T) {
+	if _, err := load(t, []string{"--config", filepath.Join(t.TempDir(), "missing.yaml")}, nil); err == nil {
+		t.Error("missing file accepted")
+	}
+	if _, err := load(t, []string{"--config", writeFile(t, "cotPort: [\n")}, nil); err == nil {
+		t.Error("broken YAML accepted")
+	}
+	if _, err := load(t, []string{"--config", writeFile(t, "- a\n- b\n")}, nil); err == nil {
+		t.Error("top-level list accepted")
+	}
+	if _, err := load(t, []string{"--config", writeFile(t, "")}, nil); err != nil {
+		t.Errorf("empty file must be accepted: %v", err)
+	}
+	if _, err := load(t, []string{"--no-such-flag"}, nil); err == nil {
+		t.Error("unknown flag accepted")
+	}
+}
+
+func TestDisableAndAnyPort(t *testing.T) {
+	c, err := load(t, []string{"--cot-port", "-1", "--rest-port", "0", "--http-port", "0"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CoTPort != -1 || c.RESTPort != 0 || c.HTTPPort != 0 {
+		t.Errorf("ports %d %d %d", c.CoTPort, c.RESTPort, c.HTTPPort)
+	}
+}
+
+func TestEnsureSecrets(t *testing.T) {
+	dir := t.TempDir()
+	c := Defaults()
+	c.DataDir = dir
+	c.WebsocketKey = "configured-key-123"
+	gen, path, err := c.EnsureSecrets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gen) != 2 || c.SecretKey == "" || c.Password == "" || c.WebsocketKey != "configured-key-123" {
+		t.Fatalf("generated %v secret=%d pw=%d ws=%q", gen, len(c.SecretKey), len(c.Password), c.WebsocketKey)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("secrets file mode %v, want 0600", st.Mode().Perm())
+	}
+	data, _ := os.ReadFile(path)
+	if strings.Contains(string(data), "configured-key-123") {
+		t.Error("a configured secret must not be copied into the secrets file")
+	}
+	// A second run reuses the stored values and generates nothing.
+	c2 := Defaults()
+	c2.DataDir = dir
+	gen2, _, err := c2.EnsureSecrets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gen2) != 1 || gen2[0] != "websocketkey" || c2.SecretKey != c.SecretKey || c2.Password != c.Password {
+		t.Fatalf("second run generated %v; secrets must persist", gen2)
+	}
+	// Two fresh data dirs never share secrets.
+	c3 := Defaults()
+	c3.DataDir = t.TempDir()
+	if _, _, err := c3.EnsureSecrets(); err != nil {
+		t.Fatal(err)
+	}
+	if c3.SecretKey == c.SecretKey || c3.Password == c.Password {
+		t.Error("secrets repeat across installations")
+	}
+	// A corrupt secrets file is an error, not a silent regeneration.
+	if err := os.WriteFile(path, []byte("SecretKey: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c4 := Defaults()
+	c4.DataDir = dir
+	if _, _, err := c4.EnsureSecrets(); err == nil {
+		t.Error("corrupt secrets file accepted")
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	cases := map[string]time.Duration{"1.0": time.Second, "90s": 90 * time.Second, "7d": 168 * time.Hour, "36h": 36 * time.Hour, "0": 0}
+	for in, want := range cases {
+		got, err := ParseDuration(in)
+		if err != nil || got != want {
+			t.Errorf("%q -> %v %v, want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "x", "-1", "3w", "1e20"} {
+		if _, err := ParseDuration(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestDescribeCoversEveryFlag(t *testing.T) {
+	seenEnv := map[string]bool{}
+	for _, k := range Describe() {
+		if !strings.HasPrefix(k.Env, "OUTPOST_") {
+			t.Errorf("%s: env %q", k.Key, k.Env)
+		}
+		if seenEnv[k.Env] {
+			t.Errorf("env %s used twice", k.Env)
+		}
+		seenEnv[k.Env] = true
+	}
+	for _, name := range []string{"data-dir", "bind", "public-host", "rest-port", "http-port", "https-port", "cot-port", "ssl-cot-port", "log-format"} {
+		found := false
+		for _, k := range Describe() {
+			found = found || k.Flag == name
+		}
+		if !found {
+			t.Errorf("flag --%s missing", name)
+		}
+	}
+}

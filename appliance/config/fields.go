@@ -1,0 +1,164 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// field binds one configuration key to its YAML key, environment variable
+// and (optionally) command-line flag.
+type field struct {
+	key    string // YAML key, as the spec spells it where the spec names it
+	env    string // OUTPOST_* variable
+	flag   string // command-line flag name; "" when the key has none
+	usage  string
+	secret bool // never printed
+	ptr    func(*Config) any
+}
+
+// fields lists every key. Order is the order of `outpost run -h`.
+var fields = []field{
+	{"dataDir", "OUTPOST_DATA_DIR", "data-dir", "directory holding the database, certificates and secrets", false, func(c *Config) any { return &c.DataDir }},
+	{"bind", "OUTPOST_BIND", "bind", "address every listener binds to", false, func(c *Config) any { return &c.Bind }},
+	{"publicHost", "OUTPOST_PUBLIC_HOST", "public-host", "address written into links and client packages (default: first non-loopback address)", false, func(c *Config) any { return &c.PublicHost }},
+	{"serverName", "OUTPOST_SERVER_NAME", "server-name", "server name in certificates and truststore names", false, func(c *Config) any { return &c.ServerName }},
+	{"restPort", "OUTPOST_REST_PORT", "rest-port", "management API port (-1 disables, 0 picks a free port)", false, func(c *Config) any { return &c.RESTPort }},
+	{"httpPort", "OUTPOST_HTTP_PORT", "http-port", "client API HTTP port", false, func(c *Config) any { return &c.HTTPPort }},
+	{"httpsPort", "OUTPOST_HTTPS_PORT", "https-port", "client API mutual-TLS port", false, func(c *Config) any { return &c.HTTPSPort }},
+	{"cotPort", "OUTPOST_COT_PORT", "cot-port", "CoT over TCP port", false, func(c *Config) any { return &c.CoTPort }},
+	{"sslCotPort", "OUTPOST_SSL_COT_PORT", "ssl-cot-port", "CoT over mutual TLS port", false, func(c *Config) any { return &c.SSLCoTPort }},
+	{"enrollPort", "OUTPOST_ENROLL_PORT", "enroll-port", "certificate enrollment port", false, func(c *Config) any { return &c.EnrollPort }},
+	{"logFormat", "OUTPOST_LOG_FORMAT", "log-format", "log format: text or json", false, func(c *Config) any { return &c.LogFormat }},
+	{"logLevel", "OUTPOST_LOG_LEVEL", "log-level", "log level: debug, info, warn or error", false, func(c *Config) any { return &c.LogLevel }},
+	{"cotIdleTimeout", "OUTPOST_COT_IDLE_TIMEOUT", "cot-idle-timeout", "close a TCP CoT client silent this long", false, func(c *Config) any { return &c.CoTIdleTimeout }},
+	{"SSL_SOCK_TIMEOUT", "OUTPOST_SSL_SOCK_TIMEOUT", "ssl-sock-timeout", "close a TLS client silent this long", false, func(c *Config) any { return &c.SSLSockTimeout }},
+	{"WRAP_SSL_TIMEOUT", "OUTPOST_WRAP_SSL_TIMEOUT", "wrap-ssl-timeout", "maximum TLS handshake time", false, func(c *Config) any { return &c.SSLHandshakeTimeout }},
+	{"writeTimeout", "OUTPOST_WRITE_TIMEOUT", "write-timeout", "close a client whose socket accepts nothing for this long", false, func(c *Config) any { return &c.WriteTimeout }},
+	{"maxMessageBytes", "OUTPOST_MAX_MESSAGE_BYTES", "max-message-bytes", "largest CoT message accepted", false, func(c *Config) any { return &c.MaxMessageBytes }},
+	{"maxConnections", "OUTPOST_MAX_CONNECTIONS", "max-connections", "most connections per CoT listener", false, func(c *Config) any { return &c.MaxConnections }},
+	{"queueSoftBytes", "OUTPOST_QUEUE_SOFT_BYTES", "queue-soft-bytes", "per-client queue size above which position reports are coalesced", false, func(c *Config) any { return &c.QueueSoftBytes }},
+	{"queueHardBytes", "OUTPOST_QUEUE_HARD_BYTES", "queue-hard-bytes", "per-client queue size above which the client is disconnected", false, func(c *Config) any { return &c.QueueHardBytes }},
+	{"historyRetention", "OUTPOST_HISTORY_RETENTION", "history-retention", "how long relayed CoT is kept (e.g. 7d, 36h; 0 keeps forever)", false, func(c *Config) any { return &c.HistoryRetention }},
+	{"shutdownTimeout", "OUTPOST_SHUTDOWN_TIMEOUT", "shutdown-timeout", "deadline of an orderly shutdown", false, func(c *Config) any { return &c.ShutdownTimeout }},
+	{"certsPath", "OUTPOST_CERTS_PATH", "certs-path", "certificate directory (default <data-dir>/certs)", false, func(c *Config) any { return &c.CertsPath }},
+	{"keyType", "OUTPOST_KEY_TYPE", "key-type", "key type of new certificates: rsa or ecdsa-p256", false, func(c *Config) any { return &c.KeyType }},
+	{"keyDir", "OUTPOST_KEY_DIR", "", "server key file", false, func(c *Config) any { return &c.KeyDir }},
+	{"pemDir", "OUTPOST_PEM_DIR", "", "server certificate file", false, func(c *Config) any { return &c.PemDir }},
+	{"unencryptedKey", "OUTPOST_UNENCRYPTED_KEY", "", "server key file (unencrypted)", false, func(c *Config) any { return &c.UnencryptedKey }},
+	{"p12Dir", "OUTPOST_P12_DIR", "", "server PKCS#12 file", false, func(c *Config) any { return &c.P12Dir }},
+	{"CA", "OUTPOST_CA", "", "CA certificate file", false, func(c *Config) any { return &c.CA }},
+	{"CAkey", "OUTPOST_CA_KEY", "", "CA key file", false, func(c *Config) any { return &c.CAKey }},
+	{"CRLFile", "OUTPOST_CRL_FILE", "", "revocation list (JSON)", false, func(c *Config) any { return &c.CRLFile }},
+	{"ClientPackages", "OUTPOST_CLIENT_PACKAGES", "", "directory of built client packages", false, func(c *Config) any { return &c.ClientPackages }},
+	{"SecretKey", "OUTPOST_SECRET_KEY", "", "session and token signing secret (generated when empty)", true, func(c *Config) any { return &c.SecretKey }},
+	{"websocketkey", "OUTPOST_WEBSOCKET_KEY", "", "socket.io channel key (generated when empty)", true, func(c *Config) any { return &c.WebsocketKey }},
+	{"password", "OUTPOST_PASSWORD", "", "PKCS#12 password of client packages (generated when empty)", true, func(c *Config) any { return &c.Password }},
+	{"federationKeyPassword", "OUTPOST_FEDERATION_KEY_PASSWORD", "", "federation key password", true, func(c *Config) any { return &c.FederationKeyPassword }},
+	{"federationCert", "OUTPOST_FEDERATION_CERT", "", "federation certificate file", false, func(c *Config) any { return &c.FederationCert }},
+	{"federationKey", "OUTPOST_FEDERATION_KEY", "", "federation key file", false, func(c *Config) any { return &c.FederationKey }},
+	{"AllowedCLIIPs", "OUTPOST_ALLOWED_CLI_IPS", "", "addresses or CIDR ranges allowed to call /Clients (comma-separated)", false, func(c *Config) any { return &c.AllowedCLIIPs }},
+	{"AllowCLIIPs", "OUTPOST_ALLOW_CLI_IPS", "", "addresses or CIDR ranges allowed to use the command line interface", false, func(c *Config) any { return &c.AllowCLIIPs }},
+}
+
+func fieldByKey(key string) (field, bool) {
+	for _, f := range fields {
+		if f.key == key {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+// set parses s into the field's value.
+func (f field) set(c *Config, s string) error {
+	switch p := f.ptr(c).(type) {
+	case *string:
+		*p = s
+	case *int:
+		n, err := parseSize(s)
+		if err != nil {
+			return keyErr(f.key, fmt.Sprintf("%q is not a whole number", s))
+		}
+		*p = n
+	case *time.Duration:
+		d, err := ParseDuration(s)
+		if err != nil {
+			return keyErr(f.key, err.Error())
+		}
+		*p = d
+	case *[]string:
+		*p = splitList(s)
+	default:
+		return keyErr(f.key, "unsupported type")
+	}
+	return nil
+}
+
+// setList sets a list value from a YAML sequence.
+func (f field) setList(c *Config, items []string) error {
+	p, ok := f.ptr(c).(*[]string)
+	if !ok {
+		return keyErr(f.key, "takes one value, not a list")
+	}
+	*p = items
+	return nil
+}
+
+// parseSize accepts a whole number with an optional KiB/MiB/GiB suffix.
+func parseSize(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	mult := 1
+	for _, u := range []struct {
+		suffix string
+		m      int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.m
+			break
+		}
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, err
+	}
+	return n * mult, nil
+}
+
+// ParseDuration accepts Go durations ("90s", "36h"), days ("7d") and plain
+// numbers of seconds ("1.0", as the spec writes WRAP_SSL_TIMEOUT).
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("empty duration")
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f < 0 || f > 1e9 {
+			return 0, fmt.Errorf("%q is out of range", s)
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	if strings.HasSuffix(s, "d") {
+		n, err := strconv.ParseFloat(strings.TrimSuffix(s, "d"), 64)
+		if err != nil || n < 0 || n > 1e5 {
+			return 0, fmt.Errorf("%q is not a duration (e.g. 7d, 36h, 90s)", s)
+		}
+		return time.Duration(n * float64(24*time.Hour)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (e.g. 7d, 36h, 90s)", s)
+	}
+	return d, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}

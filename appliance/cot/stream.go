@@ -1,0 +1,383 @@
+package cot
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+)
+
+// Protocol is the format of a streaming connection (wire §4).
+type Protocol uint8
+
+const (
+	ProtocolXML Protocol = 0 // XML events one after the other (wire §2)
+	ProtocolV1  Protocol = 1 // TAK protocol v1 stream frames (wire §3)
+)
+
+func (p Protocol) String() string {
+	switch p {
+	case ProtocolXML:
+		return "xml"
+	case ProtocolV1:
+		return "protobuf-v1"
+	}
+	return "unknown"
+}
+
+// Message is one message read from a stream.
+type Message struct {
+	Event *Event // the decoded event; nil for an <auth> message. Owns its memory.
+	Auth  *Auth  // set for <auth><cot username password uid/></auth>
+	Size  int    // bytes the message occupied on the wire, skipped bytes before it included
+}
+
+// Auth is the optional first message of an XML stream (wire §2).
+type Auth struct {
+	Username, Password, UID string
+}
+
+const (
+	// DefaultMaxMessage is the message size cap used when none is given
+	// (wire §2: the official server's limit).
+	DefaultMaxMessage = 8 << 20
+
+	initialBuffer = 4 << 10  // a new decoder's buffer
+	bigBuffer     = 64 << 10 // a buffer above this is dropped after its message
+	maxEmptyReads = 100      // reads returning (0, nil) before giving up
+)
+
+// StreamDecoder reads the messages of one streaming connection (ports 8087
+// and 8089). It starts in XML (wire §2) and reads TAK protocol v1 frames
+// after SetProtocol(ProtocolV1) (wire §3). It buffers what it has read but
+// not yet decoded, so switching protocol loses no byte. It is not safe for
+// concurrent use.
+type StreamDecoder struct {
+	r     io.Reader
+	max   int
+	proto Protocol
+
+	buf        []byte // len(buf) == cap(buf); data is buf[start:end]
+	start, end int
+	skipped    int   // bytes discarded since the last message (junk, declarations)
+	inMsg      bool  // XML: buf[start:] begins a message
+	isAuth     bool  // XML: that message is <auth>
+	scan       int   // XML: offset from start where the end-tag search resumes
+	readErr    error // error returned by the reader, reported once data runs out
+	fatal      error // sticky: ErrTooLarge, a read error or io.EOF
+	emptyReads int
+}
+
+// NewStreamDecoder returns a decoder reading from r. A message (with any
+// junk skipped before it) longer than maxMessage bytes makes Next fail with
+// ErrTooLarge; maxMessage <= 0 means DefaultMaxMessage.
+func NewStreamDecoder(r io.Reader, maxMessage int) *StreamDecoder {
+	if maxMessage <= 0 {
+		maxMessage = DefaultMaxMessage
+	}
+	return &StreamDecoder{r: r, max: maxMessage, buf: make([]byte, initialBuffer)}
+}
+
+// Protocol returns the format Next currently decodes.
+func (d *StreamDecoder) Protocol() Protocol { return d.proto }
+
+// SetProtocol switches the format at the current position: bytes already
+// buffered after the last returned message are decoded in the new format
+// (wire §4: protobuf starts with the very next byte).
+func (d *StreamDecoder) SetProtocol(p Protocol) {
+	d.proto = p
+	d.inMsg, d.isAuth, d.scan = false, false, 0
+}
+
+// Next returns the next message. Errors:
+//   - *SyntaxError: one malformed message was skipped; call Next again.
+//   - ErrTooLarge: a message exceeds the limit; fatal.
+//   - io.EOF at a clean end of stream (only skippable bytes left),
+//     io.ErrUnexpectedEOF if the stream ends inside a message, or the
+//     reader's own error; all fatal.
+func (d *StreamDecoder) Next() (Message, error) {
+	for {
+		if d.fatal != nil {
+			return Message{}, d.fatal
+		}
+		var (
+			msg  Message
+			done bool
+			err  error
+		)
+		if d.proto == ProtocolXML {
+			msg, done, err = d.nextXML()
+		} else {
+			msg, done, err = d.nextFrame()
+		}
+		if errors.Is(err, ErrTooLarge) {
+			d.fatal = err
+			d.release()
+			return Message{}, err
+		}
+		if done || err != nil {
+			d.shrink()
+			return msg, err
+		}
+		if d.readErr != nil {
+			d.fatal = d.readErr
+			if d.readErr == io.EOF && d.partial() {
+				d.fatal = io.ErrUnexpectedEOF
+			}
+			d.release()
+			return Message{}, d.fatal
+		}
+		d.fill()
+	}
+}
+
+// partial reports whether the buffered bytes begin a message that the
+// stream ended inside of.
+func (d *StreamDecoder) partial() bool {
+	if d.proto == ProtocolXML {
+		return d.inMsg
+	}
+	return d.end > d.start // junk is discarded eagerly: what is left starts a frame
+}
+
+// skip discards n buffered bytes that belong to no message.
+func (d *StreamDecoder) skip(n int) error {
+	d.start += n
+	d.skipped += n
+	if d.skipped > d.max {
+		return ErrTooLarge
+	}
+	return nil
+}
+
+// take consumes n bytes as one message and returns its wire size.
+func (d *StreamDecoder) take(n int) int {
+	size := d.skipped + n
+	d.start += n
+	d.skipped = 0
+	return size
+}
+
+var (
+	tagEvent    = []byte("<event")
+	tagAuth     = []byte("<auth")
+	endTagEvent = []byte("</event")
+	endTagAuth  = []byte("</auth")
+)
+
+// nextXML cuts one XML message from the buffer (wire §2): it starts at the
+// next "<event" (or "<auth") and ends after the literal "</event>" (or
+// "</auth>"). done is false when more input is needed.
+func (d *StreamDecoder) nextXML() (Message, bool, error) {
+	for !d.inMsg {
+		b := d.buf[d.start:d.end]
+		i := bytes.IndexByte(b, '<')
+		if i < 0 {
+			return Message{}, false, d.skip(len(b))
+		}
+		if err := d.skip(i); err != nil {
+			return Message{}, false, err
+		}
+		b = b[i:]
+		switch {
+		case startsTag(b, tagEvent):
+			d.inMsg, d.isAuth, d.scan = true, false, len(tagEvent)
+		case startsTag(b, tagAuth):
+			d.inMsg, d.isAuth, d.scan = true, true, len(tagAuth)
+		case len(b) <= len(tagEvent) && (bytes.HasPrefix(tagEvent, b) || bytes.HasPrefix(tagAuth, b)):
+			return Message{}, false, nil // too short to tell yet
+		default:
+			if err := d.skip(1); err != nil {
+				return Message{}, false, err
+			}
+		}
+	}
+	endTag := endTagEvent
+	if d.isAuth {
+		endTag = endTagAuth
+	}
+	b := d.buf[d.start:d.end]
+	for {
+		j := bytes.Index(b[d.scan:], endTag)
+		if j < 0 {
+			d.scan = max(d.scan, len(b)-len(endTag)+1)
+			break
+		}
+		k := d.scan + j + len(endTag)
+		for k < len(b) && isSpace(b[k]) {
+			k++
+		}
+		if k == len(b) {
+			d.scan += j // wait for the rest of the end tag
+			break
+		}
+		if b[k] != '>' {
+			d.scan += j + 1 // "</events" or the like: not the end
+			continue
+		}
+		n := k + 1
+		if d.skipped+n > d.max {
+			return Message{}, false, ErrTooLarge
+		}
+		msgBytes := b[:n]
+		isAuth := d.isAuth
+		d.inMsg, d.isAuth, d.scan = false, false, 0
+		size := d.take(n)
+		if isAuth {
+			a, err := parseAuth(msgBytes)
+			return Message{Auth: a, Size: size}, true, err
+		}
+		ev, err := Decode(msgBytes)
+		return Message{Event: ev, Size: size}, true, err
+	}
+	if d.skipped+len(b) > d.max {
+		return Message{}, false, ErrTooLarge
+	}
+	return Message{}, false, nil
+}
+
+// startsTag reports whether b begins with tag followed by a byte that ends
+// an element name.
+func startsTag(b, tag []byte) bool {
+	if len(b) <= len(tag) || !bytes.HasPrefix(b, tag) {
+		return false
+	}
+	c := b[len(tag)]
+	return isSpace(c) || c == '>' || c == '/'
+}
+
+// nextFrame cuts one TAK protocol v1 stream frame (wire §3): 0xBF, uvarint
+// length, TakMessage. Bytes other than 0xBF where a frame should start are
+// skipped up to the next 0xBF; a length over MaxProtoFrame marks that 0xBF
+// as corrupt (it is skipped and the reader resynchronizes); messages
+// without a cotEvent are consumed silently.
+func (d *StreamDecoder) nextFrame() (Message, bool, error) {
+	for {
+		b := d.buf[d.start:d.end]
+		if len(b) == 0 {
+			return Message{}, false, nil
+		}
+		if b[0] != frameMagic {
+			i := bytes.IndexByte(b, frameMagic)
+			if i < 0 {
+				i = len(b)
+			}
+			if err := d.skip(i); err != nil {
+				return Message{}, false, err
+			}
+			continue
+		}
+		l, n := binary.Uvarint(b[1:])
+		if n == 0 {
+			return Message{}, false, nil // length not complete yet
+		}
+		if n < 0 || l > MaxProtoFrame {
+			if err := d.skip(1); err != nil {
+				return Message{}, false, err
+			}
+			continue
+		}
+		total := 1 + n + int(l)
+		if d.skipped+total > d.max {
+			return Message{}, false, ErrTooLarge
+		}
+		if len(b) < total {
+			return Message{}, false, nil
+		}
+		payload := b[1+n : total]
+		size := d.take(total)
+		ev, err := DecodeProto(payload)
+		if errors.Is(err, ErrNoEvent) {
+			d.skipped += size // a pure takControl message: consumed, counted with the next
+			continue
+		}
+		return Message{Event: ev, Size: size}, true, err
+	}
+}
+
+// fill reads more input into the buffer, making room first.
+func (d *StreamDecoder) fill() {
+	if d.start == d.end {
+		d.start, d.end = 0, 0
+	}
+	if d.end == len(d.buf) {
+		if d.start > 0 {
+			d.end = copy(d.buf, d.buf[d.start:d.end])
+			d.start = 0
+		} else {
+			grown := make([]byte, min(2*len(d.buf), d.max+MaxProtoFrame+16))
+			if len(grown) <= len(d.buf) {
+				grown = make([]byte, len(d.buf)+initialBuffer)
+			}
+			d.end = copy(grown, d.buf[d.start:d.end])
+			d.start, d.buf = 0, grown
+		}
+	}
+	n, err := d.r.Read(d.buf[d.end:])
+	if n < 0 || n > len(d.buf)-d.end {
+		err, n = errors.New("cot: reader returned an invalid count"), 0
+	}
+	d.end += n
+	switch {
+	case err != nil:
+		d.readErr = err
+	case n == 0:
+		d.emptyReads++
+		if d.emptyReads >= maxEmptyReads {
+			d.readErr = io.ErrNoProgress
+		}
+	default:
+		d.emptyReads = 0
+	}
+}
+
+// shrink drops a big buffer once the message that needed it is done.
+func (d *StreamDecoder) shrink() {
+	if len(d.buf) <= bigBuffer || d.end-d.start > initialBuffer {
+		return
+	}
+	small := make([]byte, initialBuffer)
+	d.end = copy(small, d.buf[d.start:d.end])
+	d.start, d.buf = 0, small
+}
+
+// release drops the buffer once the decoder has failed for good.
+func (d *StreamDecoder) release() {
+	d.buf, d.start, d.end = nil, 0, 0
+}
+
+// parseAuth reads <auth><cot username password uid/></auth> (wire §2).
+func parseAuth(b []byte) (*Auth, error) {
+	t := newTokenizer(b)
+	defer t.release()
+	var a *Auth
+	for {
+		if err := t.next(); err != nil {
+			return nil, err
+		}
+		switch t.kind {
+		case tokEOF:
+			if a == nil {
+				return nil, errAt(0, "<auth> without <cot>")
+			}
+			return a, nil
+		case tokStart:
+			if t.depth == 0 && !t.is(t.name, "auth") {
+				return nil, errAt(t.start, "expected <auth>")
+			}
+			if t.depth == 1 && a == nil && t.is(t.name, "cot") {
+				a = new(Auth)
+				for _, at := range t.attrs {
+					switch string(t.bytes(at.name)) {
+					case "username":
+						a.Username = t.str(at)
+					case "password":
+						a.Password = t.str(at)
+					case "uid":
+						a.UID = t.str(at)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,324 @@
+package cot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// sa returns an XML SA event for uid.
+func sa(uid string) string {
+	return fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<event version="2.0" uid="%s" type="a-f-G-U-C" how="m-g" time="2026-11-22T10:00:00.123Z" start="2026-11-22T10:00:00.123Z" stale="2026-11-22T10:06:00.123Z"><point lat="59.33" lon="18.06" hae="25.0" ce="9.9" le="9999999"/><detail><contact callsign="%s" endpoint="*:-1:stcp"/><__group name="Cyan" role="Team Member"/></detail></event>`, uid, uid)
+}
+
+// protoFrame returns a stream frame holding the protobuf form of xml.
+func protoFrame(t testing.TB, xml string) []byte {
+	t.Helper()
+	e, err := Decode([]byte(xml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return AppendStreamFrame(nil, p)
+}
+
+func uids(o outcome) string {
+	var out []string
+	for _, it := range o.items {
+		if i := strings.Index(it, ` uid="`); i >= 0 && strings.HasPrefix(it, "event ") {
+			rest := it[i+6:]
+			out = append(out, rest[:strings.IndexByte(rest, '"')])
+		} else if strings.HasPrefix(it, "error ") {
+			out = append(out, "ERR")
+		} else {
+			out = append(out, it)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func TestStreamXML(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		max   int
+		want  string // uids (ERR for a SyntaxError, auth {...} for auth)
+		final error
+	}{
+		{"empty", "", 0, "", io.EOF},
+		{"only white space", " \n\r\n ", 0, "", io.EOF},
+		{"one", sa("A"), 0, "A", io.EOF},
+		{"back to back", sa("A") + sa("B") + sa("C"), 0, "A,B,C", io.EOF},
+		{"white space and comments between", sa("A") + "\n\n<!-- x -->\r\n" + sa("B") + "\n", 0, "A,B", io.EOF},
+		{"no declaration, single quotes", `<event uid='A' type='a' time='2026-11-22T10:00:00Z' stale='2026-11-22T10:00:00Z'></event>`, 0, "A", io.EOF},
+		{"auth first", `<auth><cot username="user" password="pw" uid="ANDROID-1"/></auth>` + sa("A"), 0, "auth {Username:user Password:pw UID:ANDROID-1},A", io.EOF},
+		{"bad auth", `<auth><foo/></auth>` + sa("A"), 0, "ERR,A", io.EOF},
+		{"junk before and between", "\x00\xffjunk<evenx><<eventually>" + sa("A") + "garbage</event>" + sa("B"), 0, "A,B", io.EOF},
+		{"end tag with space", `<event uid="A" type="a" time="2026-11-22T10:00:00Z" stale="2026-11-22T10:00:00Z"></event  >`, 0, "A", io.EOF},
+		{"lookalike end tag", `<event uid="A" type="a" time="2026-11-22T10:00:00Z" stale="2026-11-22T10:00:00Z"><detail><x>&lt;/events&gt;</x></detail></event>`, 0, "A", io.EOF},
+		{"syntax error then good", `<event uid="A"></event>` + sa("B"), 0, "ERR,B", io.EOF},
+		{"ends inside event", sa("A") + `<event uid="B" type="a">`, 0, "A", io.ErrUnexpectedEOF},
+		{"ends inside end tag", sa("A") + strings.TrimSuffix(sa("B"), ">"), 0, "A", io.ErrUnexpectedEOF},
+		{"ends with tag prefix", sa("A") + "<eve", 0, "A", io.EOF},
+		{"ends with junk", sa("A") + "<detail>stray</detail>", 0, "A", io.EOF},
+		{"message at the limit", sa("A"), len(sa("A")), "A", io.EOF},
+		{"message over the limit", sa("A"), len(sa("A")) - 1, "", ErrTooLarge},
+		{"second message over the limit", sa("A") + sa("LONGER"), len(sa("A")), "A", ErrTooLarge},
+		{"junk over the limit", strings.Repeat("x", 5000) + sa("A"), 4000, "", ErrTooLarge},
+		{"unterminated event over the limit", "<event " + strings.Repeat("x", 5000), 4000, "", ErrTooLarge},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			whole := decodeStream(strings.NewReader(tc.input), tc.max, ProtocolXML)
+			if got := uids(whole); got != tc.want || !errors.Is(whole.final, tc.final) {
+				t.Fatalf("got %q, %v; want %q, %v", got, whole.final, tc.want, tc.final)
+			}
+			if tc.final == io.EOF && whole.sizes != len(strings.TrimRight(tc.input, " \n\r")) && !strings.Contains(tc.name, "junk") && !strings.Contains(tc.name, "prefix") {
+				t.Errorf("sizes add up to %d, input has %d bytes", whole.sizes, len(tc.input))
+			}
+			bytewise := decodeStream(&chunkReader{data: []byte(tc.input), sizes: []int{1}}, tc.max, ProtocolXML)
+			if !sameOutcome(whole, bytewise) {
+				t.Errorf("1-byte reads differ:\n%v\nwhole:\n%v", bytewise, whole)
+			}
+		})
+	}
+}
+
+// TestStreamAllCapturesOneStream sends every capture back to back, read
+// whole, byte by byte and in uneven reads.
+func TestStreamAllCapturesOneStream(t *testing.T) {
+	var all []byte
+	for _, c := range loadCaptures(t) {
+		all = append(all, c.data...)
+		all = append(all, '\n')
+	}
+	whole := decodeStream(bytes.NewReader(all), 0, ProtocolXML)
+	if whole.final != io.EOF || len(whole.items) < 72 {
+		t.Fatalf("%d items, final %v", len(whole.items), whole.final)
+	}
+	for _, sizes := range [][]int{{1}, {3, 1, 4, 1, 5, 9, 2, 6}, {4096}, {4097}, {100000}} {
+		if got := decodeStream(&chunkReader{data: all, sizes: sizes}, 0, ProtocolXML); !sameOutcome(whole, got) {
+			t.Errorf("reads of %v differ", sizes)
+		}
+	}
+}
+
+// negotiatingDecode reads like a streaming connection would (wire §4):
+// after a t-x-takp-q that the negotiator accepts, it switches to protobuf.
+func negotiatingDecode(r io.Reader) outcome {
+	d := NewStreamDecoder(r, 0)
+	n := NewNegotiator("server")
+	var o outcome
+	for {
+		m, err := d.Next()
+		o.sizes += m.Size
+		var se *SyntaxError
+		switch {
+		case err == nil:
+			o.items = append(o.items, fmt.Sprintf("%s %s %s", d.Protocol(), m.Event.Type, m.Event.UID))
+			if _, switchTo, ok := n.Handle(m.Event, t0); ok && switchTo {
+				d.SetProtocol(ProtocolV1)
+			}
+		case errors.As(err, &se):
+			o.items = append(o.items, "ERR")
+		default:
+			o.final = err
+			return o
+		}
+	}
+}
+
+func TestStreamProtocolSwitch(t *testing.T) {
+	req := `<event version="2.0" uid="ANDROID-1" type="t-x-takp-q" how="m-g" time="2026-11-22T10:00:00Z" start="2026-11-22T10:00:00Z" stale="2026-11-22T10:01:00Z"><point lat="0" lon="0" hae="0" ce="999999" le="999999"/><detail><TakControl><TakRequest version="1"/></TakControl></detail></event>`
+	var in []byte
+	in = append(in, sa("X1")...)
+	in = append(in, req...)
+	in = append(in, protoFrame(t, sa("P1"))...) // same read as the request
+	in = append(in, 0x00)                       // one server's stray byte after every frame
+	in = append(in, protoFrame(t, sa("P2"))...)
+	control, _ := hexFrame("bf 02 0a 00") // TakMessage{takControl{}}: skipped
+	in = append(in, control...)
+	in = append(in, protoFrame(t, sa("P3"))...)
+	want := "xml a-f-G-U-C X1,xml t-x-takp-q ANDROID-1,protobuf-v1 a-f-G-U-C P1,protobuf-v1 a-f-G-U-C P2,protobuf-v1 a-f-G-U-C P3"
+	whole := negotiatingDecode(bytes.NewReader(in))
+	if got := strings.Join(whole.items, ","); got != want || whole.final != io.EOF {
+		t.Fatalf("got %s, %v\nwant %s", got, whole.final, want)
+	}
+	if whole.sizes != len(in) {
+		t.Errorf("sizes add up to %d, input has %d", whole.sizes, len(in))
+	}
+	for cut := 1; cut < len(in); cut++ {
+		got := negotiatingDecode(&partsReader{parts: [][]byte{in[:cut:cut], in[cut:]}})
+		if !sameOutcome(whole, got) {
+			t.Fatalf("split at %d:\n%v", cut, got)
+		}
+	}
+}
+
+func hexFrame(s string) ([]byte, error) {
+	var out []byte
+	for _, f := range strings.Fields(s) {
+		var b byte
+		if _, err := fmt.Sscanf(f, "%02x", &b); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func TestStreamProtoFrames(t *testing.T) {
+	a, b := protoFrame(t, sa("A")), protoFrame(t, sa("B"))
+	oversize := []byte{0xBF, 0x80, 0x80, 0x08} // length 131072 > MaxProtoFrame
+	overflow := append([]byte{0xBF}, bytes.Repeat([]byte{0xFF}, 11)...)
+	garbage, _ := hexFrame("bf 03 ff ff ff") // TakMessage bytes that do not parse
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	tests := []struct {
+		name  string
+		input []byte
+		max   int
+		want  string
+		final error
+	}{
+		{"clean", cat(a, b), 0, "A,B", io.EOF},
+		{"junk before and between", cat([]byte("junk\x00"), a, []byte{0, 0, 1}, b, []byte{0}), 0, "A,B", io.EOF},
+		{"oversize length resyncs", cat(oversize, a), 0, "A", io.EOF},
+		{"varint overflow resyncs", cat(overflow, b), 0, "B", io.EOF},
+		{"corrupt message is a syntax error", cat(garbage, a), 0, "ERR,A", io.EOF},
+		{"empty frame skipped", cat([]byte{0xBF, 0x00}, a), 0, "A", io.EOF},
+		{"ends inside a frame", cat(a, b[:len(b)-1]), 0, "A", io.ErrUnexpectedEOF},
+		{"ends inside the length", cat(a, []byte{0xBF, 0x80}), 0, "A", io.ErrUnexpectedEOF},
+		{"ends after magic", cat(a, []byte{0xBF}), 0, "A", io.ErrUnexpectedEOF},
+		{"frame over the limit", cat(a), len(a) - 1, "", ErrTooLarge},
+		{"junk over the limit", cat(bytes.Repeat([]byte{1}, 5000), a), 4000, "", ErrTooLarge},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			whole := decodeStream(bytes.NewReader(tc.input), tc.max, ProtocolV1)
+			if got := uids(whole); got != tc.want || !errors.Is(whole.final, tc.final) {
+				t.Fatalf("got %q, %v; want %q, %v", got, whole.final, tc.want, tc.final)
+			}
+			bytewise := decodeStream(&chunkReader{data: tc.input, sizes: []int{1}}, tc.max, ProtocolV1)
+			if !sameOutcome(whole, bytewise) {
+				t.Errorf("1-byte reads differ:\n%v\nwhole:\n%v", bytewise, whole)
+			}
+		})
+	}
+}
+
+func TestStreamBufferShrinks(t *testing.T) {
+	big := strings.Replace(sa("BIG"), "<detail>", "<detail><remarks>"+strings.Repeat("x", 1<<20)+"</remarks>", 1)
+	d := NewStreamDecoder(strings.NewReader(big+sa("A")), 0)
+	if len(d.buf) != initialBuffer {
+		t.Fatalf("initial buffer %d", len(d.buf))
+	}
+	m, err := d.Next()
+	if err != nil || m.Event.UID != "BIG" || m.Size != len(big) {
+		t.Fatalf("big message: %v %+v", err, m)
+	}
+	if len(d.buf) > bigBuffer {
+		t.Errorf("buffer still %d bytes after the big message", len(d.buf))
+	}
+	if m, err := d.Next(); err != nil || m.Event.UID != "A" {
+		t.Fatalf("next message: %v", err)
+	}
+	if _, err := d.Next(); err != io.EOF {
+		t.Fatalf("end: %v", err)
+	}
+	if d.buf != nil {
+		t.Error("buffer kept after the end of the stream")
+	}
+}
+
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	if len(r.data) == 0 {
+		return n, r.err
+	}
+	return n, nil
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read([]byte) (int, error) { return 0, nil }
+
+func TestStreamReaderErrors(t *testing.T) {
+	boom := errors.New("connection reset")
+	d := NewStreamDecoder(&failingReader{data: []byte(sa("A") + sa("B")), err: boom}, 0)
+	for _, uid := range []string{"A", "B"} {
+		if m, err := d.Next(); err != nil || m.Event.UID != uid {
+			t.Fatalf("want %s, got %v", uid, err)
+		}
+	}
+	for range 2 {
+		if _, err := d.Next(); !errors.Is(err, boom) {
+			t.Fatalf("error %v, want the reader's (sticky)", err)
+		}
+	}
+	if _, err := NewStreamDecoder(zeroReader{}, 0).Next(); !errors.Is(err, io.ErrNoProgress) {
+		t.Fatalf("reader without progress: %v", err)
+	}
+	d = NewStreamDecoder(strings.NewReader(sa("A")), 10)
+	for range 2 {
+		if _, err := d.Next(); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("error %v, want sticky ErrTooLarge", err)
+		}
+	}
+}
+
+// TestStreamOverTCP reads captures through a real loopback socket, written
+// in small pieces.
+func TestStreamOverTCP(t *testing.T) {
+	var all []byte
+	for _, c := range loadCaptures(t)[:20] {
+		all = append(all, c.data...)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for b := all; len(b) > 0; {
+			n := min(len(b), 13)
+			if _, err := c.Write(b[:n]); err != nil {
+				return
+			}
+			b = b[n:]
+		}
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	got := decodeStream(conn, 0, ProtocolXML)
+	want := decodeStream(bytes.NewReader(all), 0, ProtocolXML)
+	if !sameOutcome(want, got) {
+		t.Errorf("over TCP:\n%v\nin memory:\n%v", got, want)
+	}
+}

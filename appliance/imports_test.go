@@ -1,0 +1,116 @@
+package appliance
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "outpost/"
+
+// allowedImports is ARCHITECTURE.md's import rules: for each package of
+// ours (relative to the module root), the packages of ours it may import
+// from non-test files. Packages not listed here fail the test, so a new
+// package must take a place in the rules.
+var allowedImports = map[string][]string{
+	"appliance/cot":          {"appliance/cot/takproto"},
+	"appliance/cot/takproto": {},
+	"appliance/geo":          {},
+	"appliance/config":       {},
+	"appliance/pki":          {},
+	"web":                    {},
+	"appliance/service":      {},
+	"appliance/broker":       {"appliance/cot"},
+	"appliance/store":        {"appliance/cot"},
+	"appliance/takclient":    {"appliance/cot"},
+	"cmd/outpost-load":       {"appliance/cot", "appliance/takclient"},
+	"appliance/stream":       transportDeps,
+	"appliance/mgmt":         transportDeps,
+	"appliance/marti":        transportDeps,
+	"appliance":              {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti", "web"},
+	"cmd/outpost":            {"appliance", "appliance/config", "appliance/service"},
+}
+
+var transportDeps = []string{"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/pki"}
+
+// testOnly are packages any test file may also import.
+var testOnly = []string{"appliance/takclient"}
+
+func TestImportRules(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not found: %v", err)
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "node_modules", "testdata", "dist", "bin", ".git":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		allowed, known := allowedImports[pkg]
+		if !known {
+			t.Errorf("%s: package %q has no place in the import rules (ARCHITECTURE.md)", path, pkg)
+			return nil
+		}
+		isTest := strings.HasSuffix(path, "_test.go")
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if !strings.HasPrefix(p, module) {
+				continue
+			}
+			dep := strings.TrimPrefix(p, module)
+			if dep == pkg || contains(allowed, dep) || (isTest && contains(testOnly, dep)) {
+				continue
+			}
+			t.Errorf("%s imports %s: not allowed for %s (allowed: %v)", rel+"/"+filepath.Base(path), dep, pkg, sorted(allowed))
+		}
+		checked++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 20 {
+		t.Fatalf("only %d files checked; the walk is broken", checked)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sorted(l []string) []string {
+	out := append([]string(nil), l...)
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,10 @@
+// Package mgmt serves the management listener (port 19023): the REST API of
+// spec part 4.1, the socket.io channel (spec 6.1) and the web console's
+// files. Authentication is spec part 5 (bearer tokens; /Alive open;
+// /Clients by IP allow-list).
+//
+// So far it serves /Alive and answers every other path with a JSON 404;
+// the API routes arrive with their issues.
+//
+// Imports: broker, store, cot, geo, pki; never another transport.
+package mgmt

@@ -1,0 +1,33 @@
+package mgmt
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+)
+
+// Options configure the management handler.
+type Options struct {
+	Logger *slog.Logger
+}
+
+// NewHandler returns the management API handler.
+func NewHandler(opts Options) http.Handler {
+	mux := http.NewServeMux()
+	// spec 4.1: the only route without authentication.
+	mux.HandleFunc("GET /Alive", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write([]byte("API is running"))
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusNotFound, map[string]string{"message": "no such endpoint: " + r.Method + " " + r.URL.Path})
+	})
+	return mux
+}
+
+// WriteJSON writes v as a JSON response with the status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,294 @@
+package store
+
+// Data packages (spec 2.8 metadata, spec 2.9 enterprise sync record).
+//
+// Content is streamed into a chunked blob and the metadata row commits in
+// the same transaction as the last chunk (ARCHITECTURE "Storage"), so a
+// package is either fully there or not at all.
+//
+// One package per content hash: uploading content whose SHA-256 is already
+// stored keeps ONE blob and ONE row. The existing row keeps its PrimaryKey,
+// UID and blob; its other metadata (name, submitter, creator, keywords, MIME
+// type, privacy, submission time) is replaced by the new submission's, and
+// the freshly written duplicate blob is discarded. Every hash-keyed
+// operation of the API (download, metadata/{hash}/tool, delete) therefore
+// names exactly one package.
+//
+// The store keeps keywords as given; adding the spec's automatic keywords
+// ("missionpackage", file name, submitter, spec 2.8/2.9) is the API's job.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Tool values (spec 2.9): "private" exactly when Privacy is 1.
+const (
+	ToolPublic  = "public"
+	ToolPrivate = "private"
+)
+
+// Input limits for data packages.
+const (
+	maxPackageNameLen = 255 // bytes
+	maxPackageField   = 255 // bytes: uid, submitter, creator, MIME type
+	maxKeywords       = 128
+	maxKeywordLen     = 256 // bytes
+)
+
+// DataPackageInput is what an upload supplies besides the content.
+type DataPackageInput struct {
+	UID            string // empty: a new random UUID
+	Name           string // file name, required
+	SubmissionUser string
+	CreatorUID     string
+	Keywords       []string
+	MIMEType       string
+	Private        bool      // spec 2.8 Privacy 1 / spec 2.9 Tool "private"
+	ExpectedHash   string    // optional: the SHA-256 (hex) the content must have
+	SubmittedAt    time.Time // zero: now
+}
+
+// DataPackage is a stored package's metadata.
+type DataPackage struct {
+	PrimaryKey     int64 // spec 2.8/2.9 PrimaryKey
+	UID            string
+	Name           string
+	Hash           string // SHA-256, lower-case hex
+	BlobID         int64  // content: OpenBlob(ctx, BlobID)
+	SubmissionUser string
+	CreatorUID     string
+	Keywords       []string
+	MIMEType       string
+	Size           int64
+	Privacy        int    // 0 public, 1 private
+	Tool           string // ToolPublic or ToolPrivate
+	SubmittedAt    time.Time
+}
+
+// PutDataPackage stores content read from r (to EOF) with in's metadata.
+// See the file comment for what happens when the content already exists.
+// Errors: ErrInvalid (input limits), ErrTooLarge, ErrHashMismatch,
+// ErrConflict (UID taken by another package); nothing is stored then.
+func (s *Store) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Reader) (DataPackage, error) {
+	if err := validatePackageInput(&in); err != nil {
+		return DataPackage{}, fmt.Errorf("store: put data package: %w", err)
+	}
+	kw, err := json.Marshal(in.Keywords)
+	if err != nil {
+		return DataPackage{}, fmt.Errorf("store: put data package: keywords: %w", err)
+	}
+	w, err := s.CreateBlob(ctx)
+	if err != nil {
+		return DataPackage{}, fmt.Errorf("store: put data package: %w", err)
+	}
+	defer w.Abort()
+	if _, err := w.ReadFrom(r); err != nil {
+		return DataPackage{}, fmt.Errorf("store: put data package: %w", err)
+	}
+	p := DataPackage{
+		UID:            in.UID,
+		Name:           in.Name,
+		SubmissionUser: in.SubmissionUser,
+		CreatorUID:     in.CreatorUID,
+		Keywords:       in.Keywords,
+		MIMEType:       in.MIMEType,
+		Tool:           ToolPublic,
+		SubmittedAt:    in.SubmittedAt.UTC().Truncate(time.Millisecond),
+	}
+	if in.Private {
+		p.Privacy, p.Tool = 1, ToolPrivate
+	}
+	duplicate := false
+	info, err := w.commitWith(ctx, func(tx *sql.Tx, info BlobInfo) error {
+		if in.ExpectedHash != "" && in.ExpectedHash != info.SHA256 {
+			return fmt.Errorf("%w: announced %s, content has %s", ErrHashMismatch, in.ExpectedHash, info.SHA256)
+		}
+		p.Hash, p.Size, p.BlobID = info.SHA256, info.Size, info.ID
+		err := tx.QueryRowContext(ctx, `SELECT id, uid, blob_id FROM data_packages WHERE hash = ?`, info.SHA256).
+			Scan(&p.PrimaryKey, &p.UID, &p.BlobID)
+		switch {
+		case err == nil:
+			duplicate = true
+			if _, err := tx.ExecContext(ctx, `UPDATE data_packages SET name = ?, submission_user = ?, creator_uid = ?,
+				keywords = ?, mime_type = ?, privacy = ?, tool = ?, submitted_at = ? WHERE id = ?`,
+				p.Name, p.SubmissionUser, p.CreatorUID, string(kw), p.MIMEType, p.Privacy, p.Tool,
+				unixMilli(p.SubmittedAt), p.PrimaryKey); err != nil {
+				return err
+			}
+			// Discard the new copy: invisible now, chunks removed after commit.
+			_, err := tx.ExecContext(ctx, `UPDATE blobs SET state = ? WHERE id = ?`, blobDeleting, info.ID)
+			return err
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO data_packages(uid, name, hash, blob_id, submission_user,
+			creator_uid, keywords, mime_type, size, privacy, tool, submitted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+			p.UID, p.Name, p.Hash, p.BlobID, p.SubmissionUser, p.CreatorUID, string(kw), p.MIMEType, p.Size,
+			p.Privacy, p.Tool, unixMilli(p.SubmittedAt))
+		if isUniqueViolation(err) {
+			return fmt.Errorf("%w: a data package with uid %q exists", ErrConflict, p.UID)
+		}
+		if err != nil {
+			return err
+		}
+		p.PrimaryKey, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		if isSentinel(err) {
+			return DataPackage{}, fmt.Errorf("store: put data package: %w", err)
+		}
+		return DataPackage{}, s.wrapErr("put data package", err)
+	}
+	if duplicate {
+		if err := s.purgeBlob(context.WithoutCancel(ctx), info.ID); err != nil {
+			s.log.Warn("could not remove a duplicate upload's blob; it will be removed at next start", "blob", info.ID, "error", err)
+		}
+	}
+	return p, nil
+}
+
+func validatePackageInput(in *DataPackageInput) error {
+	if in.UID == "" {
+		uid, err := newUUID()
+		if err != nil {
+			return err
+		}
+		in.UID = uid
+	}
+	if in.SubmittedAt.IsZero() {
+		in.SubmittedAt = time.Now()
+	}
+	if in.Keywords == nil {
+		in.Keywords = []string{}
+	}
+	if err := checkText("file name", in.Name, 1, maxPackageNameLen); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, v string }{
+		{"uid", in.UID}, {"submission user", in.SubmissionUser}, {"creator uid", in.CreatorUID}, {"MIME type", in.MIMEType},
+	} {
+		if err := checkText(f.name, f.v, 0, maxPackageField); err != nil {
+			return err
+		}
+	}
+	if len(in.Keywords) > maxKeywords {
+		return fmt.Errorf("%w: %d keywords, at most %d", ErrInvalid, len(in.Keywords), maxKeywords)
+	}
+	for _, k := range in.Keywords {
+		if err := checkText("keyword", k, 1, maxKeywordLen); err != nil {
+			return err
+		}
+	}
+	if in.ExpectedHash != "" {
+		in.ExpectedHash = strings.ToLower(in.ExpectedHash)
+		if b, err := hex.DecodeString(in.ExpectedHash); err != nil || len(b) != 32 {
+			return fmt.Errorf("%w: hash %q is not a SHA-256 in hex", ErrInvalid, in.ExpectedHash)
+		}
+	}
+	return nil
+}
+
+const packageColumns = `id, uid, name, hash, blob_id, submission_user, creator_uid, keywords, mime_type, size, privacy, tool, submitted_at`
+
+func scanPackage(sc interface{ Scan(...any) error }) (DataPackage, error) {
+	var (
+		p         DataPackage
+		kw        string
+		submitted int64
+	)
+	if err := sc.Scan(&p.PrimaryKey, &p.UID, &p.Name, &p.Hash, &p.BlobID, &p.SubmissionUser, &p.CreatorUID,
+		&kw, &p.MIMEType, &p.Size, &p.Privacy, &p.Tool, &submitted); err != nil {
+		return DataPackage{}, err
+	}
+	if err := json.Unmarshal([]byte(kw), &p.Keywords); err != nil {
+		return DataPackage{}, fmt.Errorf("data package %d: keywords: %w", p.PrimaryKey, err)
+	}
+	p.SubmittedAt = fromMilli(submitted)
+	return p, nil
+}
+
+func (s *Store) packageWhere(ctx context.Context, op, where string, arg any) (DataPackage, error) {
+	if err := s.check(ctx); err != nil {
+		return DataPackage{}, fmt.Errorf("store: %s: %w", op, err)
+	}
+	p, err := scanPackage(s.r.QueryRowContext(ctx, `SELECT `+packageColumns+` FROM data_packages WHERE `+where, arg))
+	if errors.Is(err, sql.ErrNoRows) {
+		return DataPackage{}, fmt.Errorf("store: %s: %w", op, ErrNotFound)
+	}
+	if err != nil {
+		return DataPackage{}, s.wrapErr(op, err)
+	}
+	return p, nil
+}
+
+// DataPackageByHash returns the package whose content has this SHA-256
+// (hex, any case).
+func (s *Store) DataPackageByHash(ctx context.Context, hash string) (DataPackage, error) {
+	return s.packageWhere(ctx, "data package by hash", `hash = ?`, strings.ToLower(hash))
+}
+
+// DataPackageByUID returns the package with this UID.
+func (s *Store) DataPackageByUID(ctx context.Context, uid string) (DataPackage, error) {
+	return s.packageWhere(ctx, "data package by uid", `uid = ?`, uid)
+}
+
+// DataPackages lists every package, newest submission first.
+func (s *Store) DataPackages(ctx context.Context) ([]DataPackage, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("store: list data packages: %w", err)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+packageColumns+` FROM data_packages ORDER BY submitted_at DESC, id DESC`)
+	if err != nil {
+		return nil, s.wrapErr("list data packages", err)
+	}
+	defer rows.Close()
+	out := []DataPackage{}
+	for rows.Next() {
+		p, err := scanPackage(rows)
+		if err != nil {
+			return nil, s.wrapErr("list data packages", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrapErr("list data packages", err)
+	}
+	return out, nil
+}
+
+// DeleteDataPackageByHash removes the package and its blob: the metadata
+// row goes and the blob becomes invisible in one transaction, then the
+// blob's chunks are removed in bounded batches.
+func (s *Store) DeleteDataPackageByHash(ctx context.Context, hash string) error {
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("store: delete data package: %w", err)
+	}
+	var blobID int64
+	err := s.inTx(ctx, "delete data package", func(tx *sql.Tx) error {
+		var id int64
+		err := tx.QueryRowContext(ctx, `SELECT id, blob_id FROM data_packages WHERE hash = ?`, strings.ToLower(hash)).Scan(&id, &blobID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: no data package with hash %q", ErrNotFound, hash)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM data_packages WHERE id = ?`, id); err != nil {
+			return err
+		}
+		return markBlobDeleting(ctx, tx, blobID)
+	})
+	if err != nil {
+		return err
+	}
+	return s.purgeBlob(context.WithoutCancel(ctx), blobID)
+}

@@ -1,0 +1,45 @@
+package store
+
+import (
+	"errors"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Sentinel errors. Every error returned by this package that means one of
+// these wraps it, so callers (the HTTP edge) map them with errors.Is.
+var (
+	// ErrNotFound: no such record (or the blob is still pending).
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: a unique value (user name, token, package uid) is taken,
+	// or a blob is still referenced.
+	ErrConflict = errors.New("store: conflict")
+	// ErrInvalid: the input breaks a documented limit; nothing was changed.
+	ErrInvalid = errors.New("store: invalid input")
+	// ErrTooLarge: a blob grew past Options.MaxBlobSize; it was aborted.
+	ErrTooLarge = errors.New("store: blob too large")
+	// ErrHashMismatch: uploaded content does not have the announced SHA-256.
+	ErrHashMismatch = errors.New("store: content hash mismatch")
+	// ErrBadCredentials: unknown user or wrong password (deliberately the
+	// same error for both).
+	ErrBadCredentials = errors.New("store: bad credentials")
+	// ErrClosed: the store, blob writer or history writer is closed.
+	ErrClosed = errors.New("store: closed")
+	// ErrSchemaTooNew: the database was migrated by a newer Outpost.
+	ErrSchemaTooNew = errors.New("store: database schema is newer than this program")
+)
+
+// isUniqueViolation reports whether err is SQLite's UNIQUE or PRIMARY KEY
+// constraint failure (extended result codes are on for every connection).
+func isUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() {
+	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return true
+	}
+	return false
+}

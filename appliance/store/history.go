@@ -1,0 +1,466 @@
+package store
+
+// The CoT history writer. The relay hands every routed event to Add, which
+// only tries a non-blocking send on a bounded channel: no SQL, no lock
+// contention beyond a shared read lock, never a wait on the caller's path
+// (ARCHITECTURE "The relay": the observer persists asynchronously, after
+// routing). One goroutine drains the channel into batches, one transaction
+// per batch: each event is inserted into cot_events and upserted into
+// cot_latest. When the channel is full, Add drops the event and counts it;
+// persistence is best effort by design, routing is not.
+//
+// Retention pruning runs in the same goroutine, a bounded number of rows per
+// transaction, and only while the queue is less than half full, so neither
+// the single writer connection nor the event queue is held up by it.
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"outpost/appliance/cot"
+)
+
+// Defaults of HistoryOptions.
+const (
+	DefaultHistoryBuffer        = 8192
+	DefaultHistoryBatchSize     = 512
+	DefaultHistoryFlushInterval = 250 * time.Millisecond
+	DefaultHistoryRetention     = 7 * 24 * time.Hour
+	DefaultHistoryPruneInterval = time.Hour
+)
+
+// pruneBatch is how many rows one pruning transaction deletes.
+const pruneBatch = 1000
+
+// HistoryOptions configure StartHistory. Zero fields take the defaults
+// above, except Retention, where 0 means keep forever; use
+// DefaultHistoryOptions for the full set of defaults.
+type HistoryOptions struct {
+	Buffer        int           // queued events before Add drops (8192)
+	BatchSize     int           // events per transaction (512)
+	FlushInterval time.Duration // longest wait before a partial batch is written (250ms)
+	Retention     time.Duration // delete events received longer ago; 0 keeps forever (7 days in DefaultHistoryOptions)
+	PruneInterval time.Duration // how often to prune (1h)
+}
+
+// DefaultHistoryOptions returns every default, including a 7-day retention.
+func DefaultHistoryOptions() HistoryOptions {
+	return HistoryOptions{
+		Buffer:        DefaultHistoryBuffer,
+		BatchSize:     DefaultHistoryBatchSize,
+		FlushInterval: DefaultHistoryFlushInterval,
+		Retention:     DefaultHistoryRetention,
+		PruneInterval: DefaultHistoryPruneInterval,
+	}
+}
+
+// HistoryStats are cumulative counters of a History.
+type HistoryStats struct {
+	Added   uint64 // accepted by Add
+	Written uint64 // committed to the database
+	Dropped uint64 // not persisted: queue full, history closed, or their batch failed
+	Batches uint64 // committed batches
+	Pruned  uint64 // events deleted by retention
+}
+
+// History is the asynchronous CoT history writer of a Store.
+type History struct {
+	s    *Store
+	opts HistoryOptions
+	log  *slog.Logger
+	ch   chan histItem
+	stop chan struct{} // closed by Close: drain, write, exit
+	done chan struct{} // closed when the writer goroutine has exited
+
+	// mu guards closed. Add holds it shared around its non-blocking send and
+	// Close exclusively to set closed, so once Close has set it no Add can
+	// still be putting an event into ch behind the final drain.
+	mu     sync.RWMutex
+	closed bool
+
+	closeOnce sync.Once
+
+	added, written, dropped, batches, pruned atomic.Uint64
+
+	// Owned by the writer goroutine only.
+	batch   []histItem
+	xmlBuf  []byte
+	failErr error // first write error since the last flush marker
+}
+
+// histItem is a queued event, or a flush marker when reply is non-nil.
+type histItem struct {
+	ev     *cot.Event
+	recv   time.Time
+	source string
+	reply  chan error
+}
+
+// StartHistory starts the history writer. Stop it with Close (Store.Close
+// also closes it).
+func (s *Store) StartHistory(opts HistoryOptions) *History {
+	if opts.Buffer <= 0 {
+		opts.Buffer = DefaultHistoryBuffer
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = DefaultHistoryBatchSize
+	}
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = DefaultHistoryFlushInterval
+	}
+	if opts.PruneInterval <= 0 {
+		opts.PruneInterval = DefaultHistoryPruneInterval
+	}
+	if opts.Retention < 0 {
+		opts.Retention = 0
+	}
+	h := &History{
+		s:     s,
+		opts:  opts,
+		log:   s.log.With("part", "cot-history"),
+		ch:    make(chan histItem, opts.Buffer),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+		batch: make([]histItem, 0, opts.BatchSize),
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		h.closed = true
+		close(h.stop)
+		close(h.done)
+		return h
+	}
+	s.histories[h] = struct{}{}
+	s.mu.Unlock()
+	go h.run()
+	return h
+}
+
+// Add queues ev for persistence and returns at once. It returns false (and
+// counts a drop) when the queue is full or the history is closed. ev must
+// not be modified afterwards (cot.Event is read-only once shared).
+func (h *History) Add(ev *cot.Event, receivedAt time.Time, source string) bool {
+	if ev == nil {
+		return false
+	}
+	h.mu.RLock()
+	if h.closed {
+		h.mu.RUnlock()
+		h.dropped.Add(1)
+		return false
+	}
+	select {
+	case h.ch <- histItem{ev: ev, recv: receivedAt, source: source}:
+		h.mu.RUnlock()
+		h.added.Add(1)
+		return true
+	default:
+		h.mu.RUnlock()
+		h.dropped.Add(1)
+		return false
+	}
+}
+
+// Flush returns once every event added before the call is committed (or
+// has failed to commit: the error of such a batch is returned).
+func (h *History) Flush(ctx context.Context) error {
+	m := histItem{reply: make(chan error, 1)}
+	select {
+	case <-h.stop:
+		return fmt.Errorf("store: history flush: %w", ErrClosed)
+	default:
+	}
+	select {
+	case h.ch <- m:
+	case <-h.stop:
+		return fmt.Errorf("store: history flush: %w", ErrClosed)
+	case <-ctx.Done():
+		return fmt.Errorf("store: history flush: %w", ctx.Err())
+	}
+	select {
+	case err := <-m.reply:
+		return err
+	case <-h.done:
+		select {
+		case err := <-m.reply:
+			return err
+		default:
+			return fmt.Errorf("store: history flush: %w", ErrClosed)
+		}
+	case <-ctx.Done():
+		return fmt.Errorf("store: history flush: %w", ctx.Err())
+	}
+}
+
+// Close stops accepting events, writes everything queued and stops the
+// writer. It is idempotent; when ctx ends first it returns ctx's error and
+// the writer still finishes in the background.
+func (h *History) Close(ctx context.Context) error {
+	h.closeOnce.Do(func() {
+		h.mu.Lock()
+		h.closed = true
+		h.mu.Unlock()
+		close(h.stop)
+	})
+	select {
+	case <-h.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("store: history close: %w", ctx.Err())
+	}
+}
+
+// Stats returns the counters.
+func (h *History) Stats() HistoryStats {
+	return HistoryStats{
+		Added:   h.added.Load(),
+		Written: h.written.Load(),
+		Dropped: h.dropped.Load(),
+		Batches: h.batches.Load(),
+		Pruned:  h.pruned.Load(),
+	}
+}
+
+// run is the writer goroutine.
+func (h *History) run() {
+	defer func() {
+		h.s.mu.Lock()
+		delete(h.s.histories, h)
+		h.s.mu.Unlock()
+		close(h.done)
+	}()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var pruneC <-chan time.Time
+	var p pruner
+	if h.opts.Retention > 0 {
+		t := time.NewTicker(h.opts.PruneInterval)
+		defer t.Stop()
+		pruneC = t.C
+		p.start(time.Now().Add(-h.opts.Retention)) // prune once at start
+	}
+	for {
+		if p.active && len(h.ch) <= cap(h.ch)/2 {
+			h.pruneStep(&p)
+			// Between two prune steps, take what queued meanwhile (up to
+			// one batch) and honour the flush timer and Close.
+		queued:
+			for range h.opts.BatchSize {
+				select {
+				case it := <-h.ch:
+					h.take(it, timer)
+				default:
+					break queued
+				}
+			}
+			select {
+			case <-timer.C:
+				h.writeBatch()
+			case <-h.stop:
+				h.drain(timer)
+				return
+			default:
+			}
+			continue
+		}
+		select {
+		case it := <-h.ch:
+			h.take(it, timer)
+		case <-timer.C:
+			h.writeBatch()
+		case <-pruneC:
+			if !p.active {
+				p.start(time.Now().Add(-h.opts.Retention))
+			}
+		case <-h.stop:
+			h.drain(timer)
+			return
+		}
+	}
+}
+
+// take handles one queued item.
+func (h *History) take(it histItem, timer *time.Timer) {
+	if it.reply != nil {
+		h.writeBatch()
+		timer.Stop()
+		it.reply <- h.failErr
+		h.failErr = nil
+		return
+	}
+	h.batch = append(h.batch, it)
+	if len(h.batch) == 1 {
+		timer.Reset(h.opts.FlushInterval)
+	}
+	if len(h.batch) >= h.opts.BatchSize {
+		timer.Stop()
+		h.writeBatch()
+	}
+}
+
+// drain takes everything still queued (Close has set closed, so nothing
+// new arrives), writes it and answers flush markers.
+func (h *History) drain(timer *time.Timer) {
+	for {
+		select {
+		case it := <-h.ch:
+			h.take(it, timer)
+		default:
+			h.writeBatch()
+			timer.Stop()
+			return
+		}
+	}
+}
+
+const insertEventSQL = `INSERT INTO cot_events(uid, type, how, callsign, time, start, stale, lat, lon, hae,
+	received_at, source, xml) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// The newest event by receive time wins; an older event arriving late does
+// not replace it.
+const upsertLatestSQL = `INSERT INTO cot_latest(uid, type, callsign, lat, lon, stale, received_at, event_id)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT(uid) DO UPDATE SET type = excluded.type, callsign = excluded.callsign, lat = excluded.lat,
+		lon = excluded.lon, stale = excluded.stale, received_at = excluded.received_at, event_id = excluded.event_id
+	WHERE excluded.received_at >= cot_latest.received_at`
+
+// writeBatch commits the pending batch in one transaction. On failure the
+// batch is dropped (counted and logged) and the error kept for Flush.
+func (h *History) writeBatch() {
+	if len(h.batch) == 0 {
+		return
+	}
+	n := len(h.batch)
+	err := h.insertBatch(h.batch)
+	clear(h.batch) // drop event references for the GC
+	h.batch = h.batch[:0]
+	if err != nil {
+		h.dropped.Add(uint64(n))
+		if h.failErr == nil {
+			h.failErr = err
+		}
+		h.log.Warn("could not store a batch of CoT events; they are lost", "events", n, "error", err)
+		return
+	}
+	h.written.Add(uint64(n))
+	h.batches.Add(1)
+}
+
+func (h *History) insertBatch(items []histItem) error {
+	ctx := context.Background()
+	if h.s.closed.Load() {
+		return fmt.Errorf("store: history: %w", ErrClosed)
+	}
+	return h.s.inTx(ctx, "history batch", func(tx *sql.Tx) error {
+		ins, err := tx.PrepareContext(ctx, insertEventSQL)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		up, err := tx.PrepareContext(ctx, upsertLatestSQL)
+		if err != nil {
+			return err
+		}
+		defer up.Close()
+		for _, it := range items {
+			ev := it.ev
+			callsign := ""
+			if ev.Detail.Contact != nil {
+				callsign = ev.Detail.Contact.Callsign
+			}
+			h.xmlBuf = encodeEventXML(h.xmlBuf[:0], ev)
+			lat, lon, hae := finite(ev.Point.Lat, 0), finite(ev.Point.Lon, 0), finite(ev.Point.Hae, cot.Unknown)
+			recv := unixMilli(it.recv)
+			stale := unixMilli(ev.Stale)
+			res, err := ins.ExecContext(ctx, ev.UID, ev.Type, ev.How, callsign, unixMilli(ev.Time), unixMilli(ev.Start),
+				stale, lat, lon, hae, recv, it.source, h.xmlBuf)
+			if err != nil {
+				return err
+			}
+			id, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			if _, err := up.ExecContext(ctx, ev.UID, ev.Type, callsign, lat, lon, stale, recv, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// finite replaces NaN and infinities (which SQLite would store as NULL)
+// with def.
+func finite(v, def float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return def
+	}
+	return v
+}
+
+// pruner is the state of one pruning pass, pruneBatch rows per
+// transaction: cot_latest rows past the cutoff, then cot_events, then
+// cot_latest again (events that were inserted with an old receive time
+// while the pass ran). A latest row whose event is already gone is never
+// returned: the queries join the two tables.
+type pruner struct {
+	active bool
+	cutoff int64 // unix ms; rows received before it go
+	phase  int   // pruneLatest, pruneEvents, pruneLatestAgain
+	n      uint64
+}
+
+const (
+	pruneLatest = iota
+	pruneEvents
+	pruneLatestAgain
+)
+
+func (p *pruner) start(cutoff time.Time) {
+	*p = pruner{active: true, cutoff: unixMilli(cutoff)}
+}
+
+// pruneStep deletes one bounded batch.
+func (h *History) pruneStep(p *pruner) {
+	if h.s.closed.Load() {
+		p.active = false
+		return
+	}
+	ctx := context.Background()
+	q := `DELETE FROM cot_latest WHERE uid IN (SELECT uid FROM cot_latest WHERE received_at < ? LIMIT ?)`
+	if p.phase == pruneEvents {
+		q = `DELETE FROM cot_events WHERE id IN (SELECT id FROM cot_events WHERE received_at < ? LIMIT ?)`
+	}
+	res, err := h.s.w.ExecContext(ctx, q, p.cutoff, pruneBatch)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	if err != nil {
+		h.log.Warn("could not prune old CoT events; will retry at the next prune interval", "error", err)
+		p.active = false
+		return
+	}
+	if p.phase == pruneEvents {
+		h.pruned.Add(uint64(n))
+		p.n += uint64(n)
+	}
+	if n == pruneBatch {
+		return // more of this phase
+	}
+	if p.phase < pruneLatestAgain {
+		p.phase++
+		return
+	}
+	p.active = false
+	if p.n > 0 {
+		h.log.Info("pruned CoT events past retention", "events", p.n, "retention", h.opts.Retention)
+	}
+}

@@ -1,0 +1,121 @@
+package store
+
+// Queries over the CoT history written by History.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"outpost/appliance/cot"
+)
+
+// MaxBoxLimit is the largest limit LatestInBox accepts.
+const MaxBoxLimit = 10000
+
+// StoredEvent is one persisted CoT event.
+type StoredEvent struct {
+	ID         int64
+	UID        string
+	Type       string
+	How        string
+	Callsign   string
+	Time       time.Time
+	Start      time.Time
+	Stale      time.Time
+	Lat, Lon   float64
+	Hae        float64
+	ReceivedAt time.Time
+	Source     string
+	XML        []byte // the event's XML encoding
+}
+
+// Event decodes the stored XML back into a CoT event.
+func (e StoredEvent) Event() (*cot.Event, error) {
+	ev, err := decodeEventXML(e.XML)
+	if err != nil {
+		return nil, fmt.Errorf("store: stored event %d: %w", e.ID, err)
+	}
+	return ev, nil
+}
+
+const eventColumns = `e.id, e.uid, e.type, e.how, e.callsign, e.time, e.start, e.stale, e.lat, e.lon, e.hae,
+	e.received_at, e.source, e.xml`
+
+func scanEvent(sc interface{ Scan(...any) error }) (StoredEvent, error) {
+	var (
+		e                          StoredEvent
+		tm, start, stale, received int64
+	)
+	if err := sc.Scan(&e.ID, &e.UID, &e.Type, &e.How, &e.Callsign, &tm, &start, &stale, &e.Lat, &e.Lon, &e.Hae,
+		&received, &e.Source, &e.XML); err != nil {
+		return StoredEvent{}, err
+	}
+	e.Time, e.Start, e.Stale, e.ReceivedAt = fromMilli(tm), fromMilli(start), fromMilli(stale), fromMilli(received)
+	return e, nil
+}
+
+// LatestEvent returns the newest stored event (by receive time) of uid.
+func (s *Store) LatestEvent(ctx context.Context, uid string) (StoredEvent, error) {
+	if err := s.check(ctx); err != nil {
+		return StoredEvent{}, fmt.Errorf("store: latest event: %w", err)
+	}
+	e, err := scanEvent(s.r.QueryRowContext(ctx, `SELECT `+eventColumns+`
+		FROM cot_latest l JOIN cot_events e ON e.id = l.event_id WHERE l.uid = ?`, uid))
+	if errors.Is(err, sql.ErrNoRows) {
+		return StoredEvent{}, fmt.Errorf("store: latest event: %w: uid %q", ErrNotFound, uid)
+	}
+	if err != nil {
+		return StoredEvent{}, s.wrapErr("latest event", err)
+	}
+	return e, nil
+}
+
+// LatestInBox returns the newest event of every uid whose latest position
+// lies in the box, newest first, at most limit (1..MaxBoxLimit) of them.
+// A box with minLon > maxLon crosses the antimeridian.
+func (s *Store) LatestInBox(ctx context.Context, minLat, minLon, maxLat, maxLon float64, limit int) ([]StoredEvent, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("store: latest in box: %w", err)
+	}
+	for _, v := range []float64{minLat, minLon, maxLat, maxLon} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("store: latest in box: %w: bounds must be finite numbers", ErrInvalid)
+		}
+	}
+	switch {
+	case minLat < -90 || maxLat > 90 || minLon < -180 || maxLon > 180:
+		return nil, fmt.Errorf("store: latest in box: %w: latitude must be within ±90, longitude within ±180", ErrInvalid)
+	case minLat > maxLat:
+		return nil, fmt.Errorf("store: latest in box: %w: minimum latitude %g is above maximum %g", ErrInvalid, minLat, maxLat)
+	case limit < 1 || limit > MaxBoxLimit:
+		return nil, fmt.Errorf("store: latest in box: %w: limit must be 1 to %d", ErrInvalid, MaxBoxLimit)
+	}
+	lonCond := `l.lon BETWEEN ? AND ?`
+	if minLon > maxLon {
+		lonCond = `(l.lon >= ? OR l.lon <= ?)`
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+eventColumns+`
+		FROM cot_latest l JOIN cot_events e ON e.id = l.event_id
+		WHERE l.lat BETWEEN ? AND ? AND `+lonCond+`
+		ORDER BY l.received_at DESC, l.event_id DESC LIMIT ?`, minLat, maxLat, minLon, maxLon, limit)
+	if err != nil {
+		return nil, s.wrapErr("latest in box", err)
+	}
+	defer rows.Close()
+	out := []StoredEvent{}
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, s.wrapErr("latest in box", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrapErr("latest in box", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,210 @@
+package store
+
+// Open and Close (ARCHITECTURE "Storage"). Open: writer connection first
+// (it puts a new file into WAL mode), migrations on the writer, then the
+// query_only read pool, then the primary lock and the orphan-blob sweep.
+// Close: running History writers are flushed and stopped first, then both
+// pools are closed.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go)
+)
+
+// Defaults of Options.
+const (
+	DefaultReadConns   = 4
+	DefaultMaxBlobSize = 1 << 30 // 1 GiB
+)
+
+// Options configure Open. The zero value is valid.
+type Options struct {
+	// ReadConns is the size of the read pool (default 4).
+	ReadConns int
+	// MaxBlobSize is the largest blob CreateBlob accepts (default 1 GiB).
+	MaxBlobSize int64
+	// Logger receives the store's log lines (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Store is the open database. It is safe for concurrent use.
+type Store struct {
+	path    string
+	w       *sql.DB // the single writer connection (MaxOpenConns 1)
+	r       *sql.DB // the query_only read pool
+	log     *slog.Logger
+	maxBlob int64
+	primary *primaryLock // nil when another process holds the primary lock
+
+	// passwordIter is the PBKDF2 iteration count for new hashes; tests lower it.
+	passwordIter int
+
+	closed atomic.Bool
+
+	// mu guards closing, histories and closeErr.
+	mu        sync.Mutex
+	closing   bool // Close has begun: StartHistory starts nothing new
+	histories map[*History]struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens (creating if needed) the database file at path, applies the
+// pragmas and pending migrations, and removes orphaned blobs left by a crash.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.ReadConns <= 0 {
+		opts.ReadConns = DefaultReadConns
+	}
+	if opts.MaxBlobSize <= 0 {
+		opts.MaxBlobSize = DefaultMaxBlobSize
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	ms, err := loadMigrations(migrationFS)
+	if err != nil {
+		return nil, err
+	}
+	wdsn, err := writerDSN(path)
+	if err != nil {
+		return nil, err
+	}
+	rdsn, err := readerDSN(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		path:         path,
+		log:          opts.Logger.With("component", "store"),
+		maxBlob:      opts.MaxBlobSize,
+		passwordIter: pbkdf2Iterations,
+		histories:    make(map[*History]struct{}),
+	}
+	s.w, err = sql.Open("sqlite", wdsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open writer: %w", err)
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxLifetime(0)
+	s.w.SetConnMaxIdleTime(0)
+	fail := func(err error) (*Store, error) {
+		s.w.Close()
+		if s.r != nil {
+			s.r.Close()
+		}
+		s.primary.release()
+		return nil, err
+	}
+	// The writer connects first: it switches a new file to WAL before any
+	// query_only reader exists.
+	if err := s.w.PingContext(ctx); err != nil {
+		return fail(fmt.Errorf("store: open %s: %w", path, err))
+	}
+	applied, err := migrate(ctx, s.w, ms)
+	if err != nil {
+		return fail(err)
+	}
+	s.r, err = sql.Open("sqlite", rdsn)
+	if err != nil {
+		return fail(fmt.Errorf("store: open read pool: %w", err))
+	}
+	s.r.SetMaxOpenConns(opts.ReadConns)
+	s.r.SetMaxIdleConns(opts.ReadConns)
+	s.r.SetConnMaxLifetime(0)
+	s.r.SetConnMaxIdleTime(0)
+	if err := s.r.PingContext(ctx); err != nil {
+		return fail(fmt.Errorf("store: open read pool: %w", err))
+	}
+	s.primary, err = tryPrimaryLock(path)
+	if err != nil {
+		return fail(err)
+	}
+	if s.primary != nil {
+		n, err := s.sweepBlobs(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		if n > 0 {
+			s.log.Info("removed unfinished blobs left by an earlier run", "blobs", n)
+		}
+	} else {
+		s.log.Info("another process has this database open; leaving its unfinished blobs alone")
+	}
+	s.log.Debug("database opened", "migrations_applied", applied, "schema_version", len(ms))
+	return s, nil
+}
+
+// Close stops every History still running (flushing it), then closes both
+// connection pools. It is idempotent; later calls return the first result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		hs := make([]*History, 0, len(s.histories))
+		for h := range s.histories {
+			hs = append(hs, h)
+		}
+		s.mu.Unlock()
+		var errs []error
+		for _, h := range hs {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			if err := h.Close(ctx); err != nil {
+				errs = append(errs, err)
+			}
+			cancel()
+		}
+		s.closed.Store(true)
+		if err := s.r.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("store: close read pool: %w", err))
+		}
+		if err := s.w.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("store: close writer: %w", err))
+		}
+		s.primary.release()
+		s.mu.Lock()
+		s.closeErr = errors.Join(errs...)
+		s.mu.Unlock()
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closeErr
+}
+
+// Path returns the database file path given to Open.
+func (s *Store) Path() string { return s.path }
+
+// check returns ErrClosed after Close and the context's error when it is
+// already done, so calls fail fast with a clear error.
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return ctx.Err()
+}
+
+// wrapErr maps the driver's "database is closed" into ErrClosed when the
+// store was closed during the call, and wraps everything with op.
+func (s *Store) wrapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if s.closed.Load() && !errors.Is(err, ErrClosed) {
+		return fmt.Errorf("store: %s: %w (%w)", op, ErrClosed, err)
+	}
+	return fmt.Errorf("store: %s: %w", op, err)
+}
+
+// unixMilli and fromMilli are the one place times cross the database
+// boundary: integer unix milliseconds, UTC.
+func unixMilli(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMilli(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

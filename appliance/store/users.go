@@ -1,0 +1,257 @@
+package store
+
+// System users (spec 2.1; authentication spec part 5). Neither the password
+// nor the bearer token is stored: password_hash is PBKDF2 (password.go),
+// token_hash the SHA-256 hex of the token, so a token lookup is an index
+// lookup of a hash and no secret is compared as a string. A generated token
+// is returned once, by CreateUser, and cannot be read back.
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Input limits for system users.
+const (
+	maxUserNameRunes = 64
+	maxPasswordBytes = 256
+	maxTokenBytes    = 256
+	maxUserField     = 255 // bytes: group, device type, certificate package name
+)
+
+// UserInput creates a system user (spec 2.1).
+type UserInput struct {
+	Name                   string // 1-64 characters, unique
+	Group                  string
+	Password               string // 1-256 bytes
+	Token                  string // bearer token; empty: a random one is generated
+	DeviceType             string // "mobile", "desktop", ... (normalised by the API)
+	CertificatePackageName string
+}
+
+// User is a stored system user. It never carries the password or its hash.
+type User struct {
+	UID                    string
+	Name                   string
+	Group                  string
+	DeviceType             string
+	CertificatePackageName string
+	CreatedAt              time.Time
+	// Token is the bearer token in clear, set only in CreateUser's result
+	// (it is stored hashed and cannot be read back).
+	Token string
+}
+
+// CreateUser stores a new user with a random UUID. Errors: ErrInvalid,
+// ErrConflict (name or token already in use).
+func (s *Store) CreateUser(ctx context.Context, in UserInput) (User, error) {
+	if err := s.check(ctx); err != nil {
+		return User{}, fmt.Errorf("store: create user: %w", err)
+	}
+	if err := validateUserInput(in); err != nil {
+		return User{}, fmt.Errorf("store: create user: %w", err)
+	}
+	uid, err := newUUID()
+	if err != nil {
+		return User{}, err
+	}
+	token := in.Token
+	if token == "" {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return User{}, fmt.Errorf("store: create user: random token: %w", err)
+		}
+		token = base64.RawURLEncoding.EncodeToString(b[:])
+	}
+	// The slow hash is computed before the transaction: it never holds the writer.
+	ph, err := hashPassword(in.Password, s.passwordIter)
+	if err != nil {
+		return User{}, err
+	}
+	u := User{
+		UID:                    uid,
+		Name:                   in.Name,
+		Group:                  in.Group,
+		DeviceType:             in.DeviceType,
+		CertificatePackageName: in.CertificatePackageName,
+		CreatedAt:              time.Now().UTC().Truncate(time.Millisecond),
+		Token:                  token,
+	}
+	_, err = s.w.ExecContext(ctx, `INSERT INTO system_users(uid, name, grp, password_hash, token_hash,
+		certificate_package_name, device_type, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		u.UID, u.Name, u.Group, ph, tokenHash(token), u.CertificatePackageName, u.DeviceType, unixMilli(u.CreatedAt))
+	if isUniqueViolation(err) {
+		if strings.Contains(err.Error(), "token_hash") {
+			return User{}, fmt.Errorf("store: create user: %w: token already in use", ErrConflict)
+		}
+		return User{}, fmt.Errorf("store: create user: %w: user name %q exists", ErrConflict, in.Name)
+	}
+	if err != nil {
+		return User{}, s.wrapErr("create user", err)
+	}
+	return u, nil
+}
+
+func validateUserInput(in UserInput) error {
+	if in.Name == "" {
+		return fmt.Errorf("%w: user name is required", ErrInvalid)
+	}
+	if n := utf8.RuneCountInString(in.Name); n > maxUserNameRunes {
+		return fmt.Errorf("%w: user name has %d characters, at most %d", ErrInvalid, n, maxUserNameRunes)
+	}
+	if err := checkText("user name", in.Name, 1, 4*maxUserNameRunes); err != nil {
+		return err
+	}
+	if strings.TrimSpace(in.Name) != in.Name {
+		return fmt.Errorf("%w: user name has leading or trailing spaces", ErrInvalid)
+	}
+	if len(in.Password) < 1 || len(in.Password) > maxPasswordBytes {
+		return fmt.Errorf("%w: password must be 1 to %d bytes", ErrInvalid, maxPasswordBytes)
+	}
+	if in.Token != "" {
+		if err := checkText("token", in.Token, 1, maxTokenBytes); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct{ name, v string }{
+		{"group", in.Group}, {"device type", in.DeviceType}, {"certificate package name", in.CertificatePackageName},
+	} {
+		if err := checkText(f.name, f.v, 0, maxUserField); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tokenHash is what is stored and looked up for a bearer token.
+func tokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+const userColumns = `uid, name, grp, certificate_package_name, device_type, created_at`
+
+func scanUser(sc interface{ Scan(...any) error }, extra ...any) (User, error) {
+	var (
+		u       User
+		created int64
+	)
+	dest := append([]any{&u.UID, &u.Name, &u.Group, &u.CertificatePackageName, &u.DeviceType, &created}, extra...)
+	if err := sc.Scan(dest...); err != nil {
+		return User{}, err
+	}
+	u.CreatedAt = fromMilli(created)
+	return u, nil
+}
+
+func (s *Store) userWhere(ctx context.Context, op, where string, arg any) (User, error) {
+	if err := s.check(ctx); err != nil {
+		return User{}, fmt.Errorf("store: %s: %w", op, err)
+	}
+	u, err := scanUser(s.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM system_users WHERE `+where, arg))
+	if errors.Is(err, sql.ErrNoRows) {
+		return User{}, fmt.Errorf("store: %s: %w", op, ErrNotFound)
+	}
+	if err != nil {
+		return User{}, s.wrapErr(op, err)
+	}
+	return u, nil
+}
+
+// UserByName returns the user with this exact name.
+func (s *Store) UserByName(ctx context.Context, name string) (User, error) {
+	return s.userWhere(ctx, "user by name", `name = ?`, name)
+}
+
+// UserByUID returns the user with this uid.
+func (s *Store) UserByUID(ctx context.Context, uid string) (User, error) {
+	return s.userWhere(ctx, "user by uid", `uid = ?`, uid)
+}
+
+// UserByToken returns the user whose bearer token this is (spec 5 rule 2).
+// An empty or oversized token is ErrNotFound without a query.
+func (s *Store) UserByToken(ctx context.Context, token string) (User, error) {
+	if token == "" || len(token) > maxTokenBytes {
+		return User{}, fmt.Errorf("store: user by token: %w", ErrNotFound)
+	}
+	return s.userWhere(ctx, "user by token", `token_hash = ?`, tokenHash(token))
+}
+
+// VerifyPassword checks a name and password (certificate enrollment). An
+// unknown name and a wrong password both return ErrBadCredentials after the
+// same amount of hashing work.
+func (s *Store) VerifyPassword(ctx context.Context, name, password string) (User, error) {
+	if err := s.check(ctx); err != nil {
+		return User{}, fmt.Errorf("store: verify password: %w", err)
+	}
+	if len(password) > maxPasswordBytes || len(name) > 4*maxUserNameRunes {
+		burnPasswordWork(password[:min(len(password), maxPasswordBytes)], s.passwordIter)
+		return User{}, fmt.Errorf("store: verify password: %w", ErrBadCredentials)
+	}
+	var ph string
+	u, err := scanUser(s.r.QueryRowContext(ctx, `SELECT `+userColumns+`, password_hash FROM system_users WHERE name = ?`, name), &ph)
+	if errors.Is(err, sql.ErrNoRows) {
+		burnPasswordWork(password, s.passwordIter)
+		return User{}, fmt.Errorf("store: verify password: %w", ErrBadCredentials)
+	}
+	if err != nil {
+		return User{}, s.wrapErr("verify password", err)
+	}
+	ok, err := checkPassword(ph, password)
+	if err != nil {
+		s.log.Error("a stored password hash cannot be read", "user_uid", u.UID, "error", err)
+		return User{}, fmt.Errorf("store: verify password: %w", ErrBadCredentials)
+	}
+	if !ok {
+		return User{}, fmt.Errorf("store: verify password: %w", ErrBadCredentials)
+	}
+	return u, nil
+}
+
+// DeleteUser removes the user with this uid; ErrNotFound when there is none.
+func (s *Store) DeleteUser(ctx context.Context, uid string) error {
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("store: delete user: %w", err)
+	}
+	res, err := s.w.ExecContext(ctx, `DELETE FROM system_users WHERE uid = ?`, uid)
+	if err != nil {
+		return s.wrapErr("delete user", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("store: delete user: %w: uid %q", ErrNotFound, uid)
+	}
+	return nil
+}
+
+// Users lists every user by name.
+func (s *Store) Users(ctx context.Context) ([]User, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("store: list users: %w", err)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+userColumns+` FROM system_users ORDER BY name`)
+	if err != nil {
+		return nil, s.wrapErr("list users", err)
+	}
+	defer rows.Close()
+	out := []User{}
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, s.wrapErr("list users", err)
+		}
+		out = append(out, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrapErr("list users", err)
+	}
+	return out, nil
+}

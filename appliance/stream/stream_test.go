@@ -1,0 +1,430 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"outpost/appliance/broker"
+	"outpost/appliance/cot"
+	"outpost/appliance/takclient"
+)
+
+const wait = 5 * time.Second
+
+type server struct {
+	l *Listener
+	b *broker.Broker
+
+	mu       sync.Mutex
+	observed []*cot.Event
+}
+
+func (s *server) observedTypes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, ev := range s.observed {
+		out = append(out, ev.Type)
+	}
+	return out
+}
+
+func start(t *testing.T, cfg Config, bo broker.Options) *server {
+	t.Helper()
+	s := &server{}
+	bo.Observer = func(ev *cot.Event, _ *broker.Session) {
+		s.mu.Lock()
+		s.observed = append(s.observed, ev)
+		s.mu.Unlock()
+	}
+	bo.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s.b = broker.New(bo)
+	cfg.Name = "cot-tcp"
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Broker = s.b
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s.l = New(cfg)
+	if err := s.l.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	s.l.Serve()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.l.Shutdown(ctx)
+		s.b.Close()
+	})
+	return s
+}
+
+func (s *server) dial(t *testing.T) *takclient.Client {
+	t.Helper()
+	c, err := takclient.Dial(s.l.Addr().String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// joinAs connects a client, sends its SA and waits until the broker knows it.
+func (s *server) joinAs(t *testing.T, uid, callsign string) *takclient.Client {
+	t.Helper()
+	c := s.dial(t)
+	if err := c.Send(takclient.SA(uid, callsign, 59.3, 18.0)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, uid+" in the registry", func() bool {
+		for _, ci := range s.b.Clients() {
+			if ci.UID == uid {
+				return true
+			}
+		}
+		return false
+	})
+	return c
+}
+
+func isSAFrom(uid string) func(*cot.Event) bool {
+	return func(ev *cot.Event) bool { return ev.UID == uid && strings.HasPrefix(ev.Type, "a-") }
+}
+
+// TestMixedFormatsExchangeSAs: three XML clients and one client negotiated
+// to protobuf each receive the others' SAs, in their own format, and never
+// their own.
+func TestMixedFormatsExchangeSAs(t *testing.T) {
+	s := start(t, Config{}, broker.Options{})
+	pc := s.dial(t)
+	if err := pc.Negotiate(wait); err != nil {
+		t.Fatal(err)
+	}
+	xml := []*takclient.Client{s.dial(t), s.dial(t), s.dial(t)}
+	all := append([]*takclient.Client{pc}, xml...)
+	uids := []string{"PROTO", "X1", "X2", "X3"}
+	for i, c := range all {
+		if err := c.Send(takclient.SA(uids[i], "CS-"+uids[i], 59+float64(i), 18)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range all {
+		got := map[string]bool{}
+		for len(got) < 3 {
+			ev, err := c.Next(wait)
+			if err != nil {
+				t.Fatalf("client %s: %v (got %v)", uids[i], err, got)
+			}
+			if !strings.HasPrefix(ev.Type, "a-") {
+				continue
+			}
+			if ev.UID == uids[i] {
+				t.Fatalf("client %s received its own SA", uids[i])
+			}
+			got[ev.UID] = true
+			if ev.Detail.Contact == nil || ev.Detail.Contact.Callsign != "CS-"+ev.UID {
+				t.Fatalf("client %s: SA of %s lost its contact: %+v", uids[i], ev.UID, ev.Detail.Contact)
+			}
+		}
+	}
+	if !pc.Protobuf() {
+		t.Fatal("client did not switch") // TestProtobufOnTheWire checks the bytes
+	}
+	if st := s.l.Stats(); st.SyntaxErrors != 0 {
+		t.Fatalf("server saw %d malformed messages", st.SyntaxErrors)
+	}
+}
+
+// TestProtobufOnTheWire reads the negotiated connection's bytes directly.
+func TestProtobufOnTheWire(t *testing.T) {
+	s := start(t, Config{}, broker.Options{})
+	conn, err := net.Dial("tcp", s.l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	dec := cot.NewStreamDecoder(conn, 0)
+	conn.SetReadDeadline(time.Now().Add(wait))
+	msg, err := dec.Next()
+	if err != nil || msg.Event.Type != "t-x-takp-v" {
+		t.Fatalf("first message %v %v, want the protocol offer", msg.Event, err)
+	}
+	if tc := msg.Event.Detail.TakControl; tc == nil || tc.SupportVersion != 1 {
+		t.Fatalf("offer detail %q", msg.Event.Detail.XML)
+	}
+	now := time.Now().UTC()
+	req := &cot.Event{Version: "2.0", UID: "c", Type: "t-x-takp-q", How: "m-g", Time: now, Start: now, Stale: now.Add(time.Minute),
+		Detail: cot.Detail{XML: []byte(`<TakControl><TakRequest version="1"/></TakControl>`)}}
+	// The request and a protobuf SA in the same write: the server must
+	// switch its reader at the byte after the request.
+	pb, err := takclient.SA("P", "PEE", 1, 2).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Write(cot.AppendStreamFrame(req.AppendXML(nil), pb)); err != nil {
+		t.Fatal(err)
+	}
+	msg, err = dec.Next()
+	if err != nil || msg.Event.Type != "t-x-takp-r" || msg.Event.Detail.TakControl == nil ||
+		msg.Event.Detail.TakControl.Response == nil || !*msg.Event.Detail.TakControl.Response {
+		t.Fatalf("response %+v %v", msg.Event, err)
+	}
+	waitFor(t, "the protobuf SA to be routed", func() bool {
+		for _, c := range s.b.Clients() {
+			if c.UID == "P" && c.Callsign == "PEE" {
+				return true
+			}
+		}
+		return false
+	})
+	// Now everything the server sends is 0xBF-framed.
+	x := s.dial(t)
+	x.Send(takclient.SA("X", "EX", 3, 4))
+	buf := make([]byte, 1)
+	conn.SetReadDeadline(time.Now().Add(wait))
+	if _, err := io.ReadFull(conn, buf); err != nil || buf[0] != 0xBF {
+		t.Fatalf("first byte after the switch = %#x (%v), want 0xBF", buf[0], err)
+	}
+}
+
+func TestSingleByteWrites(t *testing.T) {
+	s := start(t, Config{}, broker.Options{})
+	rx := s.dial(t)
+	tx := s.dial(t)
+	ev := takclient.SA("SPLIT", "SPLITTER", 12.5, -45.25)
+	raw := ev.AppendXML(nil)
+	for i := range raw {
+		if err := tx.SendRaw(raw[i : i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := rx.WaitFor(isSAFrom("SPLIT"), wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Point.Lat != 12.5 || got.Point.Lon != -45.25 || got.Detail.Contact.Callsign != "SPLITTER" {
+		t.Fatalf("event arrived damaged: %+v", got)
+	}
+}
+
+func TestPingPong(t *testing.T) {
+	s := start(t, Config{}, broker.Options{})
+	a, other := s.dial(t), s.dial(t)
+	if err := a.Ping("ANDROID-1"); err != nil {
+		t.Fatal(err)
+	}
+	pong, err := a.WaitFor(takclient.Type("t-x-c-t-r"), wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pong.UID != "takPong" || pong.How != "h-g-i-g-o" || pong.Stale.Before(pong.Time) {
+		t.Fatalf("pong %+v", pong)
+	}
+	// The pong goes to the pinger only, and the ping is not relayed.
+	other.Send(takclient.Chat("marker", "after"))
+	a.Send(takclient.Chat("marker2", "after"))
+	ev, err := other.WaitFor(func(e *cot.Event) bool { return e.Type != "t-x-takp-v" }, wait)
+	if err != nil || ev.UID != "marker2" {
+		t.Fatalf("other client got %+v %v before the marker", ev, err)
+	}
+	for _, typ := range s.observedTypes() {
+		if strings.HasPrefix(typ, "t-x-c-t") {
+			t.Fatal("ping stored in history")
+		}
+	}
+	// The same with a protobuf client.
+	p := s.dial(t)
+	if err := p.Negotiate(wait); err != nil {
+		t.Fatal(err)
+	}
+	p.Ping("P")
+	if _, err := p.WaitFor(takclient.Type("t-x-c-t-r"), wait); err != nil {
+		t.Fatalf("protobuf pong: %v", err)
+	}
+}
+
+func TestDepartureAndDirected(t *testing.T) {
+	s := start(t, Config{}, broker.Options{})
+	a := s.joinAs(t, "A", "ALPHA")
+	b := s.joinAs(t, "B", "BRAVO")
+	c := s.joinAs(t, "C", "CHARLIE")
+	// Directed chat from A to BRAVO only, then a broadcast marker.
+	a.Send(takclient.Chat("chat-1", "for bravo", cot.Dest{Callsign: "BRAVO"}))
+	a.Send(takclient.Chat("chat-2", "for everyone"))
+	got, err := b.WaitFor(takclient.Type("b-t-f"), wait)
+	if err != nil || got.UID != "chat-1" {
+		t.Fatalf("bravo got %+v %v", got, err)
+	}
+	if strings.Contains(string(got.Detail.XML), "marti") {
+		t.Fatalf("<marti> forwarded: %s", got.Detail.XML)
+	}
+	got, err = c.WaitFor(takclient.Type("b-t-f"), wait)
+	if err != nil || got.UID != "chat-2" {
+		t.Fatalf("charlie got %+v %v; the directed chat must not reach it", got, err)
+	}
+	// A leaves: B and C learn it.
+	a.Close()
+	for name, cl := range map[string]*takclient.Client{"B": b, "C": c} {
+		dep, err := cl.WaitFor(takclient.Type("t-x-d-d"), wait)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(dep.Detail.Links) != 1 || dep.Detail.Links[0].UID != "A" || dep.Detail.Links[0].Type != "a-f-G-U-C" {
+			t.Fatalf("%s: departure links %+v", name, dep.Detail.Links)
+		}
+	}
+	waitFor(t, "A's close reason", func() bool { return s.b.Stats().Closed[ReasonClientClosed] == 1 })
+}
+
+func TestReplayThenOffer(t *testing.T) {
+	s := start(t, Config{}, broker.Options{})
+	s.joinAs(t, "A", "ALPHA")
+	s.joinAs(t, "B", "BRAVO")
+	n := s.dial(t)
+	var order []string
+	for len(order) < 3 {
+		ev, err := n.Next(wait)
+		if err != nil {
+			t.Fatalf("after %v: %v", order, err)
+		}
+		order = append(order, ev.Type+"/"+ev.UID)
+	}
+	sort.Strings(order[:2])
+	if !strings.HasSuffix(order[0], "/A") || !strings.HasSuffix(order[1], "/B") || !strings.HasPrefix(order[2], "t-x-takp-v") {
+		t.Fatalf("order %v, want the latest SAs of A and B, then the offer", order)
+	}
+}
+
+func TestTooLargeMessage(t *testing.T) {
+	s := start(t, Config{MaxMessage: 4096}, broker.Options{})
+	bad := s.dial(t)
+	good := s.joinAs(t, "G", "GOOD")
+	bad.SendRaw([]byte(`<event version="2.0" uid="big" type="a-f-G" time="2026-01-01T00:00:00Z" start="2026-01-01T00:00:00Z" stale="2026-01-01T00:10:00Z" how="m-g"><detail><remarks>` + strings.Repeat("x", 8192)))
+	select {
+	case <-bad.Done():
+	case <-time.After(wait):
+		t.Fatal("oversized sender not disconnected")
+	}
+	waitFor(t, "close reason", func() bool { return s.b.Stats().Closed[ReasonTooLarge] == 1 })
+	// The server keeps serving others.
+	other := s.dial(t)
+	other.Send(takclient.SA("O", "OTHER", 1, 1))
+	if _, err := good.WaitFor(isSAFrom("O"), wait); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMalformedMessageSkipped(t *testing.T) {
+	s := start(t, Config{}, broker.Options{})
+	tx, rx := s.dial(t), s.dial(t)
+	tx.SendRaw([]byte(`<event version="2.0" type="a-f-G"><point lat="x"/></event>`))
+	tx.Send(takclient.SA("OK", "OKAY", 1, 1))
+	if _, err := rx.WaitFor(isSAFrom("OK"), wait); err != nil {
+		t.Fatalf("a malformed event broke the stream: %v", err)
+	}
+	if s.l.Stats().SyntaxErrors != 1 {
+		t.Fatalf("syntax errors %d", s.l.Stats().SyntaxErrors)
+	}
+}
+
+func TestIdleTimeout(t *testing.T) {
+	s := start(t, Config{IdleTimeout: 200 * time.Millisecond}, broker.Options{})
+	c := s.dial(t)
+	select {
+	case <-c.Done():
+	case <-time.After(wait):
+		t.Fatal("idle client not closed")
+	}
+	waitFor(t, "idle reason", func() bool { return s.b.Stats().Closed[ReasonIdle] == 1 })
+}
+
+func TestPingsKeepAlive(t *testing.T) {
+	s := start(t, Config{IdleTimeout: 300 * time.Millisecond}, broker.Options{})
+	c := s.dial(t)
+	for i := 0; i < 8; i++ {
+		if err := c.Ping("K"); err != nil {
+			t.Fatalf("ping %d: %v", i, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	select {
+	case <-c.Done():
+		t.Fatal("a pinging client was closed as idle")
+	default:
+	}
+}
+
+func TestMaxConnections(t *testing.T) {
+	s := start(t, Config{MaxConns: 2}, broker.Options{})
+	s.dial(t)
+	s.dial(t)
+	waitFor(t, "two connections", func() bool { return s.l.Stats().Open == 2 })
+	third := s.dial(t)
+	select {
+	case <-third.Done():
+	case <-time.After(wait):
+		t.Fatal("connection over the limit not refused")
+	}
+	if s.l.Stats().Refused != 1 {
+		t.Fatalf("refused %d", s.l.Stats().Refused)
+	}
+}
+
+func TestShutdownDrainsQueues(t *testing.T) {
+	s := start(t, Config{}, broker.Options{})
+	rx := s.dial(t)
+	if _, err := rx.WaitFor(takclient.Type("t-x-takp-v"), wait); err != nil {
+		t.Fatal(err)
+	}
+	// Queue events for rx directly, then shut down: they must all arrive
+	// before the connection closes.
+	sessions := s.b.Sessions()
+	if len(sessions) != 1 {
+		t.Fatalf("%d sessions", len(sessions))
+	}
+	for i := 0; i < 100; i++ {
+		sessions[0].Send(broker.NewEnvelope(takclient.Chat(fmt.Sprintf("q%d", i), "queued")))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.l.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		ev, err := rx.Next(wait)
+		if err != nil {
+			break
+		}
+		if ev.Type == "b-t-f" {
+			n++
+		}
+	}
+	if n != 100 {
+		t.Fatalf("received %d of 100 queued events before close", n)
+	}
+	if sessions[0].Reason() != broker.ReasonShutdown {
+		t.Fatalf("reason %q", sessions[0].Reason())
+	}
+	if _, err := net.DialTimeout("tcp", s.l.Addr().String(), time.Second); err == nil {
+		t.Fatal("listener still accepting after shutdown")
+	}
+}

@@ -1,0 +1,167 @@
+// Command outpost is the Outpost TAK server appliance. With no subcommand it
+// runs the server (`outpost run`). Every subcommand accepts --config and
+// --data-dir and reads the same configuration as run, so an operator can act
+// on a running appliance's data.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+
+	"outpost/appliance"
+	"outpost/appliance/config"
+	"outpost/appliance/service"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv))
+}
+
+// command is one subcommand.
+type command struct {
+	usage string
+	run   func(ctx *cmdContext) int
+}
+
+// cmdContext carries what every subcommand needs.
+type cmdContext struct {
+	args      []string // after the subcommand's flags
+	stdout    io.Writer
+	stderr    io.Writer
+	lookupEnv func(string) (string, bool)
+	cfg       config.Config
+	log       *slog.Logger
+}
+
+var commands = map[string]command{
+	"run":     {"run the server (the default)", cmdRun},
+	"version": {"print version and commit", cmdVersion},
+	"backup":  {"backup FILE: write a consistent copy of the database while the server runs", cmdBackup},
+	"config":  {"list every configuration key with its environment variable and flag", cmdConfig},
+}
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the command ran and failed
+	exitUsage   = 2 // bad flags, arguments or configuration
+)
+
+func run(args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+	name := "run"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if name == "help" || name == "-h" || name == "--help" {
+		usage(stdout)
+		return exitOK
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "outpost: unknown command %q\n\n", name)
+		usage(stderr)
+		return exitUsage
+	}
+	if name == "version" {
+		return cmd.run(&cmdContext{args: args, stdout: stdout, stderr: stderr})
+	}
+	fs := flag.NewFlagSet("outpost "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	flags := config.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	cfg, err := flags.Load(lookupEnv)
+	if err != nil {
+		fmt.Fprintf(stderr, "outpost: %v\n", err)
+		return exitUsage
+	}
+	log, err := newLogger(cfg, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "outpost: %v\n", err)
+		return exitUsage
+	}
+	return cmd.run(&cmdContext{args: fs.Args(), stdout: stdout, stderr: stderr, lookupEnv: lookupEnv, cfg: cfg, log: log})
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: outpost [command] [--config FILE] [--data-dir DIR] [flags]")
+	fmt.Fprintln(w, "\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].usage)
+	}
+	fmt.Fprintln(w, "\n`outpost COMMAND -h` lists the flags; `outpost config` lists every key.")
+}
+
+func newLogger(cfg config.Config, w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		return nil, fmt.Errorf("config logLevel: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return slog.New(slog.NewTextHandler(w, opts)), nil
+}
+
+func cmdVersion(c *cmdContext) int {
+	fmt.Fprintf(c.stdout, "outpost %s (commit %s, %s, %s/%s)\n", appliance.Version(), appliance.Commit(),
+		runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return exitOK
+}
+
+func cmdRun(c *cmdContext) int {
+	if len(c.args) > 0 {
+		fmt.Fprintf(c.stderr, "outpost run: unexpected argument %q\n", c.args[0])
+		return exitUsage
+	}
+	ctx, stop := service.SignalContext(context.Background())
+	defer stop()
+	app := appliance.New(c.cfg, c.log)
+	if err := app.Open(ctx); err != nil {
+		c.log.Error("Outpost could not start", "err", err)
+		return exitFailure
+	}
+	if err := service.Ready(); err != nil {
+		c.log.Warn("could not tell systemd we are ready", "err", err)
+	}
+	go service.Watchdog(ctx, nil)
+	<-ctx.Done()
+	c.log.Info("shutdown requested")
+	service.Stopping()
+	sctx, cancel := context.WithTimeout(context.Background(), c.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := app.Close(sctx); err != nil {
+		c.log.Error("shutdown was not clean", "err", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func cmdConfig(c *cmdContext) int {
+	for _, k := range config.Describe() {
+		flagName := ""
+		if k.Flag != "" {
+			flagName = "--" + k.Flag
+		}
+		fmt.Fprintf(c.stdout, "%-22s %-34s %-20s %s\n", k.Key, k.Env, flagName, k.Usage)
+	}
+	return exitOK
+}
