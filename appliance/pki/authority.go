@@ -1,0 +1,394 @@
+package pki
+
+import (
+	"crypto"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Key types accepted in Config.KeyType.
+const (
+	KeyTypeRSA       = "rsa"        // RSA 2048: every TAK client accepts it
+	KeyTypeECDSAP256 = "ecdsa-p256" // smaller and faster; check your clients first
+)
+
+// Defaults (spec part 5 rule 12 names; ports from wire §8 and spec 1).
+const (
+	DefaultServerName     = "outpost"
+	DefaultSSLCoTPort     = 8089
+	DefaultEnrollPort     = 8446
+	DefaultClientValidity = 2 * 365 * 24 * time.Hour
+	caValidity            = 10 * 365 * 24 * time.Hour
+	serverValidity        = 5 * 365 * 24 * time.Hour
+	backdate              = time.Hour // NotBefore slack for clients with slow clocks
+)
+
+// Config locates the certificate files and describes the server identity.
+type Config struct {
+	CertsDir string // certsPath; created 0700 if missing
+
+	// Spec part 5 rule 12 file locations; empty means the default name inside CertsDir.
+	KeyFile            string // keyDir          server.key
+	CertFile           string // pemDir          server.pem
+	UnencryptedKeyFile string // unencryptedKey  server.key.unencrypted
+	P12File            string // p12Dir          server.p12
+	CAFile             string // CA              ca.pem
+	CAKeyFile          string // CAkey           ca.key
+	CRLFile            string // CRLFile         crl.json (spec 2.15 JSON)
+	ClientPackagesDir  string // ClientPackages  clientpackages/
+
+	KeyType    string   // KeyTypeRSA (default) or KeyTypeECDSAP256
+	ServerName string   // server cert CN and the truststore's name (default "outpost")
+	PublicHost string   // host written into connect strings (default: first of SANs)
+	SANs       []string // DNS names and IP addresses for the server certificate
+	Password   string   // PKCS#12 password for packages, truststores and server.p12; required
+
+	SSLCoTPort     int           // connect string port (8089)
+	EnrollPort     int           // enrollment port written into enrollment packages (8446)
+	ClientValidity time.Duration // default 2 years; the CA gets 10 years, the server 5
+
+	Now    func() time.Time // for tests; default time.Now
+	Logger *slog.Logger
+}
+
+// Authority is an opened certificate authority. It is safe for concurrent use.
+type Authority struct {
+	cfg Config // paths resolved, defaults applied
+	log *slog.Logger
+	now func() time.Time
+
+	// Set once by Open, read-only afterwards.
+	caCert     *x509.Certificate
+	caKey      crypto.Signer
+	caPEM      []byte
+	serverCert tls.Certificate
+	clientCAs  *x509.CertPool
+	sans       sanSet
+	serverTLS  *tls.Config
+	enrollTLS  *tls.Config
+	indexPath  string
+	crlPEMPath string
+
+	idxMu sync.Mutex // serialises this process's writes of issued.json (the lock file covers other processes)
+
+	crl crlState // revocation state; has its own locks
+}
+
+// Open loads the authority from cfg.CertsDir, creating the CA and the server
+// certificate on first run (no CA file). See the package documentation for the
+// files it writes.
+func Open(cfg Config) (*Authority, error) {
+	if err := cfg.resolve(); err != nil {
+		return nil, err
+	}
+	sans, err := parseSANs(cfg.SANs, cfg.ServerName)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.PublicHost == "" && len(cfg.SANs) > 0 {
+		cfg.PublicHost = strings.Trim(strings.TrimSpace(cfg.SANs[0]), "[]")
+	}
+	a := &Authority{
+		cfg:        cfg,
+		log:        cfg.Logger.With("component", "pki"),
+		now:        cfg.Now,
+		sans:       sans,
+		indexPath:  filepath.Join(cfg.CertsDir, "issued.json"),
+		crlPEMPath: crlPEMPathFor(cfg.CRLFile),
+	}
+	a.crl.init()
+
+	if err := os.MkdirAll(cfg.CertsDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create certificate directory %s: %w", cfg.CertsDir, err)
+	}
+	if err := os.MkdirAll(cfg.ClientPackagesDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create client package directory %s: %w", cfg.ClientPackagesDir, err)
+	}
+	// A CLI process may open the same directory while the server starts: the
+	// lock keeps two first runs from creating two CAs, and a reader from
+	// seeing server.key and server.pem from different issuances.
+	unlock, err := lockFile(cfg.CAFile)
+	if err != nil {
+		return nil, err
+	}
+	err = a.openCA()
+	if err == nil {
+		err = a.openServer()
+	}
+	unlock()
+	if err != nil {
+		return nil, err
+	}
+	if err := a.openCRL(); err != nil {
+		return nil, err
+	}
+	a.clientCAs = x509.NewCertPool()
+	a.clientCAs.AddCert(a.caCert)
+	a.buildTLSConfigs()
+	a.log.Info("certificate authority ready",
+		"certs_dir", cfg.CertsDir, "ca", cfg.CAFile, "server_cert", cfg.CertFile,
+		"crl", cfg.CRLFile, "client_packages", cfg.ClientPackagesDir,
+		"ca_not_after", a.caCert.NotAfter, "server_not_after", a.serverCert.Leaf.NotAfter)
+	return a, nil
+}
+
+// resolve applies defaults and checks the configuration.
+func (c *Config) resolve() error {
+	if strings.TrimSpace(c.CertsDir) == "" {
+		return errors.New("pki: CertsDir is required")
+	}
+	if c.Password == "" {
+		return errors.New("pki: Password is required (the caller generates one on first run)")
+	}
+	def := func(p *string, name string) {
+		if *p == "" {
+			*p = filepath.Join(c.CertsDir, name)
+		}
+	}
+	def(&c.KeyFile, "server.key")
+	def(&c.CertFile, "server.pem")
+	def(&c.UnencryptedKeyFile, "server.key.unencrypted")
+	def(&c.P12File, "server.p12")
+	def(&c.CAFile, "ca.pem")
+	def(&c.CAKeyFile, "ca.key")
+	def(&c.CRLFile, "crl.json")
+	def(&c.ClientPackagesDir, "clientpackages")
+
+	switch strings.ToLower(strings.TrimSpace(c.KeyType)) {
+	case "", KeyTypeRSA:
+		c.KeyType = KeyTypeRSA
+	case KeyTypeECDSAP256:
+		c.KeyType = KeyTypeECDSAP256
+	default:
+		return fmt.Errorf("pki: unknown KeyType %q (want %q or %q)", c.KeyType, KeyTypeRSA, KeyTypeECDSAP256)
+	}
+	c.ServerName = strings.TrimSpace(c.ServerName)
+	if c.ServerName == "" {
+		c.ServerName = DefaultServerName
+	}
+	if err := validCommonName(c.ServerName); err != nil {
+		return fmt.Errorf("pki: ServerName: %w", err)
+	}
+	c.PublicHost = strings.TrimSpace(c.PublicHost)
+	if c.SSLCoTPort == 0 {
+		c.SSLCoTPort = DefaultSSLCoTPort
+	}
+	if c.EnrollPort == 0 {
+		c.EnrollPort = DefaultEnrollPort
+	}
+	if c.SSLCoTPort < 1 || c.SSLCoTPort > 65535 || c.EnrollPort < 1 || c.EnrollPort > 65535 {
+		return fmt.Errorf("pki: port out of range (SSLCoTPort %d, EnrollPort %d)", c.SSLCoTPort, c.EnrollPort)
+	}
+	if c.ClientValidity == 0 {
+		c.ClientValidity = DefaultClientValidity
+	}
+	if c.ClientValidity < time.Minute {
+		return fmt.Errorf("pki: ClientValidity %s is too short", c.ClientValidity)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// openCA loads ca.pem and ca.key, or creates both when neither exists.
+func (a *Authority) openCA() error {
+	cfg := &a.cfg
+	haveCert, err := fileExists(cfg.CAFile)
+	if err != nil {
+		return fmt.Errorf("check %s: %w", cfg.CAFile, err)
+	}
+	haveKey, err := fileExists(cfg.CAKeyFile)
+	if err != nil {
+		return fmt.Errorf("check %s: %w", cfg.CAKeyFile, err)
+	}
+	if !haveCert {
+		if haveKey {
+			return fmt.Errorf("%s is missing but %s exists: refusing to create a new CA over an existing key; restore the CA certificate or remove the key", cfg.CAFile, cfg.CAKeyFile)
+		}
+		return a.createCA()
+	}
+	if !haveKey {
+		return fmt.Errorf("%s exists but its private key %s is missing", cfg.CAFile, cfg.CAKeyFile)
+	}
+	cert, pemBytes, err := readCertFile(cfg.CAFile)
+	if err != nil {
+		return fmt.Errorf("load CA certificate: %w", err)
+	}
+	key, err := readKeyFile(cfg.CAKeyFile)
+	if err != nil {
+		return fmt.Errorf("load CA key: %w", err)
+	}
+	if !publicKeysEqual(cert, key) {
+		return fmt.Errorf("%s does not belong to the CA certificate in %s", cfg.CAKeyFile, cfg.CAFile)
+	}
+	if !cert.IsCA || !cert.BasicConstraintsValid {
+		return fmt.Errorf("%s: certificate %q is not a CA certificate", cfg.CAFile, cert.Subject.CommonName)
+	}
+	if now := a.now(); now.After(cert.NotAfter) {
+		return fmt.Errorf("%s: CA certificate expired on %s; every client must be re-provisioned with a new CA", cfg.CAFile, cert.NotAfter.UTC().Format(time.RFC3339))
+	}
+	a.caCert, a.caKey, a.caPEM = cert, key, pemBytes
+	a.log.Info("loaded CA", "file", cfg.CAFile, "subject", cert.Subject.CommonName)
+	return nil
+}
+
+func (a *Authority) createCA() error {
+	cfg := &a.cfg
+	key, err := newKey(cfg.KeyType)
+	if err != nil {
+		return err
+	}
+	cert, err := a.signCert(caTemplate(cfg.ServerName, a.now()), key.Public(), nil, key)
+	if err != nil {
+		return fmt.Errorf("create CA certificate: %w", err)
+	}
+	kp, err := keyPEM(key)
+	if err != nil {
+		return err
+	}
+	// Key first: a crash between the two writes leaves a key without a
+	// certificate, which openCA reports instead of silently replacing it.
+	if err := writeFileAtomic(cfg.CAKeyFile, kp, 0o600); err != nil {
+		return err
+	}
+	cp := certPEM(cert)
+	if err := writeFileAtomic(cfg.CAFile, cp, 0o644); err != nil {
+		return err
+	}
+	a.caCert, a.caKey, a.caPEM = cert, key, cp
+	a.log.Info("created a new CA", "file", cfg.CAFile, "key_file", cfg.CAKeyFile,
+		"subject", cert.Subject.CommonName, "key_type", cfg.KeyType)
+	return nil
+}
+
+// openServer loads the server certificate and key, checks them against the CA
+// and cfg.SANs, and issues a new server certificate when none exists, when it
+// expired or when its SANs do not cover cfg.SANs. The CA is always kept.
+func (a *Authority) openServer() error {
+	cfg := &a.cfg
+	haveCert, err := fileExists(cfg.CertFile)
+	if err != nil {
+		return fmt.Errorf("check %s: %w", cfg.CertFile, err)
+	}
+	haveKey, err := fileExists(cfg.KeyFile)
+	if err != nil {
+		return fmt.Errorf("check %s: %w", cfg.KeyFile, err)
+	}
+	if !haveCert || !haveKey {
+		a.log.Info("no server certificate yet; issuing one", "file", cfg.CertFile)
+		return a.issueServer()
+	}
+	cert, _, err := readCertFile(cfg.CertFile)
+	if err != nil {
+		return fmt.Errorf("load server certificate: %w", err)
+	}
+	key, err := readKeyFile(cfg.KeyFile)
+	if err != nil {
+		return fmt.Errorf("load server key: %w", err)
+	}
+	if !publicKeysEqual(cert, key) {
+		return fmt.Errorf("%s does not belong to the server certificate in %s", cfg.KeyFile, cfg.CertFile)
+	}
+	if err := cert.CheckSignatureFrom(a.caCert); err != nil {
+		return fmt.Errorf("%s is not signed by the CA in %s: %w", cfg.CertFile, cfg.CAFile, err)
+	}
+	if now := a.now(); now.After(cert.NotAfter) {
+		a.log.Warn("server certificate expired; issuing a new one with the same CA",
+			"file", cfg.CertFile, "not_after", cert.NotAfter)
+		return a.issueServer()
+	}
+	if missing := a.sans.notCoveredBy(cert); len(missing) > 0 {
+		a.log.Warn("server certificate does not cover the configured names; issuing a new one with the same CA",
+			"file", cfg.CertFile, "missing", missing)
+		return a.issueServer()
+	}
+	a.serverCert = tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}
+	a.log.Info("loaded server certificate", "file", cfg.CertFile, "subject", cert.Subject.CommonName,
+		"dns", cert.DNSNames, "ip", cert.IPAddresses)
+	return a.ensureServerCompanions(key, cert)
+}
+
+func (a *Authority) issueServer() error {
+	cfg := &a.cfg
+	key, err := newKey(cfg.KeyType)
+	if err != nil {
+		return err
+	}
+	tmpl := serverTemplate(cfg.ServerName, a.sans, a.now(), key.Public())
+	cert, err := a.signCert(tmpl, key.Public(), a.caCert, a.caKey)
+	if err != nil {
+		return fmt.Errorf("issue server certificate: %w", err)
+	}
+	kp, err := keyPEM(key)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(cfg.KeyFile, kp, 0o600); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(cfg.UnencryptedKeyFile, kp, 0o600); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(cfg.CertFile, certPEM(cert), 0o644); err != nil {
+		return err
+	}
+	if err := a.writeServerP12(key, cert); err != nil {
+		return err
+	}
+	a.serverCert = tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}
+	a.log.Info("issued server certificate", "file", cfg.CertFile, "key_file", cfg.KeyFile,
+		"p12_file", cfg.P12File, "subject", cert.Subject.CommonName,
+		"dns", cert.DNSNames, "ip", cert.IPAddresses, "not_after", cert.NotAfter)
+	return nil
+}
+
+// ensureServerCompanions rewrites server.key.unencrypted and server.p12 when
+// they are missing, or (for the .p12) when it no longer opens with the
+// configured password or holds another certificate.
+func (a *Authority) ensureServerCompanions(key crypto.Signer, cert *x509.Certificate) error {
+	cfg := &a.cfg
+	if ok, err := fileExists(cfg.UnencryptedKeyFile); err != nil {
+		return fmt.Errorf("check %s: %w", cfg.UnencryptedKeyFile, err)
+	} else if !ok {
+		kp, err := keyPEM(key)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(cfg.UnencryptedKeyFile, kp, 0o600); err != nil {
+			return err
+		}
+		a.log.Info("wrote unencrypted server key copy", "file", cfg.UnencryptedKeyFile)
+	}
+	if a.serverP12Current(cert) {
+		return nil
+	}
+	if err := a.writeServerP12(key, cert); err != nil {
+		return err
+	}
+	a.log.Info("wrote server PKCS#12", "file", cfg.P12File)
+	return nil
+}
+
+// CACert returns the CA certificate.
+func (a *Authority) CACert() *x509.Certificate { return a.caCert }
+
+// CAPEM returns the CA certificate as PEM.
+func (a *Authority) CAPEM() []byte { return append([]byte(nil), a.caPEM...) }
+
+// ServerCertificate returns the server's TLS certificate (leaf set).
+func (a *Authority) ServerCertificate() tls.Certificate { return a.serverCert }
+
+// ServerName returns the configured server identity.
+func (a *Authority) ServerName() string { return a.cfg.ServerName }

@@ -1,0 +1,49 @@
+// Package pki owns Outpost's certificate authority and everything built on it:
+//
+//   - the CA, the server certificate and their files under certsPath, with the
+//     spec's file names (spec part 5 rule 12);
+//   - client certificates (issued here or signed from an enrollment CSR) and
+//     their PKCS#12 containers;
+//   - the revocation list: the JSON file of spec 2.15 is the source of truth,
+//     a signed X.509 CRL is derived from it, and revoked client certificates are
+//     refused during the TLS handshake on 8089 and 8443 (spec 5.8, 5.11);
+//   - the tls.Config values for the mutual-TLS listeners and for enrollment,
+//     and a listener wrapper that runs each TLS handshake in its own goroutine
+//     under the WRAP_SSL_TIMEOUT deadline (spec part 8);
+//   - client connection packages (data packages) for ATAK, iTAK and WinTAK, with
+//     or without a client certificate (wire §9), and the user-creation call that
+//     issues a certificate and stores its package (spec 5.10).
+//
+// Imports: the standard library, golang.org/x/crypto and
+// software.sslmate.com/src/go-pkcs12 only. No other package of this module.
+//
+// # Files
+//
+// Every file is written atomically (temporary file, fsync, rename). Private keys
+// and anything that contains one (server.key, server.key.unencrypted, ca.key,
+// server.p12, client .key/.p12 files and client packages) are written with mode
+// 0600, the certificate directory is created 0700. server.key and
+// server.key.unencrypted hold the same unencrypted PKCS#8 PEM: the standard
+// library has no writer for encrypted PKCS#8, so these files are protected by
+// their file mode and the directory mode, not by a passphrase. The two names are
+// kept because the spec's configuration names both.
+//
+// Files shared with a second process (the `outpost cert` CLI acting on a running
+// appliance's data) - crl.json and issued.json - are changed by
+// lock-file + re-read + modify + atomic rename, so both processes can revoke and
+// issue without losing each other's changes.
+//
+// # PKCS#12
+//
+// Every .p12 this package writes uses go-pkcs12's LegacyDES encoder: keys and
+// certificates encrypted with PBE-SHA1-3DES, HMAC-SHA1 MAC. That is the one
+// combination that ATAK (Android's BouncyCastle KeyStore), iTAK (iOS
+// SecPKCS12Import), WinTAK (.NET/Windows CryptoAPI) and OpenSSL 3 (without
+// -legacy) all open. The AES/PBES2 "modern" encoding is refused by older iOS
+// and Android releases; RC2 (the other legacy choice) needs OpenSSL's legacy
+// provider. The price is weak file encryption, so the files are protected by
+// their mode and by the per-installation password the caller generates.
+//
+// Comments cite the interface specification as "spec N.N" and the project's
+// notes on the TAK wire protocol as "wire §N".
+package pki

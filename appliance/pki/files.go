@@ -1,0 +1,234 @@
+package pki
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Size limits for files this package reads (security: size limits on input).
+const (
+	maxPEMFile   = 1 << 20  // certificates and keys
+	maxCRLFile   = 16 << 20 // crl.json
+	maxIndexFile = 64 << 20 // issued.json
+)
+
+// Lock-file timing for files shared with another process. Locks are held for
+// milliseconds (a key generation at most), so an older lock file was left by a
+// crashed process; lockWait exceeds lockStale so such a lock is always broken
+// before a waiter gives up.
+const (
+	lockStale = 30 * time.Second
+	lockWait  = 40 * time.Second
+)
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory, fsyncs it, sets perm and renames it over path. Readers see either
+// the old or the new content, never a mix.
+func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	fail := func(err error) error {
+		_ = f.Close()
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(perm); err != nil && !isUnsupported(err) {
+		return fail(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	syncDir(dir)
+	return nil
+}
+
+// isUnsupported reports errors from Chmod on platforms without Unix modes.
+func isUnsupported(err error) bool {
+	return errors.Is(err, errors.ErrUnsupported)
+}
+
+// syncDir makes a rename durable where the platform allows opening a directory.
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	_ = d.Sync()
+	_ = d.Close()
+}
+
+// readFileLimited reads a whole file, refusing files larger than limit.
+func readFileLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("read %s: file is larger than %d bytes", path, limit)
+	}
+	return data, nil
+}
+
+func fileExists(path string) (bool, error) {
+	_, err := os.Stat(path)
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return false, err
+}
+
+// lockFile takes an exclusive lock shared with other processes by creating
+// path+".lock" with O_EXCL. A lock older than lockStale is taken to be left
+// behind by a crashed process and is removed. The returned func releases it.
+func lockFile(path string) (unlock func(), err error) {
+	lock := path + ".lock"
+	deadline := time.Now().Add(lockWait)
+	wait := 2 * time.Millisecond
+	for {
+		f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err == nil {
+			_, _ = f.WriteString(strconv.Itoa(os.Getpid()))
+			_ = f.Close()
+			return func() { _ = os.Remove(lock) }, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("lock %s: %w", lock, err)
+		}
+		if st, serr := os.Stat(lock); serr == nil && time.Since(st.ModTime()) > lockStale {
+			_ = os.Remove(lock)
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("lock %s: held by another process for more than %s", lock, lockWait)
+		}
+		time.Sleep(wait)
+		if wait < 50*time.Millisecond {
+			wait *= 2
+		}
+	}
+}
+
+// readCertFile parses the first CERTIFICATE block of a PEM file. Other blocks
+// (FreeTAKServer appends its CRL to ca.pem) are skipped.
+func readCertFile(path string) (*x509.Certificate, []byte, error) {
+	data, err := readFileLimited(path, maxPEMFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	rest := data
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			return nil, nil, fmt.Errorf("%s: no PEM CERTIFICATE block found", path)
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: certificate does not parse: %w", path, err)
+		}
+		return cert, pem.EncodeToMemory(block), nil
+	}
+}
+
+// readKeyFile parses an unencrypted private key in PKCS#8, PKCS#1 or SEC 1 PEM.
+func readKeyFile(path string) (crypto.Signer, error) {
+	data, err := readFileLimited(path, maxPEMFile)
+	if err != nil {
+		return nil, err
+	}
+	rest := data
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			return nil, fmt.Errorf("%s: no PEM private key block found", path)
+		}
+		if strings.Contains(block.Headers["Proc-Type"], "ENCRYPTED") {
+			return nil, fmt.Errorf("%s: the private key is encrypted; store it unencrypted (protected by file mode)", path)
+		}
+		var key any
+		switch block.Type {
+		case "PRIVATE KEY":
+			key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+		case "RSA PRIVATE KEY":
+			key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+		case "EC PRIVATE KEY":
+			key, err = x509.ParseECPrivateKey(block.Bytes)
+		case "ENCRYPTED PRIVATE KEY":
+			return nil, fmt.Errorf("%s: the private key is encrypted; store it unencrypted (protected by file mode)", path)
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: private key does not parse: %w", path, err)
+		}
+		signer, ok := key.(crypto.Signer)
+		if !ok {
+			return nil, fmt.Errorf("%s: unsupported private key type %T", path, key)
+		}
+		return signer, nil
+	}
+}
+
+// keyPEM encodes a private key as PKCS#8 PEM.
+func keyPEM(key crypto.Signer) ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("encode private key: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+func certPEM(cert *x509.Certificate) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+}
+
+// publicKeysEqual reports whether a certificate's public key belongs to key.
+func publicKeysEqual(cert *x509.Certificate, key crypto.Signer) bool {
+	type equaler interface{ Equal(crypto.PublicKey) bool }
+	switch pub := key.Public().(type) {
+	case *rsa.PublicKey, *ecdsa.PublicKey, ed25519.PublicKey:
+		return pub.(equaler).Equal(cert.PublicKey)
+	default:
+		return false
+	}
+}
