@@ -3,6 +3,7 @@ package appliance
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"outpost/appliance/cot"
 	"outpost/appliance/marti"
 	"outpost/appliance/mgmt"
+	"outpost/appliance/pki"
 	"outpost/appliance/store"
 	"outpost/appliance/stream"
 )
@@ -40,6 +42,12 @@ type Appliance struct {
 	store   *store.Store
 	history *store.History
 	broker  *broker.Broker
+	pki     *pki.Authority
+
+	cotTLS      *stream.Listener // nil when disabled
+	httpsConns  *tlsConnTracker  // nil when 8443 is disabled
+	stopWatch   context.CancelFunc
+	stopRevokes func()
 
 	names     []string
 	listeners map[string]listener
@@ -81,6 +89,10 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		return err
 	}
 	a.history = a.store.StartHistory(store.HistoryOptions{Retention: cfg.HistoryRetention})
+	a.pki, err = openAuthority(cfg, a.log)
+	if err != nil {
+		return err
+	}
 	a.broker = broker.New(broker.Options{
 		SoftBytes: cfg.QueueSoftBytes,
 		HardBytes: cfg.QueueHardBytes,
@@ -98,6 +110,12 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		l.Serve()
 		a.log.Info("listening", "listener", name, "addr", l.Addr().String())
 	}
+	// spec 5.11: the revocation list is re-read when it changes (the CLI
+	// revokes from another process) and revoked clients are cut off.
+	a.stopRevokes = a.pki.OnRevocation(a.disconnectRevoked)
+	watchCtx, stop := context.WithCancel(context.Background())
+	a.stopWatch = stop
+	go a.pki.WatchCRL(watchCtx, crlPollInterval)
 	close(a.ready)
 	a.log.Info("Outpost is ready", "version", Version(), "data_dir", cfg.DataDir, "public_host", cfg.PublicHost)
 	return nil
@@ -119,6 +137,7 @@ func (a *Appliance) addr(port int) string {
 	return net.JoinHostPort(a.cfg.Bind, strconv.Itoa(port))
 }
 
+// add registers a listener; a negative port (l nil) logs it as disabled.
 func (a *Appliance) add(name string, port int, l listener) {
 	if port < 0 {
 		a.log.Info("listener disabled", "listener", name)
@@ -145,6 +164,54 @@ func (a *Appliance) buildListeners() {
 		MaxMessage: cfg.MaxMessageBytes, MaxConns: cfg.MaxConnections,
 		ServerUID: "outpost-" + nodeID, Broker: a.broker, Logger: a.log,
 	}))
+
+	// Mutual TLS (spec 5.8): client certificates signed by our CA, revoked
+	// ones refused, handshakes bounded by WRAP_SSL_TIMEOUT in their own
+	// goroutines, silent connections closed after SSL_SOCK_TIMEOUT.
+	mtls := a.pki.ServerTLSConfig()
+	wrap := func(name string, c *tls.Config) func(net.Listener) net.Listener {
+		return func(ln net.Listener) net.Listener {
+			return pki.NewHandshakeListener(ln, c, cfg.SSLHandshakeTimeout, a.log.With("listener", name))
+		}
+	}
+	if cfg.SSLCoTPort >= 0 {
+		a.cotTLS = stream.New(stream.Config{
+			Name: ListenerCoTTLS, Addr: a.addr(cfg.SSLCoTPort),
+			TLS: mtls, Wrap: wrap(ListenerCoTTLS, mtls), Identify: a.pki.Identity,
+			IdleTimeout: cfg.SSLSockTimeout, WriteTimeout: cfg.WriteTimeout,
+			MaxMessage: cfg.MaxMessageBytes, MaxConns: cfg.MaxConnections,
+			ServerUID: "outpost-" + nodeID, Broker: a.broker, Logger: a.log,
+		})
+		a.add(ListenerCoTTLS, cfg.SSLCoTPort, a.cotTLS)
+	} else {
+		a.add(ListenerCoTTLS, -1, nil)
+	}
+	if cfg.HTTPSPort >= 0 {
+		a.httpsConns = newTLSConnTracker(a.pki.IsRevoked, a.log.With("listener", ListenerHTTPS))
+		l := newHTTPListener(ListenerHTTPS, a.addr(cfg.HTTPSPort), a.httpsConns.middleware(martiHandler),
+			cfg.SSLSockTimeout, wrap(ListenerHTTPS, mtls), a.log)
+		l.srv.ConnState = a.httpsConns.connState
+		a.add(ListenerHTTPS, cfg.HTTPSPort, l)
+	} else {
+		a.add(ListenerHTTPS, -1, nil)
+	}
+}
+
+// crlPollInterval is how often the revocation list file is checked for
+// changes made by another process (outpost cert revoke).
+const crlPollInterval = 2 * time.Second
+
+// disconnectRevoked cuts off every connected client whose certificate is
+// revoked (spec 5.11): CoT sessions on 8089 and HTTPS connections on 8443.
+func (a *Appliance) disconnectRevoked() {
+	n := 0
+	if a.cotTLS != nil {
+		n += a.cotTLS.CloseWhere(a.pki.IsRevoked, stream.ReasonRevoked)
+	}
+	if a.httpsConns != nil {
+		n += a.httpsConns.closeRevoked()
+	}
+	a.log.Info("revocation list grew; revoked clients disconnected", "connections", n)
 }
 
 // NodeID derives this server's stable node identifier from its secret key
@@ -171,6 +238,9 @@ func (a *Appliance) Addrs() map[string]net.Addr {
 // Broker exposes the broker (tests and in-process publishers).
 func (a *Appliance) Broker() *broker.Broker { return a.broker }
 
+// Authority exposes the certificate authority (tests and subcommands).
+func (a *Appliance) Authority() *pki.Authority { return a.pki }
+
 // Store exposes the store (tests and subcommands).
 func (a *Appliance) Store() *store.Store { return a.store }
 
@@ -186,6 +256,10 @@ func (a *Appliance) Close(ctx context.Context) error {
 func (a *Appliance) shutdown(ctx context.Context) error {
 	start := time.Now()
 	a.log.Info("shutting down")
+	if a.stopWatch != nil {
+		a.stopWatch()
+		a.stopRevokes()
+	}
 	var errs []error
 	var wg sync.WaitGroup
 	var mu sync.Mutex

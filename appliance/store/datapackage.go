@@ -292,3 +292,25 @@ func (s *Store) DeleteDataPackageByHash(ctx context.Context, hash string) error 
 	}
 	return s.purgeBlob(context.WithoutCancel(ctx), blobID)
 }
+
+// ConnectionPackageKeyword tags connection packages made for users.
+const ConnectionPackageKeyword = "connection"
+
+// PutPackage stores a client connection package (spec 5.10) as a private
+// data package and returns its hash. It is the store's side of
+// pki.PackageSink: the package holds a private key, so it is never public
+// (search lists public packages only); the user fetches it by hash.
+func (s *Store) PutPackage(ctx context.Context, filename, creatorUID string, r io.Reader) (string, error) {
+	p, err := s.PutDataPackage(ctx, DataPackageInput{
+		Name:           filename,
+		SubmissionUser: creatorUID,
+		CreatorUID:     creatorUID,
+		Keywords:       []string{ConnectionPackageKeyword, filename},
+		MIMEType:       "application/zip",
+		Private:        true,
+	}, r)
+	if err != nil {
+		return "", err
+	}
+	return p.Hash, nil
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"outpost/appliance/broker"
@@ -169,7 +170,8 @@ func (c *conn) readErrorReason(err error) string {
 		return ReasonTooLarge
 	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, os.ErrDeadlineExceeded):
 		return ReasonIdle
-	case errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		// The client went away mid-message or without a TLS close_notify.
 		return ReasonClientClosed
 	default:
 		c.log.Debug("read failed", "err", err)

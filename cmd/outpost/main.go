@@ -22,18 +22,26 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv))
 }
 
-// command is one subcommand.
+// command is one subcommand. setup registers the command's own flags (on
+// top of the configuration flags every command has) and returns the
+// function that runs it.
 type command struct {
 	usage string
-	run   func(ctx *cmdContext) int
+	setup func(fs *flag.FlagSet) func(c *cmdContext) int
+}
+
+// plain is the setup of a command without flags of its own.
+func plain(run func(c *cmdContext) int) func(*flag.FlagSet) func(*cmdContext) int {
+	return func(*flag.FlagSet) func(*cmdContext) int { return run }
 }
 
 // cmdContext carries what every subcommand needs.
 type cmdContext struct {
-	args      []string // after the subcommand's flags
+	args      []string // positional arguments, flags removed
+	stdin     io.Reader
 	stdout    io.Writer
 	stderr    io.Writer
 	lookupEnv func(string) (string, bool)
@@ -42,10 +50,12 @@ type cmdContext struct {
 }
 
 var commands = map[string]command{
-	"run":     {"run the server (the default)", cmdRun},
-	"version": {"print version and commit", cmdVersion},
-	"backup":  {"backup FILE: write a consistent copy of the database while the server runs", cmdBackup},
-	"config":  {"list every configuration key with its environment variable and flag", cmdConfig},
+	"run":     {"run the server (the default)", plain(cmdRun)},
+	"version": {"print version and commit", plain(cmdVersion)},
+	"backup":  {"backup FILE: write a consistent copy of the database while the server runs", plain(cmdBackup)},
+	"config":  {"list every configuration key with its environment variable and flag", plain(cmdConfig)},
+	"cert":    {"cert issue|revoke|list|enrollment-package: client certificates and connection packages", setupCert},
+	"user":    {"user add|delete|list: system users (who may enroll for a certificate)", setupUser},
 }
 
 // Exit codes.
@@ -55,7 +65,7 @@ const (
 	exitUsage   = 2 // bad flags, arguments or configuration
 )
 
-func run(args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
 	name := "run"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
@@ -71,12 +81,14 @@ func run(args []string, stdout, stderr io.Writer, lookupEnv func(string) (string
 		return exitUsage
 	}
 	if name == "version" {
-		return cmd.run(&cmdContext{args: args, stdout: stdout, stderr: stderr})
+		return cmdVersion(&cmdContext{args: args, stdout: stdout, stderr: stderr})
 	}
 	fs := flag.NewFlagSet("outpost "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	flags := config.Register(fs)
-	if err := fs.Parse(args); err != nil {
+	runCmd := cmd.setup(fs)
+	positional, err := parseInterspersed(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
@@ -92,7 +104,29 @@ func run(args []string, stdout, stderr io.Writer, lookupEnv func(string) (string
 		fmt.Fprintf(stderr, "outpost: %v\n", err)
 		return exitUsage
 	}
-	return cmd.run(&cmdContext{args: fs.Args(), stdout: stdout, stderr: stderr, lookupEnv: lookupEnv, cfg: cfg, log: log})
+	return runCmd(&cmdContext{args: positional, stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv, cfg: cfg, log: log})
+}
+
+// parseInterspersed parses flags wherever they stand among the positional
+// arguments ("cert issue alice --device itak"). Everything after "--" is
+// positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		before := len(args)
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if consumed := before - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
 }
 
 func usage(w io.Writer) {
@@ -107,6 +141,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].usage)
 	}
 	fmt.Fprintln(w, "\n`outpost COMMAND -h` lists the flags; `outpost config` lists every key.")
+	fmt.Fprintln(w, "Flags may come before or after the command's arguments.")
 }
 
 func newLogger(cfg config.Config, w io.Writer) (*slog.Logger, error) {

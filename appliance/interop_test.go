@@ -1,0 +1,132 @@
+package appliance
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"outpost/appliance/takclient"
+)
+
+// interopDir is where `make test` installs the third-party clients.
+const interopDir = "../scripts/interop"
+
+// requireInterop skips unless the npm packages are installed; under
+// `make test` (OUTPOST_INTEROP=1) a missing install is a failure instead.
+func requireInterop(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(interopDir, "node_modules", "@tak-ps", "node-tak")); err != nil {
+		if os.Getenv("OUTPOST_INTEROP") == "1" {
+			t.Fatalf("interop clients not installed (%v); run scripts/test-deps.sh", err)
+		}
+		t.Skip("interop clients not installed; `make test` installs them (scripts/test-deps.sh)")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node not found: %v", err)
+	}
+}
+
+func runOutpost(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(outpostBinary(t), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("outpost %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// TestBinaryTLSInterop: certificates issued by `outpost cert issue`, the
+// real binary on free ports, and two @tak-ps/node-tak clients over mutual
+// TLS: both get pongs, one's position report reaches the other, and every
+// event the server sends parses with @tak-ps/node-cot. Then `outpost cert
+// revoke` cuts a connected client off.
+func TestBinaryTLSInterop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	requireInterop(t)
+	dataDir := t.TempDir()
+	out := t.TempDir()
+	for _, name := range []string{"alice", "bob"} {
+		runOutpost(t, "cert", "issue", name, "--data-dir", dataDir, "--out", filepath.Join(out, name), "--log-level", "warn")
+	}
+	p := startBinary(t, dataDir, "--ssl-cot-port", "0", "--https-port", "0")
+	cotTLS := p.addrs[ListenerCoTTLS]
+	if cotTLS == "" {
+		t.Fatalf("no cot-tls address: %v", p.addrs)
+	}
+
+	cmd := exec.Command("node", "tls-clients.mjs")
+	cmd.Dir = interopDir
+	cmd.Env = append(os.Environ(),
+		"OUTPOST_COT_URL=ssl://"+cotTLS,
+		"CERT_A="+filepath.Join(out, "alice", "alice.pem"), "KEY_A="+filepath.Join(out, "alice", "alice.key"),
+		"CERT_B="+filepath.Join(out, "bob", "bob.pem"), "KEY_B="+filepath.Join(out, "bob", "bob.key"),
+		"TIMEOUT_MS=20000")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	steps := map[string]bool{}
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			steps[m["step"].(string)] = true
+			t.Logf("node-tak: %s", sc.Text())
+		}
+	}
+	if err != nil || !steps["done"] {
+		t.Fatalf("node-tak interop failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	for _, s := range []string{"connected", "pong", "relayed", "pong-again"} {
+		if !steps[s] {
+			t.Fatalf("step %q missing", s)
+		}
+	}
+
+	// Revocation through the command line while connected.
+	pair, err := tls.LoadX509KeyPair(filepath.Join(out, "bob", "bob.pem"), filepath.Join(out, "bob", "bob.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(filepath.Join(dataDir, "certs", "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	c, err := takclient.Dial(cotTLS, &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Send(takclient.SA("BOB-GO", "BOB", 1, 1))
+	if _, err := c.WaitFor(takclient.Type("t-x-takp-v"), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	outp := runOutpost(t, "cert", "revoke", "bob", "--reason", "key_compromise", "--data-dir", dataDir, "--log-level", "warn")
+	if !strings.Contains(outp, "revoked 1") {
+		t.Fatalf("revoke said %q", outp)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(15 * time.Second):
+		t.Fatal("the running server did not disconnect the revoked client")
+	}
+	var crl struct {
+		Revoked []map[string]string `json:"revoked_certificates"`
+	}
+	data, err := os.ReadFile(filepath.Join(dataDir, "certs", "crl.json"))
+	if err != nil || json.Unmarshal(data, &crl) != nil || len(crl.Revoked) != 1 || crl.Revoked[0]["reason"] != "key_compromise" {
+		t.Fatalf("crl.json %s %v", data, err)
+	}
+	p.stop(t)
+}

@@ -1,0 +1,434 @@
+package appliance
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"outpost/appliance/broker"
+	"outpost/appliance/config"
+	"outpost/appliance/cot"
+	"outpost/appliance/pki"
+	"outpost/appliance/stream"
+	"outpost/appliance/takclient"
+)
+
+// startAppliance runs an appliance in-process on free ports of 127.0.0.1
+// with a real data directory (SQLite file, certificates).
+func startAppliance(t *testing.T, mutate func(*config.Config)) (*Appliance, config.Config) {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.DataDir = t.TempDir()
+	cfg.Bind = "127.0.0.1"
+	cfg.PublicHost = "127.0.0.1"
+	cfg.KeyType = "ecdsa-p256" // fast key generation; the binary tests use the RSA default
+	cfg.RESTPort, cfg.HTTPPort, cfg.HTTPSPort, cfg.CoTPort, cfg.SSLCoTPort, cfg.EnrollPort = 0, 0, 0, 0, 0, 0
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	cfg.Finish()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	a := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := a.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	// Close fills derived values (CertsPath); return what the appliance uses.
+	return a, a.cfg
+}
+
+// clientTLS is what a TAK client holds: its certificate and our CA.
+func clientTLS(a *Appliance, cert *tls.Certificate) *tls.Config {
+	pool := x509.NewCertPool()
+	pool.AddCert(a.Authority().CACert())
+	c := &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
+	if cert != nil {
+		c.Certificates = []tls.Certificate{*cert}
+	}
+	return c
+}
+
+func issue(t *testing.T, a *Appliance, name string) *tls.Certificate {
+	t.Helper()
+	cc, err := a.Authority().IssueClient(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tls.X509KeyPair(cc.CertPEM, cc.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &c
+}
+
+func addrOf(t *testing.T, a *Appliance, name string) string {
+	t.Helper()
+	addr := a.Addrs()[name]
+	if addr == nil {
+		t.Fatalf("listener %s not bound: %v", name, a.Addrs())
+	}
+	return addr.String()
+}
+
+func httpsClient(a *Appliance, cert *tls.Certificate) *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: clientTLS(a, cert)}}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func clientByUID(b *broker.Broker, uid string) (broker.ClientInfo, bool) {
+	for _, c := range b.Clients() {
+		if c.UID == uid {
+			return c, true
+		}
+	}
+	return broker.ClientInfo{}, false
+}
+
+func TestMutualTLSAccepted(t *testing.T) {
+	a, _ := startAppliance(t, nil)
+	alice := issue(t, a, "alice")
+
+	tlsClient, err := takclient.Dial(addrOf(t, a, ListenerCoTTLS), clientTLS(a, alice))
+	if err != nil {
+		t.Fatalf("valid certificate refused on 8089: %v", err)
+	}
+	defer tlsClient.Close()
+	tcpClient, err := takclient.Dial(addrOf(t, a, ListenerCoTTCP), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcpClient.Close()
+
+	if err := tlsClient.Send(takclient.SA("ALICE-1", "ALICE", 1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	// One relay for both listeners, and the certificate's CN is the user.
+	if _, err := tcpClient.WaitFor(func(ev *cot.Event) bool { return ev.UID == "ALICE-1" }, 10*time.Second); err != nil {
+		t.Fatalf("TCP client did not receive the TLS client's SA: %v", err)
+	}
+	ci, ok := clientByUID(a.Broker(), "ALICE-1")
+	if !ok || ci.User != "alice" || ci.Listener != ListenerCoTTLS {
+		t.Fatalf("registry row %+v, want user alice on cot-tls", ci)
+	}
+	// The TLS client gets pongs too.
+	tlsClient.Ping("ALICE-1")
+	if _, err := tlsClient.WaitFor(takclient.Type("t-x-c-t-r"), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	resp, err := httpsClient(a, alice).Get("https://" + addrOf(t, a, ListenerHTTPS) + "/Marti/api/version/config")
+	if err != nil {
+		t.Fatalf("valid certificate refused on 8443: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "ServerConfig") {
+		t.Fatalf("8443: %d %s", resp.StatusCode, body)
+	}
+	// The HTTPS client list shows the user name from the certificate.
+	resp, err = httpsClient(a, alice).Get("https://" + addrOf(t, a, ListenerHTTPS) + "/Marti/api/clientEndPoints")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"username":"alice"`) {
+		t.Fatalf("clientEndPoints %s", body)
+	}
+}
+
+// expiredCert signs a client certificate with our CA key (read from disk, as
+// an attacker holding an old certificate would present it) whose validity
+// ended yesterday.
+func expiredCert(t *testing.T, cfg config.Config) *tls.Certificate {
+	t.Helper()
+	caPEM, err := os.ReadFile(filepath.Join(cfg.CertsPath, "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, err := os.ReadFile(filepath.Join(cfg.CertsPath, "ca.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, _ := pem.Decode(caPEM)
+	ca, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := pem.Decode(keyPEM)
+	caKey, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		if k, err2 := x509.ParseECPrivateKey(kb.Bytes); err2 == nil {
+			caKey = k
+		} else {
+			t.Fatalf("CA key: %v / %v", err, err2)
+		}
+	}
+	return signedBy(t, ca, caKey, "old-timer", time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))
+}
+
+func signedBy(t *testing.T, ca *x509.Certificate, caKey any, cn string, from, until time.Time) *tls.Certificate {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    from, NotAfter: until,
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// foreignCert is a client certificate from a CA that is not ours.
+func foreignCert(t *testing.T) *tls.Certificate {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "Not Our CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, _ := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	ca, _ := x509.ParseCertificate(der)
+	// Same common name as a real user: the name alone must not be enough.
+	return signedBy(t, ca, caKey, "alice", time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+}
+
+// refusedOnCoT reports whether the 8089 listener refused the certificate:
+// the handshake fails, or (TLS 1.3, where the client finishes first) the
+// connection is closed before anything is relayed.
+func refusedOnCoT(t *testing.T, a *Appliance, cert *tls.Certificate) bool {
+	t.Helper()
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addrOf(t, a, ListenerCoTTLS), clientTLS(a, cert))
+	if err != nil {
+		return true
+	}
+	defer conn.Close()
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = conn.Read(make([]byte, 1))
+	if err == nil {
+		return false // the server sent data: we are in
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return false // connection open and idle: accepted
+	}
+	return true
+}
+
+func TestMutualTLSRefused(t *testing.T) {
+	a, cfg := startAppliance(t, nil)
+	revoked := issue(t, a, "mallory")
+	if _, err := a.Authority().RevokeName("mallory", "key_compromise"); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		cert *tls.Certificate
+	}{
+		{"no certificate", nil},
+		{"untrusted CA", foreignCert(t)},
+		{"expired", expiredCert(t, cfg)},
+		{"revoked", revoked},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if !refusedOnCoT(t, a, tc.cert) {
+				t.Fatal("8089 accepted the connection")
+			}
+			resp, err := httpsClient(a, tc.cert).Get("https://" + addrOf(t, a, ListenerHTTPS) + "/Marti/api/version")
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("8443 answered %d", resp.StatusCode)
+			}
+		})
+	}
+	if n := len(a.Broker().Sessions()); n != 0 {
+		t.Fatalf("%d refused connections reached the broker", n)
+	}
+}
+
+func TestRevokedWhileConnected(t *testing.T) {
+	a, cfg := startAppliance(t, nil)
+	carol := issue(t, a, "carol")
+	dave := issue(t, a, "dave")
+	cc, err := takclient.Dial(addrOf(t, a, ListenerCoTTLS), clientTLS(a, carol))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	dc, err := takclient.Dial(addrOf(t, a, ListenerCoTTLS), clientTLS(a, dave))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dc.Close()
+	cc.Send(takclient.SA("CAROL", "CAROL", 1, 1))
+	dc.Send(takclient.SA("DAVE", "DAVE", 1, 1))
+	waitUntil(t, "both identified", func() bool {
+		_, c := clientByUID(a.Broker(), "CAROL")
+		_, d := clientByUID(a.Broker(), "DAVE")
+		return c && d
+	})
+	hc := httpsClient(a, carol)
+	url := "https://" + addrOf(t, a, ListenerHTTPS) + "/Marti/api/version"
+	resp, err := hc.Get(url) // keeps a connection alive in hc's pool
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+
+	// Revoke the way an operator does: another process rewrites the CRL
+	// file (outpost cert revoke); the server notices and cuts carol off.
+	if n, err := CertRevoke(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "carol", "privilege_withdrawn"); err != nil || n != 1 {
+		t.Fatalf("revoke: %d %v", n, err)
+	}
+	select {
+	case <-cc.Done():
+	case <-time.After(15 * time.Second):
+		t.Fatal("revoked client still connected to 8089")
+	}
+	waitUntil(t, "close reason", func() bool { return a.Broker().Stats().Closed[stream.ReasonRevoked] == 1 })
+	// dave is untouched and sees carol leave.
+	if _, err := dc.WaitFor(takclient.Type("t-x-d-d"), 10*time.Second); err != nil {
+		t.Fatalf("other client: %v", err)
+	}
+	select {
+	case <-dc.Done():
+		t.Fatal("an unrevoked client was disconnected")
+	default:
+	}
+	// 8443: the kept-alive connection is gone and a new one is refused.
+	if resp, err := hc.Get(url); err == nil {
+		resp.Body.Close()
+		t.Fatalf("revoked certificate still served on 8443: %d", resp.StatusCode)
+	}
+	if !refusedOnCoT(t, a, carol) {
+		t.Fatal("revoked certificate reconnected to 8089")
+	}
+}
+
+// TestSilentClientCutAtHandshakeTimeout: a client that opens TCP and never
+// sends a ClientHello is closed after WRAP_SSL_TIMEOUT (1 s), and does not
+// hold up other clients' handshakes meanwhile.
+func TestSilentClientCutAtHandshakeTimeout(t *testing.T) {
+	a, _ := startAppliance(t, nil)
+	alice := issue(t, a, "alice")
+	for _, name := range []string{ListenerCoTTLS, ListenerHTTPS} {
+		t.Run(name, func(t *testing.T) {
+			var silent []net.Conn
+			for i := 0; i < 20; i++ {
+				c, err := net.Dial("tcp", addrOf(t, a, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				silent = append(silent, c)
+			}
+			start := time.Now()
+			// Meanwhile a real client completes its handshake at once.
+			good, err := tls.Dial("tcp", addrOf(t, a, name), clientTLS(a, alice))
+			if err != nil {
+				t.Fatalf("handshake blocked by silent clients: %v", err)
+			}
+			goodTook := time.Since(start)
+			good.Close()
+			for _, c := range silent {
+				c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				if _, err := c.Read(make([]byte, 1)); err == nil {
+					t.Fatal("silent client received data")
+				} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					t.Fatal("silent client was not cut off")
+				}
+			}
+			cut := time.Since(start)
+			t.Logf("good handshake took %v among 20 silent clients; silent clients cut after %v", goodTook, cut)
+			if cut < 500*time.Millisecond || cut > 5*time.Second {
+				t.Fatalf("silent clients cut after %v, want about WRAP_SSL_TIMEOUT (1 s)", cut)
+			}
+		})
+	}
+}
+
+func TestIssueUserPackageIntoStore(t *testing.T) {
+	a, _ := startAppliance(t, nil)
+	ctx := context.Background()
+	up, err := a.Authority().IssueUserPackage(ctx, "erin", pki.DeviceATAK, a.Store())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := a.Store().DataPackageByHash(ctx, up.Hash)
+	if err != nil {
+		t.Fatalf("package not stored as a data package: %v", err)
+	}
+	if p.Privacy != 1 || p.Name != up.FileName {
+		t.Fatalf("stored package %+v: a package holding a private key must be private", p)
+	}
+	br, err := a.Store().OpenBlob(ctx, p.BlobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(br)
+	br.Close()
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+	}
+	joined := strings.Join(names, " ")
+	if !strings.Contains(joined, "MANIFEST/manifest.xml") || !strings.Contains(joined, ".pref") || strings.Count(joined, ".p12") != 2 {
+		t.Fatalf("ATAK package entries %v", names)
+	}
+	// The certificate is live: it connects.
+	c, err := tls.X509KeyPair(up.Cert.CertPEM, up.Cert.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refusedOnCoT(t, a, &c) {
+		t.Fatal("the package's certificate is refused")
+	}
+}
