@@ -195,6 +195,20 @@ func (a *Appliance) buildListeners() {
 	} else {
 		a.add(ListenerHTTPS, -1, nil)
 	}
+
+	// Certificate enrollment (wire §8): TLS with the server certificate, no
+	// client certificate (the client has none yet), HTTP Basic auth against
+	// system users. Its requests are small, so reading one may not take long.
+	if cfg.EnrollPort >= 0 {
+		et := a.pki.EnrollmentTLSConfig()
+		l := newHTTPListener(ListenerEnroll, a.addr(cfg.EnrollPort), marti.NewEnrollmentHandler(marti.EnrollOptions{
+			Authority: a.pki, Store: a.store, Logger: a.log.With("component", "enroll"),
+		}), cfg.SSLSockTimeout, wrap(ListenerEnroll, et), a.log)
+		l.srv.ReadTimeout = 30 * time.Second
+		a.add(ListenerEnroll, cfg.EnrollPort, l)
+	} else {
+		a.add(ListenerEnroll, -1, nil)
+	}
 }
 
 // crlPollInterval is how often the revocation list file is checked for

@@ -1,11 +1,19 @@
 package appliance
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,6 +135,121 @@ func TestBinaryTLSInterop(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(dataDir, "certs", "crl.json"))
 	if err != nil || json.Unmarshal(data, &crl) != nil || len(crl.Revoked) != 1 || crl.Revoked[0]["reason"] != "key_compromise" {
 		t.Fatalf("crl.json %s %v", data, err)
+	}
+	p.stop(t)
+}
+
+// TestBinaryEnrollment is certificate enrollment as ATAK's quick connect
+// does it, against the real binary: a user made with `outpost user add`,
+// the enrollment package from `outpost cert enrollment-package`, a CSR
+// signed over 8446 with HTTP Basic auth (signClient/v2), and the returned
+// certificate connecting to 8089.
+func TestBinaryEnrollment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dataDir := t.TempDir()
+	add := exec.Command(outpostBinary(t), "user", "add", "frank", "--password-stdin", "--data-dir", dataDir, "--log-level", "warn")
+	add.Stdin = strings.NewReader("correct horse battery\n")
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("user add: %v %s", err, out)
+	}
+	pkgOut := runOutpost(t, "cert", "enrollment-package", "--device", "atak", "--data-dir", dataDir, "--out", t.TempDir(), "--log-level", "warn")
+	pkgPath := strings.TrimSpace(strings.TrimPrefix(pkgOut, "wrote "))
+	zr, err := zip.OpenReader(pkgPath)
+	if err != nil {
+		t.Fatalf("enrollment package %q: %v", pkgPath, err)
+	}
+	var pref string
+	for _, f := range zr.File {
+		if strings.HasSuffix(f.Name, ".pref") {
+			rc, _ := f.Open()
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			pref = string(b)
+		}
+		if strings.Contains(f.Name, "alice") || (strings.HasSuffix(f.Name, ".p12") && !strings.Contains(f.Name, "truststore")) {
+			t.Fatalf("enrollment package carries a client certificate: %s", f.Name)
+		}
+	}
+	zr.Close()
+	if !strings.Contains(pref, `key="enrollForCertificateWithTrust0"`) {
+		t.Fatalf("enrollment .pref lacks enrollForCertificateWithTrust0:\n%s", pref)
+	}
+
+	p := startBinary(t, dataDir, "--ssl-cot-port", "0", "--enroll-port", "0")
+	caPEM, err := os.ReadFile(filepath.Join(dataDir, "certs", "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}}}
+
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csrDER, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "frank"}}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "https://" + p.addrs[ListenerEnroll] + "/Marti/api/tls/signClient/v2?clientUid=ANDROID-frank&version=5.2"
+	post := func(user, pass string) *http.Response {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(base64.StdEncoding.EncodeToString(csrDER)))
+		req.SetBasicAuth(user, pass)
+		req.Header.Set("Accept", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if resp := post("frank", "wrong"); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("wrong password: %d", resp.StatusCode)
+	} else {
+		resp.Body.Close()
+	}
+	resp := post("frank", "correct horse battery")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("signClient/v2: %d %s", resp.StatusCode, body)
+	}
+	var signed map[string]string
+	if err := json.Unmarshal(body, &signed); err != nil {
+		t.Fatal(err)
+	}
+	der, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(signed["signedCert"], "\n", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil || leaf.Subject.CommonName != "frank" {
+		t.Fatalf("signed certificate: %v %v", leaf, err)
+	}
+
+	// The enrolled certificate connects to 8089 and relays.
+	c, err := takclient.Dial(p.addrs[ListenerCoTTLS], &tls.Config{
+		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
+		RootCAs:      pool, ServerName: "127.0.0.1",
+	})
+	if err != nil {
+		t.Fatalf("enrolled certificate refused on 8089: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.WaitFor(takclient.Type("t-x-takp-v"), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// And deleting the user revokes it: the running server cuts it off.
+	out := runOutpost(t, "user", "delete", "frank", "--data-dir", dataDir, "--log-level", "warn")
+	if !strings.Contains(out, "revoked 1") {
+		t.Fatalf("user delete said %q", out)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(15 * time.Second):
+		t.Fatal("deleted user's certificate still connected")
 	}
 	p.stop(t)
 }

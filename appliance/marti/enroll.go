@@ -1,0 +1,464 @@
+package marti
+
+// Certificate enrollment (wire §8): the HTTPS listener, by convention on port
+// 8446, where ATAK's and iTAK's "quick connect" trade a user name, a password
+// and a CSR for a client certificate. Sources of fact (facts only, nothing
+// copied):
+//
+//   - TAK Server: CertManagerApi.java and CertManagerService.java
+//     (TAK-Product-Center/Server, src/takserver-core/takserver-war/.../com/bbn/tak/tls/)
+//     and CoreConfig.xsd (src/takserver-common/src/main/xsd/). GET /tls/config
+//     marshals certificateConfig (only a nameEntries child of nameEntry
+//     name/value pairs) under the root QName ("com.bbn.marti.config",
+//     "certificateConfig"); POST /tls/signClient answers a PKCS#12 of
+//     certificate entries "signedCert", "ca0", "ca1", ... with the password
+//     "atakatak"; POST /tls/signClient/v2 answers JSON {"signedCert", "ca0",
+//     ...} when Accept is absent, empty, */* or application/json (checked in
+//     that order), <enrollment><signedCert/><ca/>...</enrollment> when it
+//     contains application/xml, 400 otherwise. Certificates are base64 DER in
+//     64-column lines without the PEM armour (Util.certToPEM(cert, false)).
+//     The CSR arrives as the body, PEM armour optional.
+//   - ATAK-CIV 5.5 commoncommo/core/impl/enrollmentmanager.cpp (mirrored in
+//     hotelzululima/atak-civ-5.5): GET config (root element certificateConfig,
+//     child nameEntries; CSR subject = CN=<user> then each nameEntry), then POST
+//     signClient/v2?clientUid=<uid>&version=<v> with Basic auth, "Accept:
+//     application/xml", "Content-Type: application/octet-stream" and the PEM
+//     CSR minus its armour lines. Only 200 is success, 401 is an auth error.
+//     Every child node of <enrollment> other than signedCert is read as a CA
+//     certificate, text nodes included, so the XML answer has no whitespace.
+//   - iOS clients: flighttactics/TAKTracker CSRRequestor.swift accepts the
+//     config only as text/plain and the v2 answer as application/json or
+//     text/plain, and trusts every "ca*" key; brian7704/OpenTAKServer
+//     certificate_enrollment_api.py answers iTAK with JSON holding ca0 and ca1,
+//     takes the CSR with or without armour and the uid as clientUid or
+//     clientUID; kdudkov/goatak cert_api.go notes "iTAK needs server cert in
+//     answer" and sends it as a caN entry.
+//   - dfpc-coe/node-tak lib/api/credentials.ts and lib/api.ts (CloudTAK): the
+//     config root must literally be "ns2:certificateConfig" with at least two
+//     nameEntry elements; JSON is recognised only by a Content-Type of exactly
+//     "application/json"; ca0 and ca1 are read.
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"outpost/appliance/pki"
+	"outpost/appliance/store"
+)
+
+// EnrollOptions configure the enrollment handler.
+type EnrollOptions struct {
+	Authority *pki.Authority
+	Store     *store.Store
+	Logger    *slog.Logger
+	// KeystorePassword protects the PKCS#12 answers of signClient (v1); empty
+	// means the TAK convention "atakatak".
+	KeystorePassword string
+	// Now is the clock of the failure limiter (tests); default time.Now.
+	Now func() time.Time
+}
+
+// Limits of the enrollment handler.
+const (
+	enrollRealm       = `Basic realm="Outpost enrollment"`
+	enrollMaxBody     = 64 << 10    // a CSR is 1-2 KiB; 64 KiB leaves room for RSA 8192 in PEM
+	enrollMaxFailures = 10          // failed logins per client address...
+	enrollWindow      = time.Minute // ...within this window...
+	enrollBlock       = time.Minute // ...block the address this long (429)
+	enrollMaxVerify   = 4           // concurrent password checks (PBKDF2 is CPU-bound)
+	enrollMaxTracked  = 4096        // client addresses the limiter remembers
+	enrollLogField    = 128         // longest user name or client uid written to the log
+	defaultKeystorePW = "atakatak"  // CertManagerApi.DEFAULT_PASSWORD
+)
+
+// NewEnrollmentHandler returns the handler of the enrollment listener (wire
+// §8). Every route needs HTTP Basic credentials of a system user; the
+// listener must be TLS (Authority.EnrollmentTLSConfig): a request that did not
+// arrive over TLS is refused before its credentials are checked.
+//
+//	GET  /Marti/api/tls/config              certificateConfig XML (O and OU for the CSR subject)
+//	POST /Marti/api/tls/signClient          CSR -> PKCS#12 (signedCert, ca0), KeystorePassword
+//	POST /Marti/api/tls/signClient/v2       CSR -> JSON {signedCert, ca0, ca1} or XML <enrollment>
+//	GET  /Marti/api/tls/profile/enrollment  204: no enrollment profile is configured
+//
+// The certificate's CN is always the authenticated user's name, whatever the
+// CSR's subject says. Failed logins are limited per client address
+// (enrollMaxFailures in enrollWindow, then 429 for enrollBlock).
+func NewEnrollmentHandler(opts EnrollOptions) http.Handler {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.KeystorePassword == "" {
+		opts.KeystorePassword = defaultKeystorePW
+	}
+	h := &enrollHandler{
+		opts:    opts,
+		log:     opts.Logger.With("component", "enroll"),
+		limiter: newFailureLimiter(enrollMaxFailures, enrollWindow, enrollBlock, enrollMaxTracked, opts.Now),
+		verify:  make(chan struct{}, enrollMaxVerify),
+	}
+	if opts.Authority == nil || opts.Store == nil {
+		h.log.Error("enrollment handler has no certificate authority or no store; every request fails")
+		return h
+	}
+	h.configXML = certificateConfigXML(opts.Authority)
+	h.routes = map[string]enrollRoute{
+		"/Marti/api/tls/config":             {http.MethodGet, h.config},
+		"/Marti/api/tls/signClient":         {http.MethodPost, h.signClientV1},
+		"/Marti/api/tls/signClient/v2":      {http.MethodPost, h.signClientV2},
+		"/Marti/api/tls/profile/enrollment": {http.MethodGet, h.profileEnrollment},
+	}
+	return h
+}
+
+type enrollRoute struct {
+	method string
+	serve  func(w http.ResponseWriter, r *http.Request, c *enrollCall)
+}
+
+type enrollHandler struct {
+	opts      EnrollOptions
+	log       *slog.Logger
+	limiter   *failureLimiter
+	verify    chan struct{} // semaphore of password checks
+	configXML []byte
+	routes    map[string]enrollRoute
+}
+
+// enrollCall is one authenticated request.
+type enrollCall struct {
+	user   store.User
+	remote string // client address (no port)
+	uid    string // clientUid query parameter, clipped for logs
+}
+
+func (h *enrollHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if h.routes == nil {
+		enrollError(w, http.StatusInternalServerError, "enrollment is not configured on this server")
+		return
+	}
+	path := r.URL.Path
+	if len(path) > 1 {
+		path = strings.TrimSuffix(path, "/") // "signClient/" is a spelling some servers accept
+	}
+	route, ok := h.routes[path]
+	if !ok {
+		enrollError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+		return
+	}
+	if r.Method != route.method && !(route.method == http.MethodGet && r.Method == http.MethodHead) {
+		allow := route.method
+		if allow == http.MethodGet {
+			allow += ", " + http.MethodHead
+		}
+		w.Header().Set("Allow", allow)
+		enrollError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed; use "+allow)
+		return
+	}
+	remote := clientAddr(r.RemoteAddr)
+	if r.TLS == nil {
+		// Basic credentials over cleartext: a wiring fault, never served.
+		h.log.Error("enrollment request without TLS refused", "remote", remote, "path", path)
+		enrollError(w, http.StatusForbidden, "enrollment requires TLS")
+		return
+	}
+	user, ok := h.authenticate(w, r, remote)
+	if !ok {
+		return
+	}
+	route.serve(w, r, &enrollCall{user: user, remote: remote, uid: clip(clientUID(r), enrollLogField)})
+}
+
+// authenticate checks the Basic credentials under the failure limiter. It
+// writes the refusal itself and reports whether the request may go on.
+func (h *enrollHandler) authenticate(w http.ResponseWriter, r *http.Request, remote string) (store.User, bool) {
+	if wait, blocked := h.limiter.blocked(remote); blocked {
+		h.refuseBlocked(w, remote, "", wait)
+		return store.User{}, false
+	}
+	name, password, ok := r.BasicAuth()
+	if !ok {
+		w.Header().Set("WWW-Authenticate", enrollRealm)
+		enrollError(w, http.StatusUnauthorized, "authentication required")
+		return store.User{}, false
+	}
+	logName := clip(name, enrollLogField)
+	if wait, ok := h.limiter.begin(remote); !ok {
+		h.refuseBlocked(w, remote, logName, wait)
+		return store.User{}, false
+	}
+	user, err := h.verifyPassword(r.Context(), name, password)
+	failed := errors.Is(err, store.ErrBadCredentials)
+	h.limiter.end(remote, failed)
+	switch {
+	case failed:
+		h.log.Warn("enrollment login failed", "user", logName, "remote", remote, "reason", "bad user name or password")
+		w.Header().Set("WWW-Authenticate", enrollRealm)
+		// Same answer for an unknown user and a wrong password.
+		enrollError(w, http.StatusUnauthorized, "bad user name or password")
+		return store.User{}, false
+	case errors.Is(err, context.Canceled):
+		return store.User{}, false // the client went away; nothing to answer
+	case err != nil:
+		h.log.Error("enrollment login could not be checked", "user", logName, "remote", remote, "err", err)
+		enrollError(w, http.StatusServiceUnavailable, "credentials cannot be checked right now")
+		return store.User{}, false
+	}
+	return user, true
+}
+
+// verifyPassword runs the store's check with at most enrollMaxVerify at once.
+func (h *enrollHandler) verifyPassword(ctx context.Context, name, password string) (store.User, error) {
+	select {
+	case h.verify <- struct{}{}:
+	case <-ctx.Done():
+		return store.User{}, fmt.Errorf("enroll: wait to verify password: %w", ctx.Err())
+	}
+	defer func() { <-h.verify }()
+	u, err := h.opts.Store.VerifyPassword(ctx, name, password)
+	if err != nil {
+		return store.User{}, fmt.Errorf("enroll: %w", err)
+	}
+	return u, nil
+}
+
+func (h *enrollHandler) refuseBlocked(w http.ResponseWriter, remote, user string, wait time.Duration) {
+	secs := int((wait + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	h.log.Warn("enrollment refused", "user", user, "remote", remote, "reason", "too many failed logins", "retry_after_s", secs)
+	w.Header().Set("Retry-After", fmt.Sprint(secs))
+	enrollError(w, http.StatusTooManyRequests, "too many failed logins from this address; retry later")
+}
+
+// config answers the certificateConfig document (wire §8). Content type: the
+// official server leaves it to Spring's negotiation, which gives text/plain
+// to "*/*" or no Accept (TAKTracker accepts nothing else) and application/xml
+// to an explicit XML Accept; ATAK reads the body whatever the type.
+func (h *enrollHandler) config(w http.ResponseWriter, r *http.Request, c *enrollCall) {
+	ct := "text/plain; charset=utf-8"
+	switch accept := strings.ToLower(r.Header.Get("Accept")); {
+	case strings.Contains(accept, "application/xml"):
+		ct = "application/xml; charset=utf-8"
+	case strings.Contains(accept, "text/xml"):
+		ct = "text/xml; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.WriteHeader(http.StatusOK)
+	w.Write(h.configXML)
+}
+
+// profileEnrollment: ATAK asks after enrolling whether the server has a
+// device profile (a mission package) for it; 204 means none and is not an
+// error for the client. Outpost has no profile store yet.
+func (h *enrollHandler) profileEnrollment(w http.ResponseWriter, r *http.Request, c *enrollCall) {
+	h.log.Debug("enrollment profile requested", "user", clip(c.user.Name, enrollLogField), "client_uid", c.uid, "remote", c.remote, "result", "none configured")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// signClientV1 answers the signed certificate and the CA as a PKCS#12 of
+// certificate entries "signedCert" and "ca0" (no private key: it never left
+// the client), protected with KeystorePassword.
+func (h *enrollHandler) signClientV1(w http.ResponseWriter, r *http.Request, c *enrollCall) {
+	cert, ok := h.sign(w, r, c, "pkcs12")
+	if !ok {
+		return
+	}
+	p12, err := h.opts.Authority.KeyStoreP12(cert, h.opts.KeystorePassword)
+	if err != nil {
+		h.log.Error("enrollment keystore failed", "user", clip(c.user.Name, enrollLogField), "remote", c.remote, "serial", cert.SerialNumber.String(), "err", err)
+		enrollError(w, http.StatusInternalServerError, "the keystore could not be built")
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-pkcs12")
+	w.WriteHeader(http.StatusOK)
+	w.Write(p12)
+}
+
+// signClientV2 answers JSON or XML by Accept (see enrollFormat), decided
+// before signing so that no certificate is issued for an answer that cannot
+// be given.
+func (h *enrollHandler) signClientV2(w http.ResponseWriter, r *http.Request, c *enrollCall) {
+	format, ok := negotiateEnrollment(r.Header.Get("Accept"))
+	if !ok {
+		h.log.Warn("enrollment failed", "user", clip(c.user.Name, enrollLogField), "remote", c.remote, "reason", "unsupported Accept", "accept", clip(r.Header.Get("Accept"), enrollLogField))
+		enrollError(w, http.StatusNotAcceptable, "Accept must allow application/json, application/xml or text/plain")
+		return
+	}
+	cert, ok := h.sign(w, r, c, format.name)
+	if !ok {
+		return
+	}
+	ca := h.opts.Authority.CACert()
+	var body []byte
+	if format.xml {
+		body = enrollmentXML(cert, ca)
+	} else {
+		var err error
+		body, err = enrollmentJSON(cert, ca, serverLeaf(h.opts.Authority))
+		if err != nil {
+			h.log.Error("enrollment answer failed", "user", clip(c.user.Name, enrollLogField), "remote", c.remote, "err", err)
+			enrollError(w, http.StatusInternalServerError, "the answer could not be built")
+			return
+		}
+	}
+	w.Header().Set("Content-Type", format.contentType)
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+}
+
+// sign reads and checks the CSR and signs it for the authenticated user. It
+// writes the error answer itself and reports whether a certificate came out.
+func (h *enrollHandler) sign(w http.ResponseWriter, r *http.Request, c *enrollCall, format string) (*x509.Certificate, bool) {
+	user := clip(c.user.Name, enrollLogField)
+	fail := func(status int, reason string, err error) (*x509.Certificate, bool) {
+		level := slog.LevelWarn
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		attrs := []any{"user", user, "client_uid", c.uid, "remote", c.remote, "reason", reason}
+		if err != nil {
+			attrs = append(attrs, "err", err)
+		}
+		h.log.Log(r.Context(), level, "enrollment failed", attrs...)
+		enrollError(w, status, reason)
+		return nil, false
+	}
+	body, err := readLimited(w, r, enrollMaxBody)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", enrollMaxBody), nil)
+		}
+		return fail(http.StatusBadRequest, "the request body could not be read", err)
+	}
+	csr, err := parseCSR(body)
+	if err != nil {
+		return fail(http.StatusBadRequest, err.Error(), nil)
+	}
+	if err := checkCSR(csr); err != nil {
+		return fail(http.StatusBadRequest, err.Error(), nil)
+	}
+	cert, err := h.opts.Authority.SignCSR(csr, c.user.Name)
+	if err != nil {
+		return fail(http.StatusInternalServerError, "the certificate could not be signed", err)
+	}
+	h.log.Info("client certificate enrolled", "user", user, "client_uid", c.uid,
+		"version", clip(r.URL.Query().Get("version"), enrollLogField), "serial", cert.SerialNumber.String(),
+		"remote", c.remote, "format", format, "not_after", cert.NotAfter)
+	return cert, true
+}
+
+// enrollFormat is the shape of a signClient/v2 answer.
+type enrollFormat struct {
+	name        string // for the log
+	contentType string
+	xml         bool
+}
+
+// negotiateEnrollment follows CertManagerApi.signClientCertV2: no Accept, an
+// empty one, */* or application/json gives JSON (checked first, so ATAK's
+// "application/xml" alone is the XML case and a browser-style list gets JSON);
+// application/xml (or text/xml) gives XML. Beyond the official server,
+// text/plain gives the JSON body labelled text/plain, as OpenTAKServer does
+// for iTAK. Anything else is not acceptable (the official server says 400).
+func negotiateEnrollment(accept string) (enrollFormat, bool) {
+	a := strings.ToLower(strings.TrimSpace(accept))
+	switch {
+	case a == "", strings.Contains(a, "*/*"), strings.Contains(a, "application/json"):
+		return enrollFormat{name: "json", contentType: "application/json"}, true
+	case strings.Contains(a, "application/xml"):
+		return enrollFormat{name: "xml", contentType: "application/xml; charset=utf-8", xml: true}, true
+	case strings.Contains(a, "text/xml"):
+		return enrollFormat{name: "xml", contentType: "text/xml; charset=utf-8", xml: true}, true
+	case strings.Contains(a, "text/plain"), strings.Contains(a, "text/*"):
+		return enrollFormat{name: "json-as-text", contentType: "text/plain; charset=utf-8"}, true
+	}
+	return enrollFormat{}, false
+}
+
+// serverLeaf is the server certificate iTAK wants beside the CA (wire §8).
+func serverLeaf(a *pki.Authority) *x509.Certificate {
+	sc := a.ServerCertificate()
+	if sc.Leaf != nil {
+		return sc.Leaf
+	}
+	if len(sc.Certificate) == 0 {
+		return nil
+	}
+	leaf, err := x509.ParseCertificate(sc.Certificate[0])
+	if err != nil {
+		return nil
+	}
+	return leaf
+}
+
+// certBase64 is Util.certToPEM(cert, false) of TAK Server: base64 DER in
+// lines of 64 characters, no armour. No newline follows the last line
+// (clients add the footer themselves and some tolerate no blank line).
+func certBase64(cert *x509.Certificate) string {
+	s := base64.StdEncoding.EncodeToString(cert.Raw)
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/64)
+	for len(s) > 64 {
+		b.WriteString(s[:64])
+		b.WriteByte('\n')
+		s = s[64:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// clientUID reads the client's uid: clientUid (TAK Server, ATAK), or
+// clientUID (TAKTracker, per OpenTAKServer's handler).
+func clientUID(r *http.Request) string {
+	q := r.URL.Query()
+	if v := q.Get("clientUid"); v != "" {
+		return v
+	}
+	return q.Get("clientUID")
+}
+
+// clientAddr is the client's IP address without the port, IPv4-mapped IPv6
+// addresses unmapped, so one host is one key of the failure limiter.
+func clientAddr(remote string) string {
+	if ap, err := netip.ParseAddrPort(remote); err == nil {
+		return ap.Addr().Unmap().String()
+	}
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		return host
+	}
+	return remote
+}
+
+// clip shortens s to at most n bytes on a rune boundary, for logs.
+func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "?")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func enrollError(w http.ResponseWriter, status int, message string) {
+	writeJSON(w, status, map[string]string{"message": message})
+}
