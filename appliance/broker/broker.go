@@ -179,13 +179,14 @@ func directDests(ds []cot.Dest) []cot.Dest {
 	return ds
 }
 
-// deliver broadcasts env to every session the sender can reach, except the
-// sender and except skip.
-func (b *Broker) deliver(env *Envelope, from, skip *Session) {
+// deliver queues env to every session the sender may reach (wire §6),
+// except the sender itself, and only to those match accepts when match is
+// not nil. Sessions whose queue overflows are closed as slow consumers.
+func (b *Broker) deliver(env *Envelope, from *Session, match func(*Session) bool) {
 	var slow []*Session
 	n := uint64(0)
 	for _, s := range *b.list.Load() {
-		if s == from || s == skip || !visible(from, s) {
+		if s == from || !visible(from, s) || (match != nil && !match(s)) {
 			continue
 		}
 		if !s.enqueue(env) {
@@ -216,27 +217,11 @@ func (b *Broker) deliverDirected(env *Envelope, from *Session, dests []cot.Dest)
 			}
 		}
 	}
-	var slow []*Session
-	n := uint64(0)
-	for _, s := range *b.list.Load() {
-		if s == from || !visible(from, s) {
-			continue
-		}
-		id := s.ident.Load()
-		if id == nil || !(uids[id.UID] || callsigns[id.Callsign]) {
-			continue
-		}
-		if !s.enqueue(env) {
-			slow = append(slow, s)
-			continue
-		}
-		n++
-	}
-	b.stats.delivered.Add(n)
 	b.stats.directed.Add(1)
-	for _, s := range slow {
-		b.remove(s, ReasonSlowConsumer)
-	}
+	b.deliver(env, from, func(s *Session) bool {
+		id := s.ident.Load()
+		return id != nil && (uids[id.UID] || callsigns[id.Callsign])
+	})
 }
 
 // claimUID records that s now speaks for its uid; a reconnecting client

@@ -208,30 +208,33 @@ func (s *Session) markClosedLocked(reason string) bool {
 	return true
 }
 
-// observe updates the identity from an event the session sent.
-// It returns the previous uid when the uid changed.
+// observe updates the identity from a position report the session sent
+// (spec 2.11: lastSeen follows the periodic SAs; wire §1: every SA, not only
+// the first). Other events leave it unchanged. It returns the previous uid
+// and whether the uid changed.
 func (s *Session) observe(env *Envelope, now time.Time) (oldUID string, changed bool) {
+	if !env.sa {
+		return "", false
+	}
 	prev := s.ident.Load()
-	next := Identity{LastSeen: now}
+	var next Identity
 	if prev != nil {
 		next = *prev
-		next.LastSeen = now
 	}
-	if env.sa {
-		ev := env.Event
-		next.UID = ev.UID
-		next.SAType = ev.Type
-		if c := ev.Detail.Contact; c != nil && c.Callsign != "" {
-			next.Callsign = c.Callsign
-		}
-		if g := ev.Detail.Group; g != nil {
-			next.Team, next.Role = g.Name, g.Role
-		}
-		s.lastSA.Store(env)
+	ev := env.Event
+	next.LastSeen = now
+	next.UID = ev.UID
+	next.SAType = ev.Type
+	if c := ev.Detail.Contact; c != nil && c.Callsign != "" {
+		next.Callsign = c.Callsign
 	}
+	if g := ev.Detail.Group; g != nil {
+		next.Team, next.Role = g.Name, g.Role
+	}
+	s.lastSA.Store(env)
 	s.ident.Store(&next)
 	if prev == nil {
-		return "", next.UID != ""
+		return "", true
 	}
 	return prev.UID, prev.UID != next.UID
 }

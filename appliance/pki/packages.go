@@ -169,27 +169,13 @@ func (a *Authority) ClientPackage(cc *ClientCert, d Device) (filename string, zi
 	if err := validCommonName(cc.Name); err != nil {
 		return "", nil, fmt.Errorf("package: %w", err)
 	}
-	if _, err := ParseDevice(string(d)); err != nil {
-		return "", nil, fmt.Errorf("package: %w", err)
-	}
-	host, err := a.connectHost()
+	b, err := a.packageBase(d)
 	if err != nil {
 		return "", nil, err
 	}
-	ts, err := a.TrustStoreP12()
-	if err != nil {
-		return "", nil, err
-	}
-	server := fileToken(a.cfg.ServerName)
-	tsFile := a.TrustStoreName() + ".p12"
+	server, tsFile, pw := b.server, b.tsFile, a.cfg.Password
 	clientFile := fileToken(cc.Name) + "-" + server + ".p12"
-	pw := a.cfg.Password
-	streams := []prefEntry{
-		{"count", classInt, "1"},
-		str("description0", a.cfg.ServerName),
-		boolean("enabled0", true),
-		str("connectString0", fmt.Sprintf("%s:%d:ssl", host, a.cfg.SSLCoTPort)),
-	}
+	streams := b.stream0()
 	if d != DeviceITAK {
 		streams = append(streams,
 			str("caLocation0", "cert/"+tsFile), str("caPassword0", pw),
@@ -206,7 +192,7 @@ func (a *Authority) ClientPackage(cc *ClientCert, d Device) (filename string, zi
 			str("caLocation", "cert/"+tsFile), str("caPassword", pw),
 			str("certificateLocation", "cert/"+clientFile), str("clientPassword", pw),
 		},
-		p12s: []zipFile{{tsFile, ts}, {clientFile, cc.P12}},
+		p12s: []zipFile{{tsFile, b.truststore}, {clientFile, cc.P12}},
 	}
 	data, err := a.buildPackage(spec)
 	if err != nil {
@@ -219,47 +205,72 @@ func (a *Authority) ClientPackage(cc *ClientCert, d Device) (filename string, zi
 // truststore and a connection that enrolls for a certificate with the user's
 // name and password (wire §8) on Config.EnrollPort.
 func (a *Authority) EnrollmentPackage(d Device) (filename string, zipData []byte, err error) {
-	if _, err := ParseDevice(string(d)); err != nil {
-		return "", nil, fmt.Errorf("package: %w", err)
-	}
-	host, err := a.connectHost()
+	b, err := a.packageBase(d)
 	if err != nil {
 		return "", nil, err
 	}
-	ts, err := a.TrustStoreP12()
-	if err != nil {
-		return "", nil, err
-	}
-	server := fileToken(a.cfg.ServerName)
-	tsFile := a.TrustStoreName() + ".p12"
-	pw := a.cfg.Password
+	server, tsFile, pw := b.server, b.tsFile, a.cfg.Password
 	spec := pkgSpec{
 		device:    d,
 		filename:  fmt.Sprintf("%s_%s_enrollment.zip", server, d),
 		packageID: "enrollment",
 		prefBase:  server + ".pref",
-		streams: []prefEntry{
-			{"count", classInt, "1"},
-			str("description0", a.cfg.ServerName),
-			boolean("enabled0", true),
-			str("connectString0", fmt.Sprintf("%s:%d:ssl", host, a.cfg.SSLCoTPort)),
+		streams: append(b.stream0(),
 			str("caLocation0", "cert/"+tsFile), str("caPassword0", pw),
 			boolean("enrollForCertificateWithTrust0", true),
 			boolean("useAuth0", true),
 			str("cacheCreds0", "Cache credentials"),
-		},
+		),
 		app: []prefEntry{
 			boolean("displayServerConnectionWidget", true),
 			str("caLocation", "cert/"+tsFile), str("caPassword", pw),
 			str("apiCertEnrollmentPort", strconv.Itoa(a.cfg.EnrollPort)),
 		},
-		p12s: []zipFile{{tsFile, ts}},
+		p12s: []zipFile{{tsFile, b.truststore}},
 	}
 	data, err := a.buildPackage(spec)
 	if err != nil {
 		return "", nil, err
 	}
 	return spec.filename, data, nil
+}
+
+// packageBase is what every connection package of this server shares.
+type packageBase struct {
+	host       string // connect string host
+	sslPort    int
+	name       string // server name, as shown on the device
+	server     string // server name made file-safe
+	tsFile     string // truststore file name
+	truststore []byte // truststore PKCS#12 (CA certificate only)
+}
+
+func (a *Authority) packageBase(d Device) (packageBase, error) {
+	if _, err := ParseDevice(string(d)); err != nil {
+		return packageBase{}, fmt.Errorf("package: %w", err)
+	}
+	host, err := a.connectHost()
+	if err != nil {
+		return packageBase{}, err
+	}
+	ts, err := a.TrustStoreP12()
+	if err != nil {
+		return packageBase{}, err
+	}
+	return packageBase{
+		host: host, sslPort: a.cfg.SSLCoTPort, name: a.cfg.ServerName,
+		server: fileToken(a.cfg.ServerName), tsFile: a.TrustStoreName() + ".p12", truststore: ts,
+	}, nil
+}
+
+// stream0 is the first cot_streams connection: this server over TLS.
+func (b packageBase) stream0() []prefEntry {
+	return []prefEntry{
+		{"count", classInt, "1"},
+		str("description0", b.name),
+		boolean("enabled0", true),
+		str("connectString0", fmt.Sprintf("%s:%d:ssl", b.host, b.sslPort)),
+	}
 }
 
 // buildPackage lays the files out for the device and writes the ZIP.

@@ -105,12 +105,8 @@ func (c *conn) readLoop(neg *cot.Negotiator) string {
 		// Whoever ends the connection closes done/stopping before moving
 		// the deadline into the past; checking after our own SetReadDeadline
 		// means we can never overwrite theirs and block for IdleTimeout.
-		select {
-		case <-c.sess.Done():
-			return c.sess.Reason()
-		case <-c.stopping:
-			return broker.ReasonShutdown
-		default:
+		if reason, ended := c.ended(); ended {
+			return reason
 		}
 		msg, err := dec.Next()
 		if err != nil {
@@ -153,13 +149,22 @@ func (c *conn) readLoop(neg *cot.Negotiator) string {
 	}
 }
 
-func (c *conn) readErrorReason(err error) string {
+// ended reports whether the connection was already ended by someone else
+// (broker, shutdown, revocation) and with which reason.
+func (c *conn) ended() (string, bool) {
 	select {
 	case <-c.sess.Done():
-		return c.sess.Reason()
+		return c.sess.Reason(), true
 	case <-c.stopping:
-		return broker.ReasonShutdown
+		return broker.ReasonShutdown, true
 	default:
+		return "", false
+	}
+}
+
+func (c *conn) readErrorReason(err error) string {
+	if reason, ended := c.ended(); ended {
+		return reason
 	}
 	var ne net.Error
 	switch {
