@@ -49,8 +49,9 @@ type Appliance struct {
 	stopWatch   context.CancelFunc
 	stopRevokes func()
 
-	names     []string
-	listeners map[string]listener
+	names      []string
+	listeners  map[string]listener
+	allowedCLI config.AllowList // AllowedCLIIPs, parsed
 
 	ready     chan struct{}
 	closeOnce sync.Once
@@ -99,6 +100,9 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		Observer:  a.observe,
 		Logger:    a.log.With("component", "broker"),
 	})
+	if a.allowedCLI, err = config.ParseAllowList(cfg.AllowedCLIIPs); err != nil {
+		return fmt.Errorf("config AllowedCLIIPs: %w", err)
+	}
 	a.buildListeners()
 	for _, name := range a.names {
 		if err := a.listeners[name].Listen(); err != nil {
@@ -152,7 +156,8 @@ func (a *Appliance) buildListeners() {
 	cfg := &a.cfg
 	nodeID := NodeID(cfg.SecretKey)
 	a.add(ListenerREST, cfg.RESTPort, newHTTPListener(ListenerREST, a.addr(cfg.RESTPort),
-		mgmt.NewHandler(mgmt.Options{Logger: a.log.With("component", "mgmt")}), 2*time.Minute, nil, a.log))
+		mgmt.NewHandler(mgmt.Options{Broker: a.broker, AllowedClientIP: a.allowedCLI.Contains,
+			Logger: a.log.With("component", "mgmt")}), 2*time.Minute, nil, a.log))
 	martiHandler := marti.NewHandler(marti.Options{
 		Version: Version(), Hostname: cfg.PublicHost, NodeID: nodeID, Broker: a.broker,
 		Logger: a.log.With("component", "marti"),

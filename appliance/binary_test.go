@@ -332,12 +332,13 @@ func TestBinaryCommandLine(t *testing.T) {
 
 // TestBinaryDefaults starts the binary with no arguments and no config, as
 // on a fresh machine, in an empty working directory: it must create
-// ./outpost-data and come up with the default ports (when they are free).
+// ./outpost-data (database, certificates) and come up on all six default
+// ports (skipped when one of them is taken on this machine).
 func TestBinaryDefaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	for _, port := range []string{"19023", "8080", "8087"} {
+	for _, port := range []string{"19023", "8080", "8443", "8087", "8089", "8446"} {
 		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second); err == nil {
 			c.Close()
 			t.Skipf("port %s is in use on this machine", port)
@@ -346,7 +347,7 @@ func TestBinaryDefaults(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(outpostBinary(t))
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "OUTPOST_HTTPS_PORT=-1", "OUTPOST_SSL_COT_PORT=-1", "OUTPOST_ENROLL_PORT=-1")
+	cmd.Env = os.Environ()
 	var buf safeBuffer
 	cmd.Stderr = &buf
 	if err := cmd.Start(); err != nil {
@@ -362,6 +363,18 @@ func TestBinaryDefaults(t *testing.T) {
 	}
 	if httpGet(t, "http://127.0.0.1:19023/Alive") != "API is running" {
 		t.Fatal("/Alive on the default port")
+	}
+	for _, port := range []string{"8080", "8443", "8087", "8089", "8446"} {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+		if err != nil {
+			t.Fatalf("default port %s not listening: %v", port, err)
+		}
+		c.Close()
+	}
+	for _, f := range []string{"ca.pem", "ca.key", "server.pem", "server.key", "server.key.unencrypted", "server.p12", "crl.json"} {
+		if _, err := os.Stat(filepath.Join(dir, "outpost-data", "certs", f)); err != nil {
+			t.Fatalf("first run did not create %s: %v", f, err)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "outpost-data", "outpost.db")); err != nil {
 		t.Fatalf("default data directory: %v", err)

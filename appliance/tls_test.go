@@ -171,6 +171,16 @@ func TestMutualTLSAccepted(t *testing.T) {
 	if !strings.Contains(string(body), `"username":"alice"`) {
 		t.Fatalf("clientEndPoints %s", body)
 	}
+	// And so does the management API's /Clients (127.0.0.1 is allowed by default).
+	resp, err = http.Get("http://" + addrOf(t, a, ListenerREST) + "/Clients")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"uid":"ALICE-1"`) || !strings.Contains(string(body), `"user":"alice"`) {
+		t.Fatalf("/Clients: %d %s", resp.StatusCode, body)
+	}
 }
 
 // expiredCert signs a client certificate with our CA key (read from disk, as

@@ -3,8 +3,8 @@
 // files. Authentication is spec part 5 (bearer tokens; /Alive open;
 // /Clients by IP allow-list).
 //
-// So far it serves /Alive and answers every other path with a JSON 404;
-// the API routes arrive with their issues.
+// So far it serves /Alive and /Clients and answers every other path with a
+// JSON 404; the other API routes arrive with their issues.
 //
 // Imports: broker, store, cot, geo, pki; never another transport.
 package mgmt

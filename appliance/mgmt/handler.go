@@ -4,21 +4,38 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/netip"
+
+	"outpost/appliance/broker"
 )
 
 // Options configure the management handler.
 type Options struct {
-	Logger *slog.Logger
+	Broker *broker.Broker
+	// AllowedClientIP reports whether an address is in AllowedCLIIPs (spec
+	// part 5 rule 4). Nil refuses everyone.
+	AllowedClientIP func(netip.Addr) bool
+	Logger          *slog.Logger
+}
+
+type handler struct {
+	opts Options
+	log  *slog.Logger
 }
 
 // NewHandler returns the management API handler.
 func NewHandler(opts Options) http.Handler {
+	h := &handler{opts: opts, log: opts.Logger}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
 	mux := http.NewServeMux()
 	// spec 4.1: the only route without authentication.
 	mux.HandleFunc("GET /Alive", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("API is running"))
 	})
+	mux.HandleFunc("GET /Clients", h.clients)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, http.StatusNotFound, map[string]string{"message": "no such endpoint: " + r.Method + " " + r.URL.Path})
 	})

@@ -1,0 +1,81 @@
+package mgmt
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// clientItem is one connected client (spec 2.11). User is the identity
+// from the client certificate on the TLS listeners (issue: certificates);
+// it is an addition to the spec's fields, empty for TCP clients.
+type clientItem struct {
+	UID      string `json:"uid"`
+	Callsign string `json:"callsign"`
+	Team     string `json:"team"`
+	Role     string `json:"role"`
+	Address  string `json:"address"`
+	LastSeen string `json:"lastSeen"`
+	User     string `json:"user"`
+}
+
+// clients answers GET /Clients (spec 4.1, 2.11). It is protected by the IP
+// allow-list AllowedCLIIPs instead of a token (spec part 5 rule 4).
+func (h *handler) clients(w http.ResponseWriter, r *http.Request) {
+	if !h.allowedByIP(r) {
+		h.log.Warn("/Clients refused: address not in AllowedCLIIPs", "addr", r.RemoteAddr,
+			"x_forwarded_for", r.Header.Get("X-Forwarded-For"), "x_real_ip", r.Header.Get("X-Real-IP"))
+		// spec part 7: the exact body.
+		WriteJSON(w, http.StatusUnauthorized, map[string]string{"message": "endpoint can only be accessed by approved IPs"})
+		return
+	}
+	items := []clientItem{}
+	if h.opts.Broker != nil {
+		for _, c := range h.opts.Broker.Clients() {
+			items = append(items, clientItem{
+				UID: c.UID, Callsign: c.Callsign, Team: c.Team, Role: c.Role, Address: c.Address,
+				LastSeen: c.LastSeen.UTC().Format(timeFormat), User: c.User,
+			})
+		}
+	}
+	WriteJSON(w, http.StatusOK, items)
+}
+
+// timeFormat is ISO 8601 UTC with milliseconds (shapes.md).
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+// allowedByIP applies spec part 5 rule 4. The connecting address must be in
+// the list; when the request came through a proxy, every address named by
+// X-Forwarded-For and X-Real-IP must be in the list too. Requiring both
+// (rather than trusting the headers alone) keeps a remote client from
+// claiming an allowed address by sending the header itself.
+func (h *handler) allowedByIP(r *http.Request) bool {
+	if h.opts.AllowedClientIP == nil {
+		return false
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !h.opts.AllowedClientIP(peer) {
+		return false
+	}
+	var claimed []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		claimed = append(claimed, strings.Split(v, ",")...)
+	}
+	claimed = append(claimed, r.Header.Values("X-Real-IP")...)
+	for _, c := range claimed {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			continue
+		}
+		a, err := netip.ParseAddr(c)
+		if err != nil || !h.opts.AllowedClientIP(a) {
+			return false
+		}
+	}
+	return true
+}
