@@ -42,6 +42,20 @@ func requireInterop(t *testing.T) {
 	}
 }
 
+// caPool is what a client trusts: the CA that `outpost` created in dataDir.
+func caPool(t *testing.T, dataDir string) *x509.CertPool {
+	t.Helper()
+	caPEM, err := os.ReadFile(filepath.Join(dataDir, "certs", "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatalf("no certificate in %s", filepath.Join(dataDir, "certs", "ca.pem"))
+	}
+	return pool
+}
+
 func runOutpost(t *testing.T, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(outpostBinary(t), args...).CombinedOutput()
@@ -105,12 +119,7 @@ func TestBinaryTLSInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	caPEM, err := os.ReadFile(filepath.Join(dataDir, "certs", "ca.pem"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
+	pool := caPool(t, dataDir)
 	c, err := takclient.Dial(cotTLS, &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, ServerName: "127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
@@ -178,12 +187,7 @@ func TestBinaryEnrollment(t *testing.T) {
 	}
 
 	p := startBinary(t, dataDir, "--ssl-cot-port", "0", "--enroll-port", "0")
-	caPEM, err := os.ReadFile(filepath.Join(dataDir, "certs", "ca.pem"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
+	pool := caPool(t, dataDir)
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}}}
 
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

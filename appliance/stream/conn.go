@@ -40,6 +40,8 @@ type conn struct {
 
 	sess *broker.Session // set before the conn is shared; never changes
 
+	wbufs net.Buffers // writer goroutine only: scratch for writeBatch
+
 	shutdownOnce sync.Once
 	shutdownCtx  atomic.Pointer[context.Context] // set by beginShutdown
 	stopping     chan struct{}                   // closed by beginShutdown
@@ -234,7 +236,14 @@ func (c *conn) writeLoop() {
 // writes them with one writev per format run. A SwitchFormat envelope ends
 // the run: everything after it is protobuf (wire §4).
 func (c *conn) writeBatch(batch []*broker.Envelope, proto *bool, deadline time.Time) error {
-	bufs := make(net.Buffers, 0, len(batch))
+	// c.wbufs is the writer goroutine's scratch slice, reused across
+	// batches so the relay allocates nothing per batch; one grown by a
+	// burst (a new client's replay) is let go rather than kept per socket.
+	if cap(c.wbufs) > maxWritev {
+		c.wbufs = nil
+	}
+	bufs := c.wbufs[:0]
+	defer func() { clear(bufs[:cap(bufs)]); c.wbufs = bufs[:0] }()
 	for _, env := range batch {
 		var b []byte
 		if *proto {
@@ -264,13 +273,13 @@ func (c *conn) writeBatch(batch []*broker.Envelope, proto *bool, deadline time.T
 	// At most maxWritev buffers per writev: the runtime caches an iovec
 	// array per socket sized by the largest writev it ever made, and a
 	// thousand connections each keeping a 1024-entry array is 16 MiB.
-	for len(bufs) > 0 {
-		n := min(len(bufs), maxWritev)
-		chunk := bufs[:n:n]
+	for rest := bufs; len(rest) > 0; {
+		n := min(len(rest), maxWritev)
+		chunk := rest[:n:n]
 		if _, err := chunk.WriteTo(c.nc); err != nil {
 			return err
 		}
-		bufs = bufs[n:]
+		rest = rest[n:]
 	}
 	return nil
 }
