@@ -114,7 +114,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		l.Serve()
 		a.log.Info("listening", "listener", name, "addr", l.Addr().String())
 	}
-	// spec 5.11: the revocation list is re-read when it changes (the CLI
+	// api.md §5.11: the revocation list is re-read when it changes (the CLI
 	// revokes from another process) and revoked clients are cut off.
 	a.stopRevokes = a.pki.OnRevocation(a.disconnectRevoked)
 	watchCtx, stop := context.WithCancel(context.Background())
@@ -125,7 +125,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	return nil
 }
 
-// observe persists every routed event asynchronously (ARCHITECTURE "The
+// observe persists every routed event asynchronously (architecture.md "The
 // relay": after routing, never blocking it).
 func (a *Appliance) observe(ev *cot.Event, from *broker.Session) {
 	source := "server"
@@ -170,7 +170,7 @@ func (a *Appliance) buildListeners() {
 		ServerUID: "outpost-" + nodeID, Broker: a.broker, Logger: a.log,
 	}))
 
-	// Mutual TLS (spec 5.8): client certificates signed by our CA, revoked
+	// Mutual TLS (api.md §5.8): client certificates signed by our CA, revoked
 	// ones refused, handshakes bounded by WRAP_SSL_TIMEOUT in their own
 	// goroutines, silent connections closed after SSL_SOCK_TIMEOUT.
 	mtls := a.pki.ServerTLSConfig()
@@ -201,7 +201,7 @@ func (a *Appliance) buildListeners() {
 		a.add(ListenerHTTPS, -1, nil)
 	}
 
-	// Certificate enrollment (wire §8): TLS with the server certificate, no
+	// Certificate enrollment (protocol.md §8): TLS with the server certificate, no
 	// client certificate (the client has none yet), HTTP Basic auth against
 	// system users. Its requests are small, so reading one may not take long.
 	if cfg.EnrollPort >= 0 {
@@ -221,7 +221,7 @@ func (a *Appliance) buildListeners() {
 const crlPollInterval = 2 * time.Second
 
 // disconnectRevoked cuts off every connected client whose certificate is
-// revoked (spec 5.11): CoT sessions on 8089 and HTTPS connections on 8443.
+// revoked (api.md §5.11): CoT sessions on 8089 and HTTPS connections on 8443.
 func (a *Appliance) disconnectRevoked() {
 	n := 0
 	if a.cotTLS != nil {
@@ -253,6 +253,10 @@ func (a *Appliance) Addrs() map[string]net.Addr {
 	}
 	return out
 }
+
+// Config is the configuration the appliance runs with (after Open: with the
+// generated secrets filled in).
+func (a *Appliance) Config() config.Config { return a.cfg }
 
 // Broker exposes the broker (tests and in-process publishers).
 func (a *Appliance) Broker() *broker.Broker { return a.broker }

@@ -3,7 +3,7 @@
 // SQLite store and its CoT history writer, the broker, the certificate
 // authority and the listeners — binds every listener synchronously, then
 // serves in the background; Ready reports when all are bound and Addrs
-// where. Close shuts down in the documented order (ARCHITECTURE "The five
+// where. Close shuts down in the documented order (architecture.md "The five
 // listeners"): stop accepting → stop reading and drain client queues →
 // stop the broker → flush the CoT history → close the store.
 //

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// listener is the contract every listener meets (ARCHITECTURE "The five
+// listener is the contract every listener meets (architecture.md "The five
 // listeners"): Listen binds synchronously, Serve runs in the background,
 // Shutdown is idempotent.
 type listener interface {

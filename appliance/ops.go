@@ -118,7 +118,7 @@ func clientPackagesDir(cfg *config.Config) string {
 	return filepath.Join(cfg.CertsPath, "clientpackages")
 }
 
-// CertRevoke revokes every certificate issued to name (spec 5.11). A
+// CertRevoke revokes every certificate issued to name (api.md §5.11). A
 // running server notices within seconds and disconnects the holder.
 func CertRevoke(cfg config.Config, log *slog.Logger, name, reason string) (int, error) {
 	a, err := authorityFor(&cfg, log)
@@ -183,7 +183,7 @@ func withStore(ctx context.Context, cfg *config.Config, log *slog.Logger, fn fun
 	return fn(st)
 }
 
-// UserAdd creates a system user (spec 2.1) who can enroll for a
+// UserAdd creates a system user (api.md §2.1) who can enroll for a
 // certificate with name and password. An empty password is generated and
 // returned, as is the user's bearer token; both are shown only once.
 func UserAdd(ctx context.Context, cfg config.Config, log *slog.Logger, name, password, group string) (user store.User, generatedPassword string, err error) {
@@ -204,7 +204,7 @@ func UserAdd(ctx context.Context, cfg config.Config, log *slog.Logger, name, pas
 }
 
 // UserDelete deletes a system user and revokes every certificate issued to
-// that name (shapes.md: deleting a user revokes its certificate).
+// that name (api.md: deleting a user revokes its certificate).
 func UserDelete(ctx context.Context, cfg config.Config, log *slog.Logger, name string) (revoked int, err error) {
 	err = withStore(ctx, &cfg, log, func(st *store.Store) error {
 		u, err := st.UserByName(ctx, name)

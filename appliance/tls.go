@@ -69,7 +69,7 @@ func dedupe(in []string) []string {
 
 // tlsConnTracker remembers the open connections of a mutual-TLS HTTP
 // listener so that a client whose certificate is revoked while connected
-// (spec 5.11) can be cut off, and refuses requests from revoked
+// (api.md §5.11) can be cut off, and refuses requests from revoked
 // certificates on connections established before the revocation.
 type tlsConnTracker struct {
 	isRevoked func(serial *big.Int) bool

@@ -80,7 +80,7 @@ func New(opts Options) *Broker {
 }
 
 // Join registers a new session. The latest SA of every connected client
-// the new session can see is queued to it first (wire §5), before any live
+// the new session can see is queued to it first (protocol.md §5), before any live
 // traffic.
 func (b *Broker) Join(info SessionInfo) *Session {
 	if info.In == 0 {
@@ -136,7 +136,7 @@ func (b *Broker) Join(info SessionInfo) *Session {
 }
 
 // Publish routes an event from a session (nil: from the server itself).
-// Control types are consumed, never relayed (wire §5). The event must not
+// Control types are consumed, never relayed (protocol.md §5). The event must not
 // be modified afterwards.
 func (b *Broker) Publish(ev *cot.Event, from *Session) {
 	if ev == nil || cot.IsControl(ev.Type) {
@@ -147,7 +147,7 @@ func (b *Broker) Publish(ev *cot.Event, from *Session) {
 	var dests []cot.Dest
 	if m := ev.Detail.Marti; m != nil {
 		dests = directDests(m.Dests)
-		out = ev.WithoutMarti() // wire §6: remove <marti> before forwarding
+		out = ev.WithoutMarti() // protocol.md §6: remove <marti> before forwarding
 	}
 	env := NewEnvelope(out)
 	if from != nil {
@@ -179,7 +179,7 @@ func directDests(ds []cot.Dest) []cot.Dest {
 	return ds
 }
 
-// deliver queues env to every session the sender may reach (wire §6),
+// deliver queues env to every session the sender may reach (protocol.md §6),
 // except the sender itself, and only to those match accepts when match is
 // not nil. Sessions whose queue overflows are closed as slow consumers.
 func (b *Broker) deliver(env *Envelope, from *Session, match func(*Session) bool) {
@@ -201,7 +201,7 @@ func (b *Broker) deliver(env *Envelope, from *Session, match func(*Session) bool
 	}
 }
 
-// deliverDirected delivers only to the sessions named by dests (wire §6).
+// deliverDirected delivers only to the sessions named by dests (protocol.md §6).
 func (b *Broker) deliverDirected(env *Envelope, from *Session, dests []cot.Dest) {
 	uids := map[string]bool{}
 	callsigns := map[string]bool{}
@@ -246,7 +246,7 @@ func (s *Session) isClosed() bool {
 
 // remove closes s (first reason wins), drops it from the session list and,
 // when it was the current holder of a uid, tells the sessions that could
-// see it that it left (wire §5: t-x-d-d).
+// see it that it left (protocol.md §5: t-x-d-d).
 func (b *Broker) remove(s *Session, reason string) {
 	s.qmu.Lock()
 	s.markClosedLocked(reason)
@@ -309,7 +309,7 @@ func (b *Broker) Sessions() []*Session {
 	return append([]*Session(nil), l...)
 }
 
-// ClientInfo is one row of the connected-client registry (spec 2.11).
+// ClientInfo is one row of the connected-client registry (api.md §2.11).
 type ClientInfo struct {
 	UID       string
 	Callsign  string

@@ -9,12 +9,12 @@ import (
 // Envelope is one event on its way to one or more sessions. The event is
 // shared and read-only; its encodings are produced at most once per wire
 // format, by whichever writer needs them first, and shared by every
-// recipient (ARCHITECTURE "encode once per wire format, lazily").
+// recipient (architecture.md "encode once per wire format, lazily").
 type Envelope struct {
 	Event *cot.Event
 
 	// SwitchFormat tells the session's writer to speak TAK protocol v1 from
-	// the byte after this envelope on (wire §4: the t-x-takp-r reply). Only
+	// the byte after this envelope on (protocol.md §4: the t-x-takp-r reply). Only
 	// set on envelopes sent to a single session.
 	SwitchFormat bool
 
@@ -41,7 +41,7 @@ func estimateSize(ev *cot.Event) int {
 }
 
 // XML returns the event as an XML stream message (declaration, newline,
-// event; wire §2). Safe for concurrent use; encoded once.
+// event; protocol.md §2). Safe for concurrent use; encoded once.
 func (e *Envelope) XML() []byte {
 	e.xmlOnce.Do(func() { e.xml = e.Event.AppendXML(make([]byte, 0, e.size+128)) })
 	return e.xml

@@ -18,7 +18,7 @@ type SessionInfo struct {
 	Listener string // which listener accepted it, e.g. "cot-tcp", "cot-tls"
 	Addr     string // remote address, host:port
 	User     string // authenticated identity (client certificate common name), "" if none
-	// Server-side group bitmasks (wire §6): a sender S reaches a receiver R
+	// Server-side group bitmasks (protocol.md §6): a sender S reaches a receiver R
 	// when S.In & R.Out != 0. Zero means the system group __ANON__ only.
 	In, Out uint64
 	// Closed, when set, is called once, outside the broker's locks, when the
@@ -153,7 +153,7 @@ func (s *Session) Pending() (frames, bytes int) {
 	return len(s.items), s.bytes
 }
 
-// enqueue applies the slow-consumer policy (ARCHITECTURE "The relay"):
+// enqueue applies the slow-consumer policy (architecture.md "The relay"):
 // above the soft limit a position report replaces the queued one of the
 // same uid (newest wins); nothing else is ever dropped; above the hard limit
 // the session is marked closed with reason "slow consumer" and enqueue
@@ -209,7 +209,7 @@ func (s *Session) markClosedLocked(reason string) bool {
 }
 
 // observe updates the identity from a position report the session sent
-// (spec 2.11: lastSeen follows the periodic SAs; wire §1: every SA, not only
+// (api.md §2.11: lastSeen follows the periodic SAs; protocol.md §1: every SA, not only
 // the first). Other events leave it unchanged. It returns the previous uid
 // and whether the uid changed.
 func (s *Session) observe(env *Envelope, now time.Time) (oldUID string, changed bool) {
@@ -239,7 +239,7 @@ func (s *Session) observe(env *Envelope, now time.Time) (oldUID string, changed 
 	return prev.UID, prev.UID != next.UID
 }
 
-// visible reports whether an event from sender may reach receiver (wire §6).
+// visible reports whether an event from sender may reach receiver (protocol.md §6).
 // A nil sender is the server itself, which reaches everyone.
 func visible(sender, receiver *Session) bool {
 	if sender == nil {

@@ -32,8 +32,8 @@ type Config struct {
 
 	// CoT streaming limits.
 	CoTIdleTimeout      time.Duration // cotIdleTimeout: a TCP CoT client silent this long is closed
-	SSLSockTimeout      time.Duration // SSL_SOCK_TIMEOUT: same for TLS clients (spec part 8)
-	SSLHandshakeTimeout time.Duration // WRAP_SSL_TIMEOUT: maximum TLS handshake time (spec part 8)
+	SSLSockTimeout      time.Duration // SSL_SOCK_TIMEOUT: same for TLS clients (api.md §8)
+	SSLHandshakeTimeout time.Duration // WRAP_SSL_TIMEOUT: maximum TLS handshake time (api.md §8)
 	WriteTimeout        time.Duration // writeTimeout: a write blocked this long closes the client as a slow consumer
 	MaxMessageBytes     int           // maxMessageBytes: one CoT message larger than this disconnects its sender
 	MaxConnections      int           // maxConnections: per CoT listener
@@ -44,7 +44,7 @@ type Config struct {
 	HistoryRetention time.Duration // historyRetention: how long relayed CoT is kept (0 keeps it forever)
 	ShutdownTimeout  time.Duration // shutdownTimeout: the whole orderly shutdown
 
-	// Certificates (spec part 5, rule 12). Empty file locations mean the
+	// Certificates (api.md §5.12). Empty file locations mean the
 	// spec's default names inside CertsPath.
 	CertsPath      string // certsPath
 	KeyType        string // keyType: rsa or ecdsa-p256
@@ -54,7 +54,7 @@ type Config struct {
 	P12Dir         string // p12Dir: server.p12
 	CA             string // CA: ca.pem
 	CAKey          string // CAkey: ca.key
-	CRLFile        string // CRLFile: the JSON revocation list (spec 2.15)
+	CRLFile        string // CRLFile: the JSON revocation list (api.md §2.15)
 	ClientPackages string // ClientPackages: directory of built client packages
 
 	// Secrets. Empty values are generated on first run and persisted in
@@ -66,7 +66,7 @@ type Config struct {
 	FederationCert        string // federationCert
 	FederationKey         string // federationKey
 
-	// IP allow-lists (spec part 5, rule 4): single addresses or CIDR ranges.
+	// IP allow-lists (api.md §5.4): single addresses or CIDR ranges.
 	AllowedCLIIPs []string // AllowedCLIIPs: who may call /Clients
 	AllowCLIIPs   []string // AllowCLIIPs: who may use the local command-line interface
 }

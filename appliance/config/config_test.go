@@ -57,7 +57,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("publicHost = %q", c.PublicHost)
 	}
 	if c.SSLHandshakeTimeout != time.Second || c.SSLSockTimeout != 60*time.Second {
-		t.Errorf("TLS timeouts %v %v, want spec part 8 values", c.SSLHandshakeTimeout, c.SSLSockTimeout)
+		t.Errorf("TLS timeouts %v %v, want api.md §8 values", c.SSLHandshakeTimeout, c.SSLSockTimeout)
 	}
 	if c.HistoryRetention != 7*24*time.Hour {
 		t.Errorf("retention = %v", c.HistoryRetention)

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Control and keepalive event types (wire §4, §5).
+// Control and keepalive event types (protocol.md §4, §5).
 const (
 	TypePing      = "t-x-c-t"
 	TypePong      = "t-x-c-t-r"
@@ -19,7 +19,7 @@ const (
 )
 
 // IsControl reports whether events of type typ are consumed by the server
-// and never relayed (wire §5): t-x-c-t, t-x-c-t-r, t-x-takp-*, t-x-c-f,
+// and never relayed (protocol.md §5): t-x-c-t, t-x-c-t-r, t-x-takp-*, t-x-c-f,
 // t-x-c-m, t-x-c-i-e, t-x-c-i-d and t-b*.
 func IsControl(typ string) bool {
 	switch typ {
@@ -29,10 +29,10 @@ func IsControl(typ string) bool {
 	return strings.HasPrefix(typ, "t-x-takp-") || strings.HasPrefix(typ, "t-b")
 }
 
-// IsPing reports whether typ is a client ping, t-x-c-t exactly (wire §5).
+// IsPing reports whether typ is a client ping, t-x-c-t exactly (protocol.md §5).
 func IsPing(typ string) bool { return typ == TypePing }
 
-// IsSA reports whether e is a position report (wire §1): an a-* event with
+// IsSA reports whether e is a position report (protocol.md §1): an a-* event with
 // a <contact> that has a non-empty callsign.
 func (e *Event) IsSA() bool {
 	return strings.HasPrefix(e.Type, "a-") && e.Detail.Contact != nil && e.Detail.Contact.Callsign != ""
@@ -55,14 +55,14 @@ func serverEvent(uid, typ, how string, now time.Time, ttl time.Duration, unknown
 	}
 }
 
-// NewPong returns the answer to a ping (wire §5): type t-x-c-t-r, uid
+// NewPong returns the answer to a ping (protocol.md §5): type t-x-c-t-r, uid
 // takPong, how h-g-i-g-o, stale now+20s, point 0 0 0 with unknown ce/le.
 func NewPong(now time.Time) *Event {
 	return serverEvent("takPong", TypePong, "h-g-i-g-o", now, 20*time.Second, Unknown)
 }
 
 // NewDeparture returns the event announcing that the client uid, whose last
-// SA had type typ, has disconnected (wire §5): t-x-d-d with a random uid,
+// SA had type typ, has disconnected (protocol.md §5): t-x-d-d with a random uid,
 // how h-g-i-g-o, stale now+20s and <link uid type relation="p-p"/>.
 func NewDeparture(uid, typ string, now time.Time) *Event {
 	e := serverEvent(NewUID(), TypeDelete, "h-g-i-g-o", now, 20*time.Second, Unknown)
@@ -74,7 +74,7 @@ func NewDeparture(uid, typ string, now time.Time) *Event {
 }
 
 // WithoutMarti returns a copy of e without the <marti> routing element
-// (wire §6: removed before forwarding), or e itself when it has none. The
+// (protocol.md §6: removed before forwarding), or e itself when it has none. The
 // copy shares everything else with e.
 func (e *Event) WithoutMarti() *Event {
 	if e.Detail.Marti == nil && !bytes.Contains(e.Detail.XML, []byte("<marti")) {

@@ -62,7 +62,7 @@ func TestIsSA(t *testing.T) {
 	}
 }
 
-// checkServerEvent checks what every server-built event carries (wire §1,
+// checkServerEvent checks what every server-built event carries (protocol.md §1,
 // §4, §5) and that it survives both encodings.
 func checkServerEvent(t *testing.T, e *Event, now time.Time, typ, uid, how string, ttl time.Duration, unknown float64) {
 	t.Helper()

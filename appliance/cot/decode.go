@@ -131,7 +131,7 @@ func intern(b []byte) (string, bool) {
 	return "", false
 }
 
-// Decode parses one XML CoT event (wire §1). Leading white space, an XML
+// Decode parses one XML CoT event (protocol.md §1). Leading white space, an XML
 // declaration and comments are skipped, as are trailing white space and
 // comments; anything else before or after the event is an error. Malformed
 // input gives a *SyntaxError. The returned event owns its memory: it does
@@ -178,7 +178,7 @@ func (t *tokenizer) decodeEvent(blk *eventBlock) error {
 	if err := t.eventAttrs(ev); err != nil {
 		return err
 	}
-	ev.Point = Point{Ce: Unknown, Le: Unknown, Hae: Unknown} // wire §1: missing point
+	ev.Point = Point{Ce: Unknown, Le: Unknown, Hae: Unknown} // protocol.md §1: missing point
 	if !t.selfClose {
 		if err := t.eventContent(blk); err != nil {
 			return err
@@ -204,7 +204,7 @@ func (t *tokenizer) decodeEvent(blk *eventBlock) error {
 	}
 }
 
-// eventAttrs reads the attributes of <event> (wire §1).
+// eventAttrs reads the attributes of <event> (protocol.md §1).
 func (t *tokenizer) eventAttrs(ev *Event) error {
 	var hasUID, hasType, hasTime, hasStart, hasStale bool
 	for _, a := range t.attrs {
@@ -317,7 +317,7 @@ func (t *tokenizer) eventContent(blk *eventBlock) error {
 	}
 }
 
-// pointAttrs reads <point lat lon hae ce le/> (wire §1). Missing values
+// pointAttrs reads <point lat lon hae ce le/> (protocol.md §1). Missing values
 // keep their defaults (0 for lat and lon, Unknown for the others); a
 // non-finite hae, ce or le ("nan" in real captures) is read as Unknown.
 func (t *tokenizer) pointAttrs(p *Point) error {

@@ -15,7 +15,7 @@ type detailState struct {
 	emergency    []byte
 }
 
-// parseDetail reads the content of <detail> (wire §1, §6): it fills the
+// parseDetail reads the content of <detail> (protocol.md §1, §6): it fills the
 // typed views of blk and sets Detail.XML to the children, verbatim when they
 // are well-formed and rebuilt canonically otherwise. base is the depth of
 // detail's children; with base 0 the tokenizer reads bare detail content up
@@ -192,7 +192,7 @@ func (t *tokenizer) detailChild(blk *eventBlock, st *detailState) {
 }
 
 // detailGrandchild handles <marti><dest/></marti> and the <TakControl>
-// children of protocol negotiation (wire §4, §6).
+// children of protocol negotiation (protocol.md §4, §6).
 func (t *tokenizer) detailGrandchild(blk *eventBlock, st *detailState) {
 	switch {
 	case st.inMarti && t.is(t.name, "dest"):
@@ -265,7 +265,7 @@ func parseBattery(b []byte) uint32 {
 }
 
 // canonicalDetail rebuilds detail content that held something not
-// well-formed (wire §1: the relay must still be well-formed XML): comments
+// well-formed (protocol.md §1: the relay must still be well-formed XML): comments
 // inside start tags, bad comments and processing instructions are dropped,
 // attributes are double-quoted and separated by one space, bare '&' and '<'
 // are escaped. Everything that carries meaning is kept.

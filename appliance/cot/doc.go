@@ -14,10 +14,10 @@
 //   - xmlscan.go, xmlchars.go: the hand-written XML tokenizer.
 //   - decode.go, detail.go, timefmt.go: Decode (one XML event) and the
 //     canonical rebuild of odd detail content; encode.go: AppendXML.
-//   - proto.go, protowire.go: MarshalProto and DecodeProto (wire §3).
+//   - proto.go, protowire.go: MarshalProto and DecodeProto (protocol.md §3).
 //   - frame.go: stream and mesh framing; stream.go: StreamDecoder.
 //   - control.go: control types, pong, departure, WithoutMarti, NewUID;
-//     negotiate.go: Negotiator (wire §4).
+//     negotiate.go: Negotiator (protocol.md §4).
 //
 // Decoded events own their memory and are treated as read-only once shared.
 // Detail.XML is always well-formed: verbatim when the source was, rebuilt

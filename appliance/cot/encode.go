@@ -7,9 +7,9 @@ import (
 
 const xmlDeclaration = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
 
-// AppendXML appends the event as one XML message (wire §2, writer side): the
+// AppendXML appends the event as one XML message (protocol.md §2, writer side): the
 // declaration, a newline and the event, with nothing after </event>. Every
-// event carries version, <point> and stale (wire §1). Times are UTC with
+// event carries version, <point> and stale (protocol.md §1). Times are UTC with
 // milliseconds. Detail.XML is written verbatim inside <detail>; the typed
 // detail views are not consulted.
 func (e *Event) AppendXML(dst []byte) []byte {

@@ -6,7 +6,7 @@ import (
 )
 
 // ErrTooLarge is returned by StreamDecoder.Next when one message is larger
-// than the decoder's limit (wire §2: the official server caps a message at
+// than the decoder's limit (protocol.md §2: the official server caps a message at
 // 8 MiB). It is fatal: the caller disconnects the client.
 var ErrTooLarge = errors.New("cot: message exceeds the size limit")
 

@@ -26,7 +26,7 @@ type Event struct {
 	Detail Detail
 }
 
-// Point is the event's <point>. Unknown values are 9999999 (wire §1).
+// Point is the event's <point>. Unknown values are 9999999 (protocol.md §1).
 type Point struct {
 	Lat, Lon, Hae, Ce, Le float64
 }
@@ -88,7 +88,7 @@ type PrecisionLocation struct {
 	GeoPointSrc, AltSrc string
 }
 
-// Marti is <marti> with its <dest> children (wire §6).
+// Marti is <marti> with its <dest> children (protocol.md §6).
 type Marti struct {
 	Dests []Dest
 }
@@ -112,7 +112,7 @@ type Emergency struct {
 	Text   string
 }
 
-// TakControl is the <TakControl> child used by protocol negotiation (wire §4).
+// TakControl is the <TakControl> child used by protocol negotiation (protocol.md §4).
 // Zero values mean "not present".
 type TakControl struct {
 	SupportVersion int   // <TakProtocolSupport version=N/>

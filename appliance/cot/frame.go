@@ -6,10 +6,10 @@ import (
 	"errors"
 )
 
-// TAK protocol v1 framing (wire §3).
+// TAK protocol v1 framing (protocol.md §3).
 const (
 	// MaxProtoFrame is the longest stream frame payload a reader accepts;
-	// a longer length is taken as corruption (wire §3).
+	// a longer length is taken as corruption (protocol.md §3).
 	MaxProtoFrame = 64 << 10
 
 	frameMagic = 0xBF

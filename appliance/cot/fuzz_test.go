@@ -196,7 +196,7 @@ func FuzzStreamDecoder(f *testing.F) {
 }
 
 // protoSeeds turns a capture into a stream of protobuf frames with a stray
-// zero byte after each (wire §3: one server does that).
+// zero byte after each (protocol.md §3: one server does that).
 func protoSeeds(capture []byte) [][]byte {
 	var frames []byte
 	d := NewStreamDecoder(bytes.NewReader(capture), 0)

@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// supportedVersion is the only TAK protocol version besides XML (wire §3).
+// supportedVersion is the only TAK protocol version besides XML (protocol.md §3).
 const supportedVersion = 1
 
 // Negotiator is the server side of TAK protocol negotiation on one
-// streaming connection (wire §4). Its methods are safe for concurrent use
+// streaming connection (protocol.md §4). Its methods are safe for concurrent use
 // (the reader and writer of a connection may both call it).
 type Negotiator struct {
 	uid string
@@ -24,7 +24,7 @@ func NewNegotiator(serverUID string) *Negotiator {
 	return &Negotiator{uid: serverUID}
 }
 
-// controlEvent builds a negotiation event (wire §4): the server uid, how
+// controlEvent builds a negotiation event (protocol.md §4): the server uid, how
 // m-g, point 0 0 0 with ce/le 999999, stale now+60s.
 func (n *Negotiator) controlEvent(typ string, now time.Time, detail string, ctl TakControl) *Event {
 	e := serverEvent(n.uid, typ, "m-g", now, 60*time.Second, 999999)
@@ -34,7 +34,7 @@ func (n *Negotiator) controlEvent(typ string, now time.Time, detail string, ctl 
 }
 
 // Offer returns the t-x-takp-v event offering protocol version 1, to be
-// sent once after connect and the SA replay (wire §4 step 2); nil on every
+// sent once after connect and the SA replay (protocol.md §4 step 2); nil on every
 // later call.
 func (n *Negotiator) Offer(now time.Time) *Event {
 	n.mu.Lock()
@@ -48,7 +48,7 @@ func (n *Negotiator) Offer(now time.Time) *Event {
 		TakControl{SupportVersion: supportedVersion})
 }
 
-// Handle processes a t-x-takp-q request from the client (wire §4 steps 3
+// Handle processes a t-x-takp-q request from the client (protocol.md §4 steps 3
 // and 4). It returns the t-x-takp-r reply, with status true when version 1
 // was requested and the connection had not switched yet (false otherwise),
 // and whether the connection switches to protocol v1: the writer right

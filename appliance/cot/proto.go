@@ -11,7 +11,7 @@ import (
 const maxMillis = 253402300799999
 
 // MarshalProto returns the event as a serialized TakMessage{cotEvent}
-// without framing (wire §3). Detail children that fit a typed message
+// without framing (protocol.md §3). Detail children that fit a typed message
 // exactly become typed fields; every other child goes to xmlDetail verbatim.
 // It fails if a time is before 1970 (protobuf times are unsigned
 // milliseconds) or if Detail.XML is not well-formed.
@@ -56,7 +56,7 @@ func millis(t time.Time, name string) (uint64, error) {
 }
 
 // splitDetail sorts the children of detail content into typed fields and
-// xmlDetail (wire §3). A child becomes a typed field only when it has
+// xmlDetail (protocol.md §3). A child becomes a typed field only when it has
 // exactly the attributes that message carries, no content, and no raw
 // white space characters in its values (those would not survive the trip);
 // the first such child of each kind wins. Others are copied verbatim into
@@ -115,7 +115,7 @@ func (t *tokenizer) splitDetail(pd *pbDetail) error {
 	}
 }
 
-// Typed detail kinds (wire §3 Detail message).
+// Typed detail kinds (protocol.md §3 Detail message).
 const (
 	typedNone = iota
 	typedContact
@@ -268,7 +268,7 @@ func (t *tokenizer) fillTyped(pd *pbDetail, kind int) {
 }
 
 // DecodeProto converts a serialized TakMessage (no framing) to an event
-// (wire §3). It returns ErrNoEvent if the message has no cotEvent, and a
+// (protocol.md §3). It returns ErrNoEvent if the message has no cotEvent, and a
 // *SyntaxError if it is malformed, lacks uid or type, holds characters
 // that XML cannot carry (control characters), has a non-finite
 // lat or lon or a time past year 9999, or carries an xmlDetail that is not
@@ -338,7 +338,7 @@ func DecodeProto(msg []byte) (*Event, error) {
 }
 
 // appendTypedXML rebuilds the typed detail fields as XML elements, in field
-// order (wire §3: proto -> XML rebuilds the typed elements, then appends
+// order (protocol.md §3: proto -> XML rebuilds the typed elements, then appends
 // xmlDetail).
 func appendTypedXML(dst []byte, d *pbDetail) []byte {
 	if d.HasContact {

@@ -77,7 +77,7 @@ func marshalDetail(t *testing.T, detail string) *takproto.Detail {
 }
 
 // TestProtoDetailRules checks which detail children become typed fields
-// (wire §3: exactly the attributes the message carries, no content).
+// (protocol.md §3: exactly the attributes the message carries, no content).
 func TestProtoDetailRules(t *testing.T) {
 	tests := []struct {
 		name, detail string
@@ -131,7 +131,7 @@ func TestProtoDetailRules(t *testing.T) {
 	}
 }
 
-// TestProtoToXML checks how typed fields are rebuilt (wire §3).
+// TestProtoToXML checks how typed fields are rebuilt (protocol.md §3).
 func TestProtoToXML(t *testing.T) {
 	g := &takproto.TakMessage{CotEvent: &takproto.CotEvent{
 		Type: "a-f-G-U-C", Uid: "U", How: "m-g", SendTime: 1700000000123, StartTime: 1700000000123, StaleTime: 1700000060123,

@@ -18,7 +18,7 @@ import (
 // an unexpected wire type is skipped as unknown, a repeated scalar keeps the
 // last value, a repeated message is merged, and strings must be valid UTF-8.
 
-// Field numbers (wire §3 table).
+// Field numbers (protocol.md §3 table).
 const (
 	fMsgControl    = 1
 	fMsgEvent      = 2

@@ -7,12 +7,12 @@ import (
 	"io"
 )
 
-// Protocol is the format of a streaming connection (wire §4).
+// Protocol is the format of a streaming connection (protocol.md §4).
 type Protocol uint8
 
 const (
-	ProtocolXML Protocol = 0 // XML events one after the other (wire §2)
-	ProtocolV1  Protocol = 1 // TAK protocol v1 stream frames (wire §3)
+	ProtocolXML Protocol = 0 // XML events one after the other (protocol.md §2)
+	ProtocolV1  Protocol = 1 // TAK protocol v1 stream frames (protocol.md §3)
 )
 
 func (p Protocol) String() string {
@@ -32,14 +32,14 @@ type Message struct {
 	Size  int    // bytes the message occupied on the wire, skipped bytes before it included
 }
 
-// Auth is the optional first message of an XML stream (wire §2).
+// Auth is the optional first message of an XML stream (protocol.md §2).
 type Auth struct {
 	Username, Password, UID string
 }
 
 const (
 	// DefaultMaxMessage is the message size cap used when none is given
-	// (wire §2: the official server's limit).
+	// (protocol.md §2: the official server's limit).
 	DefaultMaxMessage = 8 << 20
 
 	initialBuffer = 4 << 10  // a new decoder's buffer
@@ -48,8 +48,8 @@ const (
 )
 
 // StreamDecoder reads the messages of one streaming connection (ports 8087
-// and 8089). It starts in XML (wire §2) and reads TAK protocol v1 frames
-// after SetProtocol(ProtocolV1) (wire §3). It buffers what it has read but
+// and 8089). It starts in XML (protocol.md §2) and reads TAK protocol v1 frames
+// after SetProtocol(ProtocolV1) (protocol.md §3). It buffers what it has read but
 // not yet decoded, so switching protocol loses no byte. It is not safe for
 // concurrent use.
 type StreamDecoder struct {
@@ -83,7 +83,7 @@ func (d *StreamDecoder) Protocol() Protocol { return d.proto }
 
 // SetProtocol switches the format at the current position: bytes already
 // buffered after the last returned message are decoded in the new format
-// (wire §4: protobuf starts with the very next byte).
+// (protocol.md §4: protobuf starts with the very next byte).
 func (d *StreamDecoder) SetProtocol(p Protocol) {
 	d.proto = p
 	d.inMsg, d.isAuth, d.scan = false, false, 0
@@ -165,7 +165,7 @@ var (
 	endTagAuth  = []byte("</auth")
 )
 
-// nextXML cuts one XML message from the buffer (wire §2): it starts at the
+// nextXML cuts one XML message from the buffer (protocol.md §2): it starts at the
 // next "<event" (or "<auth") and ends after the literal "</event>" (or
 // "</auth>"). done is false when more input is needed.
 func (d *StreamDecoder) nextXML() (Message, bool, error) {
@@ -246,7 +246,7 @@ func startsTag(b, tag []byte) bool {
 	return isSpace(c) || c == '>' || c == '/'
 }
 
-// nextFrame cuts one TAK protocol v1 stream frame (wire §3): 0xBF, uvarint
+// nextFrame cuts one TAK protocol v1 stream frame (protocol.md §3): 0xBF, uvarint
 // length, TakMessage. Bytes other than 0xBF where a frame should start are
 // skipped up to the next 0xBF; a length over MaxProtoFrame marks that 0xBF
 // as corrupt (it is skipped and the reader resynchronizes); messages
@@ -346,7 +346,7 @@ func (d *StreamDecoder) release() {
 	d.buf, d.start, d.end = nil, 0, 0
 }
 
-// parseAuth reads <auth><cot username password uid/></auth> (wire §2).
+// parseAuth reads <auth><cot username password uid/></auth> (protocol.md §2).
 func parseAuth(b []byte) (*Auth, error) {
 	t := newTokenizer(b)
 	defer t.release()

@@ -113,7 +113,7 @@ func TestStreamAllCapturesOneStream(t *testing.T) {
 	}
 }
 
-// negotiatingDecode reads like a streaming connection would (wire §4):
+// negotiatingDecode reads like a streaming connection would (protocol.md §4):
 // after a t-x-takp-q that the negotiator accepts, it switches to protobuf.
 func negotiatingDecode(r io.Reader) outcome {
 	d := NewStreamDecoder(r, 0)

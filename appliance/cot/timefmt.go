@@ -2,7 +2,7 @@ package cot
 
 import "time"
 
-// parseTime parses a CoT time (wire §1): ISO-8601
+// parseTime parses a CoT time (protocol.md §1): ISO-8601
 // "2006-01-02T15:04:05" with 0 to 9 fractional digits and a "Z", a numeric
 // offset ("+01:00" or "+0100") or no zone at all (taken as UTC). The result
 // is in UTC.
@@ -117,7 +117,7 @@ func daysIn(month, year int) int {
 }
 
 // appendTime appends t as UTC ISO-8601 with milliseconds,
-// "2006-01-02T15:04:05.000Z" (wire §1: what ATAK writes).
+// "2006-01-02T15:04:05.000Z" (protocol.md §1: what ATAK writes).
 func appendTime(dst []byte, t time.Time) []byte {
 	t = t.UTC()
 	year, month, day := t.Date()

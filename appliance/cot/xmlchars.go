@@ -206,7 +206,7 @@ func refLen(b []byte) (int, rune) {
 
 // appendUnescaped appends raw (attribute value or character data) with its
 // references replaced by the characters they stand for. An '&' that starts
-// no well-formed reference is kept as a literal '&' (lenient, wire §1).
+// no well-formed reference is kept as a literal '&' (lenient, protocol.md §1).
 func appendUnescaped(dst, raw []byte) []byte {
 	for {
 		i := bytes.IndexByte(raw, '&')

@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// The hand-written XML tokenizer behind Decode (wire §1, §2). encoding/xml
+// The hand-written XML tokenizer behind Decode (protocol.md §1, §2). encoding/xml
 // is far too slow and allocates for every token; this one works on offsets
 // into the input and allocates nothing per token. It checks what makes XML
 // well-formed (names, quoting, balanced nesting, legal characters, valid

@@ -1,6 +1,6 @@
 package marti
 
-// Certificate enrollment (wire §8): the HTTPS listener, by convention on port
+// Certificate enrollment (protocol.md §8): the HTTPS listener, by convention on port
 // 8446, where ATAK's and iTAK's "quick connect" trade a user name, a password
 // and a CSR for a client certificate. Sources of fact (facts only, nothing
 // copied):
@@ -245,7 +245,7 @@ func (h *enrollHandler) refuseBlocked(w http.ResponseWriter, remote, user string
 	enrollError(w, http.StatusTooManyRequests, "too many failed logins from this address; retry later")
 }
 
-// config answers the certificateConfig document (wire §8). Content type: the
+// config answers the certificateConfig document (protocol.md §8). Content type: the
 // official server leaves it to Spring's negotiation, which gives text/plain
 // to "*/*" or no Accept (TAKTracker accepts nothing else) and application/xml
 // to an explicit XML Accept; ATAK reads the body whatever the type.
@@ -391,7 +391,7 @@ func negotiateEnrollment(accept string) (enrollFormat, bool) {
 	return enrollFormat{}, false
 }
 
-// serverLeaf is the server certificate iTAK wants beside the CA (wire §8).
+// serverLeaf is the server certificate iTAK wants beside the CA (protocol.md §8).
 func serverLeaf(a *pki.Authority) *x509.Certificate {
 	sc := a.ServerCertificate()
 	if sc.Leaf != nil {

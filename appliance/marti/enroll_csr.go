@@ -1,6 +1,6 @@
 package marti
 
-// The documents of certificate enrollment (wire §8): reading the CSR, and the
+// The documents of certificate enrollment (protocol.md §8): reading the CSR, and the
 // certificateConfig, JSON and XML answers. Sources: see enroll.go.
 
 import (

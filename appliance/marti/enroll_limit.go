@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// failureLimiter slows password guessing on the enrollment port (wire §8):
+// failureLimiter slows password guessing on the enrollment port (protocol.md §8):
 // an address with max failed logins within window is refused (429) for
 // block. Attempts in progress count against the limit, so parallel requests
 // cannot run more than max guesses before the first results are in. A

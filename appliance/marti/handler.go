@@ -17,7 +17,7 @@ type Options struct {
 	Logger   *slog.Logger
 }
 
-// envelope is the spec 2.13 response envelope.
+// envelope is the api.md §2.13 response envelope.
 type envelope struct {
 	Version string `json:"version"`
 	Type    string `json:"type"`
@@ -44,13 +44,13 @@ func NewHandler(opts Options) http.Handler {
 type handler struct{ opts Options }
 
 // version answers ATAK's fallback check: plain text containing "TAK Server"
-// (shapes.md).
+// (api.md).
 func (h *handler) version(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Write([]byte("Outpost TAK Server " + h.opts.Version))
 }
 
-// versionConfig is the JSON ATAK checks first on connect (wire §7).
+// versionConfig is the JSON ATAK checks first on connect (protocol.md §7).
 func (h *handler) versionConfig(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, envelope{
 		Version: "3", Type: "ServerConfig", NodeID: h.opts.NodeID,
@@ -66,7 +66,7 @@ type clientEndpoint struct {
 	LastStatus    string `json:"lastStatus"`
 }
 
-// clientEndPoints lists connected clients (wire §7). Every item is complete:
+// clientEndPoints lists connected clients (protocol.md §7). Every item is complete:
 // one malformed item makes ATAK reject the whole list.
 func (h *handler) clientEndPoints(w http.ResponseWriter, r *http.Request) {
 	items := []clientEndpoint{}

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// clientItem is one connected client (spec 2.11). User is the identity
+// clientItem is one connected client (api.md §2.11). User is the identity
 // from the client certificate on the TLS listeners (issue: certificates);
 // it is an addition to the spec's fields, empty for TCP clients.
 type clientItem struct {
@@ -20,13 +20,13 @@ type clientItem struct {
 	User     string `json:"user"`
 }
 
-// clients answers GET /Clients (spec 4.1, 2.11). It is protected by the IP
-// allow-list AllowedCLIIPs instead of a token (spec part 5 rule 4).
+// clients answers GET /Clients (api.md §4.1, §2.11). It is protected by the IP
+// allow-list AllowedCLIIPs instead of a token (api.md §5.4).
 func (h *handler) clients(w http.ResponseWriter, r *http.Request) {
 	if !h.allowedByIP(r) {
 		h.log.Warn("/Clients refused: address not in AllowedCLIIPs", "addr", r.RemoteAddr,
 			"x_forwarded_for", r.Header.Get("X-Forwarded-For"), "x_real_ip", r.Header.Get("X-Real-IP"))
-		// spec part 7: the exact body.
+		// api.md §7: the exact body.
 		WriteJSON(w, http.StatusUnauthorized, map[string]string{"message": "endpoint can only be accessed by approved IPs"})
 		return
 	}
@@ -42,10 +42,10 @@ func (h *handler) clients(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, items)
 }
 
-// timeFormat is ISO 8601 UTC with milliseconds (shapes.md).
+// timeFormat is ISO 8601 UTC with milliseconds (api.md).
 const timeFormat = "2006-01-02T15:04:05.000Z"
 
-// allowedByIP applies spec part 5 rule 4. The connecting address must be in
+// allowedByIP applies api.md §5.4. The connecting address must be in
 // the list; when the request came through a proxy, every address named by
 // X-Forwarded-For and X-Real-IP must be in the list too. Requiring both
 // (rather than trusting the headers alone) keeps a remote client from

@@ -30,7 +30,7 @@ func NewHandler(opts Options) http.Handler {
 		h.log = slog.Default()
 	}
 	mux := http.NewServeMux()
-	// spec 4.1: the only route without authentication.
+	// api.md §4.1: the only route without authentication.
 	mux.HandleFunc("GET /Alive", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("API is running"))

@@ -20,7 +20,7 @@ const (
 	KeyTypeECDSAP256 = "ecdsa-p256" // smaller and faster; check your clients first
 )
 
-// Defaults (spec part 5 rule 12 names; ports from wire §8 and spec 1).
+// Defaults (api.md §5.12 names; ports from protocol.md §8 and api.md §1).
 const (
 	DefaultServerName     = "outpost"
 	DefaultSSLCoTPort     = 8089
@@ -42,7 +42,7 @@ type Config struct {
 	P12File            string // p12Dir          server.p12
 	CAFile             string // CA              ca.pem
 	CAKeyFile          string // CAkey           ca.key
-	CRLFile            string // CRLFile         crl.json (spec 2.15 JSON)
+	CRLFile            string // CRLFile         crl.json (api.md §2.15 JSON)
 	ClientPackagesDir  string // ClientPackages  clientpackages/
 
 	KeyType    string   // KeyTypeRSA (default) or KeyTypeECDSAP256

@@ -15,10 +15,10 @@ import (
 	"time"
 )
 
-// Reasons are the revocation reasons of spec 2.15, in the spec's order.
+// Reasons are the revocation reasons of api.md §2.15, in the spec's order.
 var Reasons = []string{"unspecified", "key_compromise", "ca_compromise", "affiliation_changed", "superseded", "cessation_of_operation", "privilege_withdrawn"}
 
-// reasonCodes maps spec 2.15 reasons to RFC 5280 CRLReason codes.
+// reasonCodes maps api.md §2.15 reasons to RFC 5280 CRLReason codes.
 var reasonCodes = map[string]int{
 	"unspecified":            0,
 	"key_compromise":         1,
@@ -29,7 +29,7 @@ var reasonCodes = map[string]int{
 	"privilege_withdrawn":    9,
 }
 
-// crlJSON is the file format of spec 2.15. serial_number is written in
+// crlJSON is the file format of api.md §2.15. serial_number is written in
 // decimal; on read a serial is hex when it starts with "0x", contains ':' or
 // contains a letter a-f, and decimal otherwise (see parseSerial).
 type crlJSON struct {
@@ -78,7 +78,7 @@ func crlPEMPathFor(crlFile string) string {
 	return p
 }
 
-// parseSerial reads a serial number in decimal or hex (spec 2.15 says only
+// parseSerial reads a serial number in decimal or hex (api.md §2.15 says only
 // "string"). Hex: "0x" prefix, colon-separated bytes, or any letter a-f.
 func parseSerial(s string) (*big.Int, error) {
 	v := strings.TrimSpace(s)
@@ -224,7 +224,7 @@ func checkReason(reason string) error {
 	return nil
 }
 
-// Revoke adds serial to the revocation list (spec 2.15, 5.11). Revoking an
+// Revoke adds serial to the revocation list (api.md §2.15, §5.11). Revoking an
 // already revoked serial changes nothing and is not an error.
 func (a *Authority) Revoke(serial *big.Int, reason string) error {
 	if serial == nil || serial.Sign() <= 0 {
@@ -237,7 +237,7 @@ func (a *Authority) Revoke(serial *big.Int, reason string) error {
 	return err
 }
 
-// RevokeName revokes every unrevoked certificate issued to name (spec 5.11)
+// RevokeName revokes every unrevoked certificate issued to name (api.md §5.11)
 // and returns how many were added to the list.
 func (a *Authority) RevokeName(name, reason string) (n int, err error) {
 	if err := checkReason(reason); err != nil {

@@ -17,7 +17,7 @@ import (
 const crlNextUpdate = 7 * 24 * time.Hour
 
 // CRLPEM returns the revocation list as a standard X.509 CRL signed by the CA
-// (PEM "X509 CRL"). The JSON file stays the source of truth (spec 2.15).
+// (PEM "X509 CRL"). The JSON file stays the source of truth (api.md §2.15).
 func (a *Authority) CRLPEM() ([]byte, error) {
 	revs := a.Revocations()
 	now := a.now()

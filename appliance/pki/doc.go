@@ -1,18 +1,18 @@
 // Package pki owns Outpost's certificate authority and everything built on it:
 //
 //   - the CA, the server certificate and their files under certsPath, with the
-//     spec's file names (spec part 5 rule 12);
+//     spec's file names (api.md §5.12);
 //   - client certificates (issued here or signed from an enrollment CSR) and
 //     their PKCS#12 containers;
-//   - the revocation list: the JSON file of spec 2.15 is the source of truth,
+//   - the revocation list: the JSON file of api.md §2.15 is the source of truth,
 //     a signed X.509 CRL is derived from it, and revoked client certificates are
-//     refused during the TLS handshake on 8089 and 8443 (spec 5.8, 5.11);
+//     refused during the TLS handshake on 8089 and 8443 (api.md §5.8, §5.11);
 //   - the tls.Config values for the mutual-TLS listeners and for enrollment,
 //     and a listener wrapper that runs each TLS handshake in its own goroutine
-//     under the WRAP_SSL_TIMEOUT deadline (spec part 8);
+//     under the WRAP_SSL_TIMEOUT deadline (api.md §8);
 //   - client connection packages (data packages) for ATAK, iTAK and WinTAK, with
-//     or without a client certificate (wire §9), and the user-creation call that
-//     issues a certificate and stores its package (spec 5.10).
+//     or without a client certificate (protocol.md §9), and the user-creation call that
+//     issues a certificate and stores its package (api.md §5.10).
 //
 // Imports: the standard library, golang.org/x/crypto and
 // software.sslmate.com/src/go-pkcs12 only. No other package of this module.

@@ -163,7 +163,7 @@ func (a *Authority) IssueClient(name string) (*ClientCert, error) {
 	return &ClientCert{Name: name, Cert: cert, Key: key, CertPEM: certPEM(cert), KeyPEM: kp, P12: p12}, nil
 }
 
-// SignCSR signs an enrollment CSR (wire §8). The CSR's signature must verify;
+// SignCSR signs an enrollment CSR (protocol.md §8). The CSR's signature must verify;
 // its subject is ignored and the CN is forced to name; the profile is the one
 // IssueClient uses. Accepted keys: RSA 2048-8192 bits, ECDSA P-256/P-384.
 func (a *Authority) SignCSR(csr *x509.CertificateRequest, name string) (*x509.Certificate, error) {

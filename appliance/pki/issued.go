@@ -13,7 +13,7 @@ import (
 
 // The issuance index (issued.json in CertsDir) remembers which client
 // certificates were issued to which name, so RevokeName can find them all
-// (spec 5.11). Server certificates are not listed: revoking a user who happens
+// (api.md §5.11). Server certificates are not listed: revoking a user who happens
 // to share the server's name must not revoke the server.
 type issuedJSON struct {
 	Certificates []issuedEntry `json:"certificates"`

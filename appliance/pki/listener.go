@@ -38,7 +38,7 @@ type HandshakeListener struct {
 
 // NewHandshakeListener wraps a raw listener: one goroutine accepts raw
 // connections and runs each TLS handshake in its own goroutine under a
-// deadline of timeout (spec part 8: WRAP_SSL_TIMEOUT 1.0 s), clears the
+// deadline of timeout (api.md §8: WRAP_SSL_TIMEOUT 1.0 s), clears the
 // deadline after success and hands the *tls.Conn to Accept. A client that
 // connects and never sends a ClientHello is cut at the timeout and never
 // blocks other handshakes or the accept loop. Failed handshakes are logged at

@@ -27,7 +27,7 @@ func (a *Authority) clientP12(key crypto.Signer, cert *x509.Certificate) ([]byte
 }
 
 // writeServerP12 writes server.p12 (server key + certificate + CA). This file
-// stays on the server: it is never put into a client package (shapes.md, FTS
+// stays on the server: it is never put into a client package (api.md, FTS
 // faults not to copy).
 func (a *Authority) writeServerP12(key crypto.Signer, cert *x509.Certificate) error {
 	p12, err := p12Encoder.Encode(key, cert, []*x509.Certificate{a.caCert}, a.cfg.Password)
@@ -58,7 +58,7 @@ func (a *Authority) TrustStoreName() string {
 
 // TrustStoreP12 returns a PKCS#12 holding only the CA certificate, marked as
 // a trust anchor, encrypted with Config.Password. It never holds a private key
-// (wire §9).
+// (protocol.md §9).
 func (a *Authority) TrustStoreP12() ([]byte, error) {
 	p12, err := p12Encoder.EncodeTrustStoreEntries([]pkcs12.TrustStoreEntry{
 		{Cert: a.caCert, FriendlyName: a.caCert.Subject.CommonName},
@@ -71,7 +71,7 @@ func (a *Authority) TrustStoreP12() ([]byte, error) {
 
 // KeyStoreP12 returns a PKCS#12 holding cert (without its key, which stays on
 // the client) and the CA, as certificate entries with the aliases TAK Server
-// uses in enrollment answers: "signedCert" and "ca0" (wire §8).
+// uses in enrollment answers: "signedCert" and "ca0" (protocol.md §8).
 func (a *Authority) KeyStoreP12(cert *x509.Certificate, password string) ([]byte, error) {
 	if cert == nil {
 		return nil, errors.New("keystore: no certificate")

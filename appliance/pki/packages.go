@@ -24,7 +24,7 @@ const (
 )
 
 // ParseDevice reads a device name case-insensitively. Spec 2.1's device_type
-// values map too: "mobile" is ATAK, "desktop" is WinTAK (shapes.md: "wintak"
+// values map too: "mobile" is ATAK, "desktop" is WinTAK (api.md: "wintak"
 // is accepted as the desktop value).
 func ParseDevice(s string) (Device, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
@@ -66,7 +66,7 @@ func ParseDevice(s string) (Device, error) {
 //     name (tkuester/taky issue #39), so both .p12 names carry the server
 //     name. FreeTAKServer nests a second ZIP inside its WinTAK package; nothing
 //     public says current WinTAK needs that, so we do not.
-//   - wire §9 (project notes): truststore holds the CA only, never a key.
+//   - protocol.md §9 (project notes): truststore holds the CA only, never a key.
 
 const (
 	classString = "class java.lang.String"
@@ -129,7 +129,7 @@ func marshalXML(v any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// connectHost returns the host for connect strings (wire §9: host:port:ssl).
+// connectHost returns the host for connect strings (protocol.md §9: host:port:ssl).
 func (a *Authority) connectHost() (string, error) {
 	h := a.cfg.PublicHost
 	if h == "" {
@@ -203,7 +203,7 @@ func (a *Authority) ClientPackage(cc *ClientCert, d Device) (filename string, zi
 
 // EnrollmentPackage builds a package without a client certificate: the CA
 // truststore and a connection that enrolls for a certificate with the user's
-// name and password (wire §8) on Config.EnrollPort.
+// name and password (protocol.md §8) on Config.EnrollPort.
 func (a *Authority) EnrollmentPackage(d Device) (filename string, zipData []byte, err error) {
 	b, err := a.packageBase(d)
 	if err != nil {
@@ -284,12 +284,12 @@ func (a *Authority) buildPackage(s pkgSpec) ([]byte, error) {
 	}
 	var files []zipFile
 	if s.device == DeviceITAK {
-		// iTAK: flat ZIP, config.pref and the .p12 files at the root (wire §9).
+		// iTAK: flat ZIP, config.pref and the .p12 files at the root (protocol.md §9).
 		files = append(files, zipFile{"config.pref", pref})
 		files = append(files, s.p12s...)
 	} else {
 		// ATAK and WinTAK: mission package, MANIFEST/manifest.xml listing
-		// every other entry (wire §9).
+		// every other entry (protocol.md §9).
 		files = append(files, zipFile{"certs/" + s.prefBase, pref})
 		for _, p := range s.p12s {
 			files = append(files, zipFile{"certs/" + p.name, p.data})

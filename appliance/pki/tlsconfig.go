@@ -15,14 +15,14 @@ func (a *Authority) buildTLSConfigs() {
 	a.serverTLS = &tls.Config{
 		MinVersion:   tls.VersionTLS12,
 		Certificates: []tls.Certificate{a.serverCert},
-		// spec 5.8: CERT_REQUIRED, client certificate signed by our CA, and
+		// api.md §5.8: CERT_REQUIRED, client certificate signed by our CA, and
 		// only our CA (never the system roots).
 		ClientAuth: tls.RequireAndVerifyClientCert,
 		ClientCAs:  a.clientCAs,
 		// Time follows Config.Now so validity checks agree with the
 		// authority's clock (tests move it).
 		Time: a.now,
-		// spec 5.11: refuse revoked leaves. VerifyConnection also runs on
+		// api.md §5.11: refuse revoked leaves. VerifyConnection also runs on
 		// resumed sessions, so a certificate revoked after its session
 		// ticket was issued is still refused.
 		VerifyConnection: a.verifyNotRevoked,
@@ -30,7 +30,7 @@ func (a *Authority) buildTLSConfigs() {
 	a.enrollTLS = &tls.Config{
 		MinVersion:   tls.VersionTLS12,
 		Certificates: []tls.Certificate{a.serverCert},
-		ClientAuth:   tls.NoClientCert, // wire §8: enrollment authenticates with HTTP Basic
+		ClientAuth:   tls.NoClientCert, // protocol.md §8: enrollment authenticates with HTTP Basic
 		Time:         a.now,
 	}
 }
@@ -49,7 +49,7 @@ func (a *Authority) verifyNotRevoked(cs tls.ConnectionState) error {
 // ServerTLSConfig returns a new tls.Config for the mutual-TLS listeners (CoT
 // 8089 and HTTPS 8443): TLS 1.2 or later, our server certificate, client
 // certificates required and verified against our CA only, revoked leaves
-// refused (spec 5.8, 5.11). Each call returns a fresh copy the caller may
+// refused (api.md §5.8, §5.11). Each call returns a fresh copy the caller may
 // modify (for example NextProtos).
 func (a *Authority) ServerTLSConfig() *tls.Config { return a.serverTLS.Clone() }
 

@@ -25,7 +25,7 @@ type UserPackage struct {
 	Cert     *ClientCert
 }
 
-// IssueUserPackage is what user creation with Certs "true" does (spec 5.10):
+// IssueUserPackage is what user creation with Certs "true" does (api.md §5.10):
 // issue a client certificate for name, build the device's connection package,
 // write it under ClientPackagesDir (mode 0600: it holds the private key) and
 // store it through sink as a data package (sink may be nil). If any step after

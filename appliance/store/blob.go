@@ -1,6 +1,6 @@
 package store
 
-// Chunked blobs, the write side (ARCHITECTURE "Storage").
+// Chunked blobs, the write side (architecture.md "Storage").
 //
 // A blob is a row in blobs (metadata, state) and its content in ChunkSize
 // rows of blob_chunks. CreateBlob inserts the metadata row in state pending;

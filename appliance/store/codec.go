@@ -1,7 +1,7 @@
 package store
 
 // The one place the store touches the CoT codecs: history rows keep each
-// event's XML encoding (the relay's own wire form, wire §2) and decode it
+// event's XML encoding (the relay's own wire form, protocol.md §2) and decode it
 // back on demand.
 
 import "outpost/appliance/cot"

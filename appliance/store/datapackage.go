@@ -1,9 +1,9 @@
 package store
 
-// Data packages (spec 2.8 metadata, spec 2.9 enterprise sync record).
+// Data packages (api.md §2.8 metadata, api.md §2.9 enterprise sync record).
 //
 // Content is streamed into a chunked blob and the metadata row commits in
-// the same transaction as the last chunk (ARCHITECTURE "Storage"), so a
+// the same transaction as the last chunk (architecture.md "Storage"), so a
 // package is either fully there or not at all.
 //
 // One package per content hash: uploading content whose SHA-256 is already
@@ -15,7 +15,7 @@ package store
 // names exactly one package.
 //
 // The store keeps keywords as given; adding the spec's automatic keywords
-// ("missionpackage", file name, submitter, spec 2.8/2.9) is the API's job.
+// ("missionpackage", file name, submitter, api.md §2.8/2.9) is the API's job.
 
 import (
 	"context"
@@ -29,7 +29,7 @@ import (
 	"time"
 )
 
-// Tool values (spec 2.9): "private" exactly when Privacy is 1.
+// Tool values (api.md §2.9): "private" exactly when Privacy is 1.
 const (
 	ToolPublic  = "public"
 	ToolPrivate = "private"
@@ -51,14 +51,14 @@ type DataPackageInput struct {
 	CreatorUID     string
 	Keywords       []string
 	MIMEType       string
-	Private        bool      // spec 2.8 Privacy 1 / spec 2.9 Tool "private"
+	Private        bool      // api.md §2.8 Privacy 1 / api.md §2.9 Tool "private"
 	ExpectedHash   string    // optional: the SHA-256 (hex) the content must have
 	SubmittedAt    time.Time // zero: now
 }
 
 // DataPackage is a stored package's metadata.
 type DataPackage struct {
-	PrimaryKey     int64 // spec 2.8/2.9 PrimaryKey
+	PrimaryKey     int64 // api.md §2.8/2.9 PrimaryKey
 	UID            string
 	Name           string
 	Hash           string // SHA-256, lower-case hex
@@ -296,7 +296,7 @@ func (s *Store) DeleteDataPackageByHash(ctx context.Context, hash string) error 
 // ConnectionPackageKeyword tags connection packages made for users.
 const ConnectionPackageKeyword = "connection"
 
-// PutPackage stores a client connection package (spec 5.10) as a private
+// PutPackage stores a client connection package (api.md §5.10) as a private
 // data package and returns its hash. It is the store's side of
 // pki.PackageSink: the package holds a private key, so it is never public
 // (search lists public packages only); the user fetches it by hash.

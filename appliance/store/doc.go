@@ -4,16 +4,16 @@
 //
 //   - chunked blobs (data-package contents), streamed in and out in 256 KiB
 //     rows so memory stays flat whatever the file size;
-//   - data-package metadata (spec 2.8, 2.9);
+//   - data-package metadata (api.md §2.8, §2.9);
 //   - system users with PBKDF2 password hashes and hashed bearer tokens
-//     (spec 2.1, spec part 5);
+//     (api.md §2.1, api.md §5);
 //   - the asynchronous, batched CoT history writer and its queries;
 //   - online backups (VACUUM INTO).
 //
 // It is the only package of the module that imports database/sql and the
 // SQLite driver (modernc.org/sqlite, pure Go). Of this module it imports
 // outpost/appliance/cot only; it never imports the broker or a transport
-// (ARCHITECTURE "Import rules").
+// (architecture.md "Import rules").
 //
 // Connections. One writer *sql.DB with a single connection whose
 // transactions begin IMMEDIATE, so writers queue in Go instead of failing

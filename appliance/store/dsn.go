@@ -14,13 +14,13 @@ import (
 	"strings"
 )
 
-// Pragmas for every connection of the store (ARCHITECTURE "Storage").
+// Pragmas for every connection of the store (architecture.md "Storage").
 // busy_timeout is applied first by the driver whatever the order here.
 var basePragmas = []string{
 	"busy_timeout(5000)",
 	"foreign_keys(1)",
 	"journal_mode(WAL)",
-	// FULL: an acknowledged write survives a power cut (ARCHITECTURE "Storage").
+	// FULL: an acknowledged write survives a power cut (architecture.md "Storage").
 	"synchronous(FULL)",
 	// After a checkpoint the WAL is truncated to this size, so a big upload
 	// does not leave a huge -wal file behind.

@@ -3,7 +3,7 @@ package store
 // The CoT history writer. The relay hands every routed event to Add, which
 // only tries a non-blocking send on a bounded channel: no SQL, no lock
 // contention beyond a shared read lock, never a wait on the caller's path
-// (ARCHITECTURE "The relay": the observer persists asynchronously, after
+// (architecture.md "The relay": the observer persists asynchronously, after
 // routing). One goroutine drains the channel into batches, one transaction
 // per batch: each event is inserted into cot_events and upserted into
 // cot_latest. When the channel is full, Add drops the event and counts it;

@@ -3,7 +3,7 @@ package store
 // The primary lock. Orphan sweeping at Open deletes every pending blob, which
 // is only safe when no other process is writing one: `outpost token` or
 // `outpost backup` may open the database of a running appliance
-// (ARCHITECTURE "Conventions"). The first Store to open a database takes a
+// (architecture.md "Conventions"). The first Store to open a database takes a
 // non-blocking exclusive OS lock on "<db>.lock" and keeps it until Close;
 // only the holder sweeps. The OS drops the lock when a process dies, so
 // after a crash the next Open sweeps.

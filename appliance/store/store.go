@@ -1,6 +1,6 @@
 package store
 
-// Open and Close (ARCHITECTURE "Storage"). Open: writer connection first
+// Open and Close (architecture.md "Storage"). Open: writer connection first
 // (it puts a new file into WAL mode), migrations on the writer, then the
 // query_only read pool, then the primary lock and the orphan-blob sweep.
 // Close: running History writers are flushed and stopped first, then both

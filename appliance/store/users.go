@@ -1,6 +1,6 @@
 package store
 
-// System users (spec 2.1; authentication spec part 5). Neither the password
+// System users (api.md §2.1; authentication api.md §5). Neither the password
 // nor the bearer token is stored: password_hash is PBKDF2 (password.go),
 // token_hash the SHA-256 hex of the token, so a token lookup is an index
 // lookup of a hash and no secret is compared as a string. A generated token
@@ -28,7 +28,7 @@ const (
 	maxUserField     = 255 // bytes: group, device type, certificate package name
 )
 
-// UserInput creates a system user (spec 2.1).
+// UserInput creates a system user (api.md §2.1).
 type UserInput struct {
 	Name                   string // 1-64 characters, unique
 	Group                  string
@@ -177,7 +177,7 @@ func (s *Store) UserByUID(ctx context.Context, uid string) (User, error) {
 	return s.userWhere(ctx, "user by uid", `uid = ?`, uid)
 }
 
-// UserByToken returns the user whose bearer token this is (spec 5 rule 2).
+// UserByToken returns the user whose bearer token this is (api.md §5.2).
 // An empty or oversized token is ErrNotFound without a query.
 func (s *Store) UserByToken(ctx context.Context, token string) (User, error) {
 	if token == "" || len(token) > maxTokenBytes {

@@ -79,7 +79,7 @@ func (c *conn) onSessionClosed(reason string) {
 }
 
 // serve runs the connection until it ends: offer protobuf after the replay
-// (wire §4), then read until the client goes away.
+// (protocol.md §4), then read until the client goes away.
 func (c *conn) serve() {
 	c.log.Debug("client connected")
 	neg := cot.NewNegotiator(c.l.cfg.ServerUID)
@@ -128,7 +128,7 @@ func (c *conn) readLoop(neg *cot.Negotiator) string {
 		now := cfg.Now()
 		switch {
 		case cot.IsPing(ev.Type):
-			// wire §5: answer on this connection only.
+			// protocol.md §5: answer on this connection only.
 			c.sess.Send(broker.NewEnvelope(cot.NewPong(now)))
 		case ev.Type == "t-x-takp-q":
 			reply, switchTo, ok := neg.Handle(ev, now)
@@ -144,7 +144,7 @@ func (c *conn) readLoop(neg *cot.Negotiator) string {
 			}
 			c.sess.Send(env)
 		case cot.IsControl(ev.Type):
-			// Consumed, never relayed (wire §5).
+			// Consumed, never relayed (protocol.md §5).
 		default:
 			cfg.Broker.Publish(ev, c.sess)
 		}
@@ -234,7 +234,7 @@ func (c *conn) writeLoop() {
 
 // writeBatch encodes each envelope in the connection's current format and
 // writes them with one writev per format run. A SwitchFormat envelope ends
-// the run: everything after it is protobuf (wire §4).
+// the run: everything after it is protobuf (protocol.md §4).
 func (c *conn) writeBatch(batch []*broker.Envelope, proto *bool, deadline time.Time) error {
 	// c.wbufs is the writer goroutine's scratch slice, reused across
 	// batches so the relay allocates nothing per batch; one grown by a

@@ -30,9 +30,9 @@ type Config struct {
 
 	IdleTimeout  time.Duration // close a connection silent this long (default 60 s)
 	WriteTimeout time.Duration // a write blocked this long: slow consumer (default 15 s)
-	MaxMessage   int           // largest inbound message (default 8 MiB, wire §2)
+	MaxMessage   int           // largest inbound message (default 8 MiB, protocol.md §2)
 	MaxConns     int           // concurrent connections (default 4096)
-	ServerUID    string        // uid of the negotiation control events (wire §4)
+	ServerUID    string        // uid of the negotiation control events (protocol.md §4)
 
 	// Identify returns the user name and certificate serial of a TLS client.
 	Identify func(tls.ConnectionState) (user string, serial *big.Int, ok bool)
@@ -43,12 +43,12 @@ type Config struct {
 }
 
 // MaxRelayedEvent is the largest event sent to a client: ATAK's receive
-// buffer is 65536 bytes (wire §2). Larger events are still routed to the
+// buffer is 65536 bytes (protocol.md §2). Larger events are still routed to the
 // history but not written to sockets.
 const MaxRelayedEvent = 64 << 10
 
 // Listener accepts CoT streaming connections. Listen binds synchronously,
-// Serve runs in the background, Shutdown is idempotent (ARCHITECTURE "The
+// Serve runs in the background, Shutdown is idempotent (architecture.md "The
 // five listeners").
 type Listener struct {
 	cfg Config
@@ -211,7 +211,7 @@ func (l *Listener) Shutdown(ctx context.Context) error {
 }
 
 // CloseWhere closes every TLS connection whose client certificate serial
-// matches (used when a certificate is revoked while connected, spec 5.11).
+// matches (used when a certificate is revoked while connected, api.md §5.11).
 func (l *Listener) CloseWhere(match func(serial *big.Int) bool, reason string) int {
 	l.mu.Lock()
 	var hit []*conn

@@ -184,7 +184,7 @@ func Type(typ string) func(*cot.Event) bool {
 }
 
 // Negotiate upgrades the connection to TAK protocol v1 the way ATAK does
-// (wire §4): wait for the server's offer, send a request, wait for the
+// (protocol.md §4): wait for the server's offer, send a request, wait for the
 // positive response; after it both directions are protobuf.
 func (c *Client) Negotiate(timeout time.Duration) error {
 	if _, err := c.WaitFor(Type("t-x-takp-v"), timeout); err != nil {
@@ -229,7 +229,7 @@ func (c *Client) Ping(uid string) error {
 	})
 }
 
-// SA builds a position report like ATAK's (wire §1).
+// SA builds a position report like ATAK's (protocol.md §1).
 func SA(uid, callsign string, lat, lon float64) *cot.Event {
 	now := time.Now().UTC()
 	return &cot.Event{

@@ -28,7 +28,7 @@ reasons: unspecified, key_compromise, ca_compromise, affiliation_changed,
 func setupCert(fs *flag.FlagSet) func(*cmdContext) int {
 	device := fs.String("device", "atak", "client type of the connection package: atak, itak or wintak")
 	out := fs.String("out", "", "directory for the files (default: the ClientPackages directory)")
-	reason := fs.String("reason", "unspecified", "revocation reason (spec 2.15)")
+	reason := fs.String("reason", "unspecified", "revocation reason (api.md §2.15)")
 	return func(c *cmdContext) int {
 		if len(c.args) == 0 {
 			fmt.Fprintln(c.stderr, certUsage)

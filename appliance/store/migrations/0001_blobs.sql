@@ -1,4 +1,4 @@
--- Chunked blob store (ARCHITECTURE "Storage").
+-- Chunked blob store (architecture.md "Storage").
 -- blobs holds metadata only and is the only table whose rows are updated;
 -- blob_chunks rows hold up to one chunk (256 KiB) each and are only ever
 -- inserted and deleted, never updated (SQLite would rewrite the whole row).

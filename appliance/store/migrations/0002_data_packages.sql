@@ -1,4 +1,4 @@
--- Data packages (spec 2.8, 2.9). One row per content hash: re-uploading
+-- Data packages (api.md §2.8, §2.9). One row per content hash: re-uploading
 -- identical content updates the existing row and keeps its blob.
 CREATE TABLE data_packages (
     id              INTEGER PRIMARY KEY AUTOINCREMENT, -- spec PrimaryKey, never reused

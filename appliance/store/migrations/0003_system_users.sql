@@ -1,6 +1,6 @@
--- System users (spec 2.1). Secrets are never stored: password_hash is
+-- System users (api.md §2.1). Secrets are never stored: password_hash is
 -- "pbkdf2-sha256$<iter>$<salt b64>$<hash b64>", token_hash the SHA-256 hex
--- of the bearer token (spec part 5: lookup by token).
+-- of the bearer token (api.md §5: lookup by token).
 CREATE TABLE system_users (
     uid                      TEXT    PRIMARY KEY,
     name                     TEXT    NOT NULL UNIQUE,

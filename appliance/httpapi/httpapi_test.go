@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMuxJSONFallbacks(t *testing.T) {
+	m := NewMux()
+	m.HandleFunc("GET /thing", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	m.HandleFunc("PUT /thing", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	m.HandleFunc("GET /dir/", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "dir") })
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	cases := []struct {
+		method, path string
+		status       int
+		body, allow  string
+	}{
+		{"GET", "/thing", 200, "ok", ""},
+		{"DELETE", "/thing", 405, `"message":"method DELETE not allowed on /thing"`, "GET, HEAD, PUT"},
+		{"GET", "/nothing", 404, `"message":"no such endpoint: GET /nothing"`, ""},
+		{"POST", "/nothing", 404, `no such endpoint`, ""},
+		{"GET", "/dir/x", 200, "dir", ""},
+	}
+	for _, tc := range cases {
+		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.body) {
+			t.Errorf("%s %s = %d %s, want %d with %s", tc.method, tc.path, resp.StatusCode, b, tc.status, tc.body)
+		}
+		if tc.status >= 400 && resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s: content type %q", tc.method, tc.path, resp.Header.Get("Content-Type"))
+		}
+		if tc.allow != "" && resp.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s: Allow %q, want %q", tc.method, tc.path, resp.Header.Get("Allow"), tc.allow)
+		}
+	}
+}
+
+func TestDecodeJSON(t *testing.T) {
+	type body struct {
+		Name  string  `json:"name"`
+		Count int     `json:"count"`
+		Lat   float64 `json:"lat"`
+		Inner struct {
+			On bool `json:"on"`
+		} `json:"inner"`
+	}
+	cases := []struct {
+		in     string
+		status int
+		msg    string
+	}{
+		{`{"name":"a","count":2,"extra":1}`, 0, ""},
+		{``, 400, "request body is empty"},
+		{`{"name":`, 400, "ends too early"},
+		{`{"name" 1}`, 400, "malformed JSON at byte"},
+		{`{"count":"x"}`, 400, "count: must be a whole number, not string"},
+		{`{"count":1.5}`, 400, "count: must be a whole number, not number 1.5"},
+		{`{"lat":"north"}`, 400, "lat: must be a number, not string"},
+		{`{"inner":{"on":"yes"}}`, 400, "inner.on: must be true or false"},
+		{`[1,2]`, 400, "the body must be an object, not array"},
+		{`{} {}`, 400, "more than one value"},
+		{`{"name":"` + strings.Repeat("x", 200) + `"}`, 413, "larger than 100 bytes"},
+	}
+	for _, tc := range cases {
+		r := httptest.NewRequest("POST", "/", strings.NewReader(tc.in))
+		var b body
+		err := DecodeJSON(r, 100, &b)
+		if tc.status == 0 {
+			if err != nil {
+				t.Errorf("%q: %v", tc.in, err)
+			}
+			continue
+		}
+		e, ok := err.(*Error)
+		if !ok || e.Status != tc.status || !strings.Contains(e.Msg, tc.msg) {
+			t.Errorf("%q: got %v (%T), want %d %q", tc.in, err, err, tc.status, tc.msg)
+		}
+	}
+}
+
+func TestWriteError(t *testing.T) {
+	rec := httptest.NewRecorder()
+	WriteError(rec, BadRequest("latitude", "must be between -90 and 90"), "internal")
+	var m Message
+	json.Unmarshal(rec.Body.Bytes(), &m)
+	if rec.Code != 400 || m.Message != "latitude: must be between -90 and 90" {
+		t.Fatalf("%d %+v", rec.Code, m)
+	}
+	rec = httptest.NewRecorder()
+	WriteError(rec, io.ErrUnexpectedEOF, "An error occurred retrieving geo object.")
+	json.Unmarshal(rec.Body.Bytes(), &m)
+	if rec.Code != 500 || m.Message != "An error occurred retrieving geo object." {
+		t.Fatalf("%d %+v", rec.Code, m)
+	}
+	if FormatTime(time.Time{}) != "" || FormatTime(time.Date(2026, 11, 22, 10, 0, 0, 123e6, time.UTC)) != "2026-11-22T10:00:00.123Z" {
+		t.Fatal("FormatTime")
+	}
+}

@@ -1,0 +1,152 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// TimeFormat is the one timestamp format of every JSON answer: ISO 8601 UTC
+// with milliseconds (docs/api.md "Conventions").
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// FormatTime formats t in TimeFormat (UTC). The zero time is "".
+func FormatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(TimeFormat)
+}
+
+// WriteJSON writes v as a JSON response with the status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// Message is the body of every error answer, and of the answers the
+// interface specifies as a message.
+type Message struct {
+	Message string `json:"message"`
+}
+
+// WriteMessage writes {"message": msg} with the status.
+func WriteMessage(w http.ResponseWriter, status int, msg string) {
+	WriteJSON(w, status, Message{Message: msg})
+}
+
+// Error is a client mistake with its HTTP status (400 unless said).
+type Error struct {
+	Status int
+	Msg    string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// BadRequest returns a 400 error whose message is "<field>: <what>" (or
+// just what when field is empty).
+func BadRequest(field, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	if field != "" {
+		msg = field + ": " + msg
+	}
+	return &Error{Status: http.StatusBadRequest, Msg: msg}
+}
+
+// Errorf returns an error with the status and message.
+func Errorf(status int, format string, args ...any) *Error {
+	return &Error{Status: status, Msg: fmt.Sprintf(format, args...)}
+}
+
+// WriteError answers err: an *Error (anywhere in the chain) with its status
+// and message; anything else is an internal fault, answered 500 with
+// internalMsg (the interface's text for that route) and never the error's
+// own text, which the caller logs.
+func WriteError(w http.ResponseWriter, err error, internalMsg string) {
+	var e *Error
+	if errors.As(err, &e) {
+		WriteMessage(w, e.Status, e.Msg)
+		return
+	}
+	WriteMessage(w, http.StatusInternalServerError, internalMsg)
+}
+
+// DefaultMaxJSON is the largest JSON request body DecodeJSON reads unless
+// told otherwise.
+const DefaultMaxJSON = 1 << 20
+
+// DecodeJSON reads one JSON value from r's body (at most limit bytes; 0
+// means DefaultMaxJSON) into dst. A body that is too large is a 413; empty,
+// malformed or wrongly typed bodies are 400 errors that name the field.
+// Unknown fields are accepted (clients send more than we read).
+func DecodeJSON(r *http.Request, limit int64, dst any) error {
+	if limit <= 0 {
+		limit = DefaultMaxJSON
+	}
+	body := http.MaxBytesReader(nil, r.Body, limit)
+	dec := json.NewDecoder(body)
+	dec.UseNumber()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err, limit)
+	}
+	// Anything but whitespace after the value is a malformed body.
+	if _, err := dec.Token(); err != io.EOF {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return decodeError(err, limit)
+		}
+		return BadRequest("", "malformed JSON: more than one value in the body")
+	}
+	return nil
+}
+
+func decodeError(err error, limit int64) error {
+	var (
+		mbe *http.MaxBytesError
+		se  *json.SyntaxError
+		te  *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &mbe):
+		return Errorf(http.StatusRequestEntityTooLarge, "request body larger than %d bytes", limit)
+	case errors.Is(err, io.EOF):
+		return BadRequest("", "request body is empty; a JSON object is required")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return BadRequest("", "malformed JSON: the body ends too early")
+	case errors.As(err, &se):
+		return BadRequest("", "malformed JSON at byte %d: %s", se.Offset, se.Error())
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			return BadRequest("", "the body must be %s, not %s", jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return BadRequest(field, "must be %s, not %s", jsonKind(te.Type.Kind().String()), te.Value)
+	default:
+		return BadRequest("", "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+}
+
+// jsonKind names a Go kind the way a JSON client thinks of it.
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "struct", "map":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "a whole number"
+	case "float32", "float64":
+		return "a number"
+	default:
+		return "a " + k
+	}
+}

@@ -1,0 +1,60 @@
+package httpapi
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+
+	"outpost/appliance/logx"
+)
+
+// Mux is an http.ServeMux (method-and-path patterns) whose unknown paths are
+// answered 404 and wrong methods 405 (with Allow) in JSON, never 200 and
+// never the standard library's plain text (docs/api.md §7).
+type Mux struct {
+	*http.ServeMux
+}
+
+// NewMux returns an empty Mux.
+func NewMux() *Mux { return &Mux{ServeMux: http.NewServeMux()} }
+
+func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, pattern := m.ServeMux.Handler(r)
+	if pattern != "" {
+		m.ServeMux.ServeHTTP(w, r)
+		return
+	}
+	// No pattern matched: ServeMux's own answer is a 404, or a 405 with an
+	// Allow header when the path exists with other methods. Learn which
+	// from the headers it sets, and answer in JSON instead.
+	probe := &statusProbe{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", probe.header.Get("Allow"))
+		WriteMessage(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+logx.Clip(r.URL.Path))
+		return
+	}
+	WriteMessage(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+logx.Clip(r.URL.Path))
+}
+
+// statusProbe records the status and headers of ServeMux's fallback
+// handlers and discards their plain-text body.
+type statusProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *statusProbe) Header() http.Header         { return p.header }
+func (p *statusProbe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *statusProbe) WriteHeader(status int)      { p.status = status }
+
+// ClientAddr is the address of the connection a request came on (never a
+// header the client may have forged).
+func ClientAddr(r *http.Request) netip.Addr {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	a, _ := netip.ParseAddr(host)
+	return a.Unmap()
+}
