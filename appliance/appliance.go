@@ -16,9 +16,10 @@ import (
 
 	"outpost/appliance/broker"
 	"outpost/appliance/config"
-	"outpost/appliance/cot"
+	"outpost/appliance/logx"
 	"outpost/appliance/marti"
 	"outpost/appliance/mgmt"
+	"outpost/appliance/netx"
 	"outpost/appliance/pki"
 	"outpost/appliance/store"
 	"outpost/appliance/stream"
@@ -39,10 +40,11 @@ type Appliance struct {
 	cfg config.Config
 	log *slog.Logger
 
-	store   *store.Store
-	history *store.History
-	broker  *broker.Broker
-	pki     *pki.Authority
+	store      *store.Store
+	history    *store.History
+	historyLog *logx.Limiter
+	broker     *broker.Broker
+	pki        *pki.Authority
 
 	cotTLS      *stream.Listener // nil when disabled
 	httpsConns  *tlsConnTracker  // nil when 8443 is disabled
@@ -85,11 +87,17 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	if len(generated) > 0 {
 		a.log.Info("generated secrets on first run", "keys", generated, "file", secretsPath)
 	}
-	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log.With("component", "store")})
+	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log.With("component", "store"),
+		PasswordChecksPerSecond: float64(cfg.PasswordChecksPerSecond)})
 	if err != nil {
 		return err
 	}
-	a.history = a.store.StartHistory(store.HistoryOptions{Retention: cfg.HistoryRetention})
+	a.history = a.store.StartHistory(store.HistoryOptions{
+		Retention: cfg.HistoryRetention, MaxBytes: int64(cfg.HistoryMaxBytes),
+		ClientRate: float64(cfg.HistoryClientRate), ClientBytes: int64(cfg.HistoryClientBytes),
+		TotalRate: float64(cfg.HistoryTotalRate), TotalBytes: int64(cfg.HistoryTotalBytes),
+	})
+	a.historyLog = logx.NewLimiter(a.log.With("component", "history"), 10, 10*time.Second)
 	a.pki, err = openAuthority(cfg, a.log)
 	if err != nil {
 		return err
@@ -126,14 +134,15 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 }
 
 // observe persists every routed event asynchronously (architecture.md "The
-// relay": after routing, never blocking it).
-func (a *Appliance) observe(ev *cot.Event, from *broker.Session) {
-	source := "server"
+// relay": after routing, never blocking it), charged to the budget of the
+// connection it came from.
+func (a *Appliance) observe(env *broker.Envelope, from *broker.Session) {
+	source, client := "server", uint64(0)
 	if from != nil {
-		source = from.Info().Listener
+		source, client = from.Info().Listener, from.ID()
 	}
-	if !a.history.Add(ev, time.Now(), source) {
-		a.log.Debug("history buffer full; event not stored", "uid", ev.UID, "type", ev.Type)
+	if !a.history.Add(env.Event, env.XML(), time.Now(), source, client) {
+		a.historyLog.Debug("event not stored in history: budget spent or backlog full", "uid", logx.Clip(env.Event.UID), "type", logx.Clip(env.Event.Type))
 	}
 }
 
@@ -151,22 +160,36 @@ func (a *Appliance) add(name string, port int, l listener) {
 	a.listeners[name] = l
 }
 
-// buildListeners creates every enabled listener (not yet bound).
+// buildListeners creates every enabled listener (not yet bound). Their
+// connections count against limits shared by kind (docs: RELIABILITY.md):
+// the CoT listeners share a per-source cap and each has its own total; the
+// HTTP listeners share a per-source and a total cap; the TLS listeners share
+// the caps on handshakes in flight.
 func (a *Appliance) buildListeners() {
 	cfg := &a.cfg
 	nodeID := NodeID(cfg.SecretKey)
-	a.add(ListenerREST, cfg.RESTPort, newHTTPListener(ListenerREST, a.addr(cfg.RESTPort),
+	cotPerSource := netx.NewLimits(cfg.MaxConnectionsPerSource, 0)
+	httpConns := netx.NewLimits(cfg.HTTPMaxConnectionsPerSource, cfg.HTTPMaxConnections)
+	handshakes := netx.NewLimits(cfg.MaxPendingHandshakesPerSource, cfg.MaxPendingHandshakes)
+	tlsNet := func(port int, c *tls.Config, conns ...*netx.Limits) netx.Config {
+		return netx.Config{Addr: a.addr(port), Conns: conns, TLS: c, HandshakeTimeout: cfg.SSLHandshakeTimeout,
+			Handshakes: handshakes, Classify: classifyHandshake}
+	}
+	api := httpLimits{idle: 2 * time.Minute, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: maxRequestBody}
+
+	a.add(ListenerREST, cfg.RESTPort, newHTTPListener(ListenerREST, netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}},
 		mgmt.NewHandler(mgmt.Options{Broker: a.broker, AllowedClientIP: a.allowedCLI.Contains,
-			Logger: a.log.With("component", "mgmt")}), 2*time.Minute, nil, a.log))
+			Logger: a.log.With("component", "mgmt")}), api, a.log))
 	martiHandler := marti.NewHandler(marti.Options{
 		Version: Version(), Hostname: cfg.PublicHost, NodeID: nodeID, Broker: a.broker,
 		Logger: a.log.With("component", "marti"),
 	})
-	a.add(ListenerHTTP, cfg.HTTPPort, newHTTPListener(ListenerHTTP, a.addr(cfg.HTTPPort), martiHandler, 2*time.Minute, nil, a.log))
+	a.add(ListenerHTTP, cfg.HTTPPort, newHTTPListener(ListenerHTTP, netx.Config{Addr: a.addr(cfg.HTTPPort), Conns: []*netx.Limits{httpConns}},
+		martiHandler, api, a.log))
 	a.add(ListenerCoTTCP, cfg.CoTPort, stream.New(stream.Config{
-		Name: ListenerCoTTCP, Addr: a.addr(cfg.CoTPort),
-		IdleTimeout: cfg.CoTIdleTimeout, WriteTimeout: cfg.WriteTimeout,
-		MaxMessage: cfg.MaxMessageBytes, MaxConns: cfg.MaxConnections,
+		Name:        ListenerCoTTCP,
+		Net:         netx.Config{Addr: a.addr(cfg.CoTPort), Conns: []*netx.Limits{cotPerSource, netx.NewLimits(0, cfg.MaxConnections)}},
+		IdleTimeout: cfg.CoTIdleTimeout, WriteTimeout: cfg.WriteTimeout, MaxMessage: cfg.MaxMessageBytes,
 		ServerUID: "outpost-" + nodeID, Broker: a.broker, Logger: a.log,
 	}))
 
@@ -174,18 +197,12 @@ func (a *Appliance) buildListeners() {
 	// ones refused, handshakes bounded by WRAP_SSL_TIMEOUT in their own
 	// goroutines, silent connections closed after SSL_SOCK_TIMEOUT.
 	mtls := a.pki.ServerTLSConfig()
-	wrap := func(name string, c *tls.Config) func(net.Listener) net.Listener {
-		return func(ln net.Listener) net.Listener {
-			return pki.NewHandshakeListener(ln, c, cfg.SSLHandshakeTimeout, a.log.With("listener", name))
-		}
-	}
 	if cfg.SSLCoTPort >= 0 {
 		a.cotTLS = stream.New(stream.Config{
-			Name: ListenerCoTTLS, Addr: a.addr(cfg.SSLCoTPort),
-			TLS: mtls, Wrap: wrap(ListenerCoTTLS, mtls), Identify: a.pki.Identity,
-			IdleTimeout: cfg.SSLSockTimeout, WriteTimeout: cfg.WriteTimeout,
-			MaxMessage: cfg.MaxMessageBytes, MaxConns: cfg.MaxConnections,
-			ServerUID: "outpost-" + nodeID, Broker: a.broker, Logger: a.log,
+			Name:     ListenerCoTTLS,
+			Net:      tlsNet(cfg.SSLCoTPort, mtls, cotPerSource, netx.NewLimits(0, cfg.MaxConnections)),
+			Identify: a.pki.Identity, IdleTimeout: cfg.SSLSockTimeout, WriteTimeout: cfg.WriteTimeout,
+			MaxMessage: cfg.MaxMessageBytes, ServerUID: "outpost-" + nodeID, Broker: a.broker, Logger: a.log,
 		})
 		a.add(ListenerCoTTLS, cfg.SSLCoTPort, a.cotTLS)
 	} else {
@@ -193,8 +210,8 @@ func (a *Appliance) buildListeners() {
 	}
 	if cfg.HTTPSPort >= 0 {
 		a.httpsConns = newTLSConnTracker(a.pki.IsRevoked, a.log.With("listener", ListenerHTTPS))
-		l := newHTTPListener(ListenerHTTPS, a.addr(cfg.HTTPSPort), a.httpsConns.middleware(martiHandler),
-			cfg.SSLSockTimeout, wrap(ListenerHTTPS, mtls), a.log)
+		l := newHTTPListener(ListenerHTTPS, tlsNet(cfg.HTTPSPort, mtls, httpConns), a.httpsConns.middleware(martiHandler),
+			httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: maxRequestBody}, a.log)
 		l.srv.ConnState = a.httpsConns.connState
 		a.add(ListenerHTTPS, cfg.HTTPSPort, l)
 	} else {
@@ -205,15 +222,28 @@ func (a *Appliance) buildListeners() {
 	// client certificate (the client has none yet), HTTP Basic auth against
 	// system users. Its requests are small, so reading one may not take long.
 	if cfg.EnrollPort >= 0 {
-		et := a.pki.EnrollmentTLSConfig()
-		l := newHTTPListener(ListenerEnroll, a.addr(cfg.EnrollPort), marti.NewEnrollmentHandler(marti.EnrollOptions{
-			Authority: a.pki, Store: a.store, Logger: a.log.With("component", "enroll"),
-		}), cfg.SSLSockTimeout, wrap(ListenerEnroll, et), a.log)
+		l := newHTTPListener(ListenerEnroll, tlsNet(cfg.EnrollPort, a.pki.EnrollmentTLSConfig(), httpConns),
+			marti.NewEnrollmentHandler(marti.EnrollOptions{
+				Authority: a.pki, Store: a.store, Logger: a.log.With("component", "enroll"),
+			}), httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: 64 << 10}, a.log)
 		l.srv.ReadTimeout = 30 * time.Second
 		a.add(ListenerEnroll, cfg.EnrollPort, l)
 	} else {
 		a.add(ListenerEnroll, -1, nil)
 	}
+}
+
+// maxRequestBody bounds a request body on the API listeners (uploads
+// included).
+const maxRequestBody = 2 << 30
+
+// classifyHandshake names revocations among failed TLS handshakes (netx
+// classifies the rest).
+func classifyHandshake(err error) string {
+	if errors.Is(err, pki.ErrRevoked) {
+		return "revoked"
+	}
+	return ""
 }
 
 // crlPollInterval is how often the revocation list file is checked for
@@ -225,7 +255,7 @@ const crlPollInterval = 2 * time.Second
 func (a *Appliance) disconnectRevoked() {
 	n := 0
 	if a.cotTLS != nil {
-		n += a.cotTLS.CloseWhere(a.pki.IsRevoked, stream.ReasonRevoked)
+		n += a.cotTLS.CloseWhere(a.pki.IsRevoked, broker.ReasonRevoked)
 	}
 	if a.httpsConns != nil {
 		n += a.httpsConns.closeRevoked()
@@ -283,6 +313,19 @@ func (a *Appliance) shutdown(ctx context.Context) error {
 		a.stopWatch()
 		a.stopRevokes()
 	}
+	// Two budgets (RELIABILITY.md "Shutdown"): clients get the first half of
+	// the time to receive what is queued for them; the history flush and the
+	// store close get the rest, so one stalled client can never cost the
+	// history or turn the exit into a failure.
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = start.Add(a.cfg.ShutdownTimeout)
+	}
+	drainCtx, cancelDrain := context.WithDeadline(ctx, start.Add(deadline.Sub(start)/2))
+	defer cancelDrain()
+	if a.broker != nil {
+		a.broker.Drain() // no departures from here on: everyone is leaving
+	}
 	var errs []error
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -294,7 +337,7 @@ func (a *Appliance) shutdown(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := l.Shutdown(ctx); err != nil {
+			if err := l.Shutdown(drainCtx); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
@@ -302,6 +345,7 @@ func (a *Appliance) shutdown(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	cancelDrain()
 	if a.broker != nil {
 		a.broker.Close()
 	}

@@ -3,11 +3,14 @@ package appliance
 import (
 	"context"
 	"errors"
-	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"time"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/netx"
 )
 
 // listener is the contract every listener meets (architecture.md "The five
@@ -20,39 +23,87 @@ type listener interface {
 	Shutdown(ctx context.Context) error
 }
 
-// httpListener serves an http.Handler on one address, optionally through a
-// wrapper that performs TLS handshakes (pki.NewHandshakeListener).
+// httpListener serves an http.Handler on one port taken through netx (the
+// shared connection limits and, on TLS ports, the bounded handshakes). Every
+// request body must keep arriving (httpBodyTimeout between reads) and stay
+// under maxBody, so a client cannot hold a connection open by announcing a
+// body it never sends.
 type httpListener struct {
 	name string
-	addr string
-	wrap func(net.Listener) net.Listener
+	net  netx.Config
 	srv  *http.Server
-	ln   net.Listener
+	ln   *netx.Listener
 	log  *slog.Logger
 
 	served bool // Serve was called (set before any Shutdown, same goroutine)
 	done   chan struct{}
 }
 
-func newHTTPListener(name, addr string, h http.Handler, idle time.Duration, wrap func(net.Listener) net.Listener, log *slog.Logger) *httpListener {
-	l := &httpListener{name: name, addr: addr, wrap: wrap, log: log.With("listener", name), done: make(chan struct{})}
+// httpLimits are the request limits of one HTTP listener.
+type httpLimits struct {
+	idle        time.Duration // keep-alive idle time
+	bodyTimeout time.Duration // longest silence while a body is read
+	maxBody     int64         // largest request body
+}
+
+func newHTTPListener(name string, nc netx.Config, h http.Handler, lim httpLimits, log *slog.Logger) *httpListener {
+	l := &httpListener{name: name, net: nc, log: log.With("listener", name), done: make(chan struct{})}
+	if l.net.Name == "" {
+		l.net.Name = name
+	}
+	if l.net.Logger == nil {
+		l.net.Logger = l.log
+	}
 	l.srv = &http.Server{
-		Handler:           h,
+		Handler:           guardBodies(h, lim),
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       idle,
+		IdleTimeout:       lim.idle,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(l.log.Handler(), slog.LevelDebug),
 	}
 	return l
 }
 
-func (l *httpListener) Listen() error {
-	ln, err := net.Listen("tcp", l.addr)
-	if err != nil {
-		return fmt.Errorf("%s: listen on %s: %w", l.name, l.addr, err)
+// guardBodies bounds every request body: a declared length over maxBody is
+// answered 413 at once; reading stops at maxBody; and each read must bring
+// data within bodyTimeout (a read deadline moved forward as data arrives).
+// Requests without a body (websocket upgrades among them) get no deadline.
+func guardBodies(next http.Handler, lim httpLimits) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > lim.maxBody {
+			w.Header().Set("Connection", "close")
+			httpapi.WriteMessage(w, http.StatusRequestEntityTooLarge, "request body larger than the limit")
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody && lim.bodyTimeout > 0 {
+			rc := http.NewResponseController(w)
+			rc.SetReadDeadline(time.Now().Add(lim.bodyTimeout))
+			r.Body = &idleBody{ReadCloser: http.MaxBytesReader(w, r.Body, lim.maxBody), rc: rc, timeout: lim.bodyTimeout}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// idleBody moves the connection's read deadline forward each time body
+// data arrives.
+type idleBody struct {
+	io.ReadCloser
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.rc.SetReadDeadline(time.Now().Add(b.timeout))
 	}
-	if l.wrap != nil {
-		ln = l.wrap(ln)
+	return n, err
+}
+
+func (l *httpListener) Listen() error {
+	ln, err := netx.Listen(l.net)
+	if err != nil {
+		return err
 	}
 	l.ln = ln
 	return nil
@@ -75,6 +126,9 @@ func (l *httpListener) Addr() net.Addr {
 	return l.ln.Addr()
 }
 
+// Shutdown stops accepting and lets requests in progress finish until ctx
+// ends; then it closes what is left. Clients still busy at the end of the
+// budget are not an error.
 func (l *httpListener) Shutdown(ctx context.Context) error {
 	if !l.served {
 		if l.ln != nil {
@@ -82,10 +136,18 @@ func (l *httpListener) Shutdown(ctx context.Context) error {
 		}
 		return nil
 	}
-	err := l.srv.Shutdown(ctx)
-	if err != nil {
+	if err := l.srv.Shutdown(ctx); err != nil {
 		l.srv.Close()
+		l.log.Info("HTTP requests still running at the end of the drain budget were closed")
 	}
 	<-l.done
-	return err
+	return nil
+}
+
+// Stats returns the listener's connection counters.
+func (l *httpListener) Stats() netx.Stats {
+	if l.ln == nil {
+		return netx.Stats{}
+	}
+	return l.ln.Stats()
 }

@@ -35,14 +35,15 @@ var allowedImports = map[string][]string{
 	"appliance/stream":       transportDeps,
 	"appliance/mgmt":         transportDeps,
 	"appliance/marti":        transportDeps,
-	"appliance":              {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti", "appliance/logx", "appliance/httpapi", "web"},
+	"appliance":              {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti", "appliance/logx", "appliance/httpapi", "appliance/netx", "web"},
+	"appliance/netx":         {"appliance/logx"},
 	// Test support: imported by test files only (testOnly below).
 	"internal/testkit":  {},
 	"appliance/apptest": {"appliance", "appliance/config", "appliance/takclient", "internal/testkit"},
 	"cmd/outpost":       {"appliance", "appliance/config", "appliance/service"},
 }
 
-var transportDeps = []string{"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/pki", "appliance/logx", "appliance/httpapi"}
+var transportDeps = []string{"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/pki", "appliance/logx", "appliance/httpapi", "appliance/netx"}
 
 // testOnly are packages any test file may also import.
 var testOnly = []string{"appliance/takclient", "internal/testkit", "appliance/apptest"}

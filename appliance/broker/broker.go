@@ -1,28 +1,38 @@
 package broker
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
-	"net"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"outpost/appliance/cot"
+	"outpost/appliance/logx"
 )
 
 // Options tune the broker. Zero values take the defaults shown.
 type Options struct {
 	SoftFrames int // 1024: above this many queued frames, SAs are coalesced per uid
 	SoftBytes  int // 1 MiB: likewise in bytes
-	HardFrames int // 16384: above this the session is closed as a slow consumer
+	HardFrames int // 16384: above this the session is closed (ReasonQueueLimit)
 	HardBytes  int // 16 MiB: likewise in bytes
 
+	// MaxEventBytes is the largest event, encoded as XML, that is relayed
+	// (64 KiB: ATAK's receive buffer, protocol.md §2). A larger event is
+	// refused at publish: never queued, never stored.
+	MaxEventBytes int
+
+	// MaxUIDsPerUser bounds how many uids one certificate identity may bind
+	// in a run (64); further claims are refused like impersonations.
+	MaxUIDsPerUser int
+
 	// Observer is called after routing with every relayed event (control
-	// types excluded) and the session it came from (nil: the server). It
-	// runs on the publisher's goroutine and must not block (the store's
-	// history writer drops rather than blocks).
-	Observer func(ev *cot.Event, from *Session)
+	// types, refused events and re-broadcasts excluded) and the session it
+	// came from (nil: the server). It runs on the publisher's goroutine and
+	// must not block (the store's history writer drops rather than blocks).
+	Observer func(env *Envelope, from *Session)
 
 	// MissionSubscribers resolves <dest mission="name"> to client uids.
 	// Nil: mission-addressed events reach no one.
@@ -42,6 +52,8 @@ func (o *Options) fill() {
 	def(&o.SoftBytes, 1<<20)
 	def(&o.HardFrames, 16384)
 	def(&o.HardBytes, 16<<20)
+	def(&o.MaxEventBytes, cot.MaxRelayedEvent)
+	def(&o.MaxUIDsPerUser, 64)
 	if o.HardFrames <= o.SoftFrames {
 		o.HardFrames = o.SoftFrames * 2
 	}
@@ -56,16 +68,30 @@ func (o *Options) fill() {
 	}
 }
 
-// Broker routes events between sessions. Publish takes no lock: it reads an
-// immutable snapshot of the session list.
-type Broker struct {
-	opts Options
-	log  *slog.Logger
+// Errors of Publish. The event was not relayed nor stored.
+var (
+	// ErrTooLarge: the event encodes to more than MaxEventBytes.
+	ErrTooLarge = errors.New("event larger than what clients can receive")
+	// ErrUIDTaken: a position report claims a uid bound to another
+	// certificate identity in this run (or too many uids for one identity).
+	ErrUIDTaken = errors.New("uid belongs to another identity")
+)
 
-	mu     sync.Mutex                 // mu guards byUID, closed and every replacement of list
-	list   atomic.Pointer[[]*Session] // copy-on-write snapshot of open sessions
-	byUID  map[string]*Session        // uid -> the newest session that claimed it
-	closed bool
+// Broker routes events between sessions. Publish takes no lock on the
+// broadcast path: it reads an immutable snapshot of the session list.
+type Broker struct {
+	opts     Options
+	log      *slog.Logger
+	closeLog *logx.Limiter // "client session closed" lines
+
+	// mu guards byUID, holders, bound, boundBy, draining, closed, retained
+	// and every replacement of list.
+	mu       sync.Mutex
+	list     atomic.Pointer[[]*Session] // copy-on-write snapshot of open sessions
+	ids      identities
+	draining bool // Drain was called: no departures, no new sessions
+	closed   bool
+	retain   retainer
 
 	nextID atomic.Uint64
 	stats  counters
@@ -74,14 +100,16 @@ type Broker struct {
 // New returns a broker.
 func New(opts Options) *Broker {
 	opts.fill()
-	b := &Broker{opts: opts, log: opts.Logger, byUID: map[string]*Session{}}
+	b := &Broker{opts: opts, log: opts.Logger, ids: newIdentities()}
+	b.closeLog = logx.NewLimiter(b.log, 50, time.Second)
 	b.list.Store(&[]*Session{})
 	return b
 }
 
 // Join registers a new session. The latest SA of every connected client
-// the new session can see is queued to it first (protocol.md §5), before any live
-// traffic.
+// the new session can see, then every retained event, is queued to it first
+// (protocol.md §5), before any live traffic. After Drain or Close the
+// session is returned already closed (ReasonShutdown).
 func (b *Broker) Join(info SessionInfo) *Session {
 	if info.In == 0 {
 		info.In = AnonGroup
@@ -103,7 +131,7 @@ func (b *Broker) Join(info SessionInfo) *Session {
 	// until the replay is queued, so live events always follow the replay.
 	s.qmu.Lock()
 	b.mu.Lock()
-	if b.closed {
+	if b.closed || b.draining {
 		b.mu.Unlock()
 		s.markClosedLocked(ReasonShutdown)
 		s.qmu.Unlock()
@@ -116,15 +144,21 @@ func (b *Broker) Join(info SessionInfo) *Session {
 	next = append(next, s)
 	b.list.Store(&next)
 	for _, o := range old {
-		if env := o.lastSA.Load(); env != nil && visible(o, s) {
+		if env := o.lastSA.Load(); env != nil && visible(o, s) && b.ids.owner(env.Event.UID) == o {
 			s.items = append(s.items, env)
 			s.bytes += env.size
 			s.saIndex[env.Event.UID] = len(s.items) - 1
 		}
 	}
+	for _, env := range b.retain.envelopes() {
+		s.items = append(s.items, env)
+		s.bytes += env.size
+	}
+	queued := s.bytes
 	b.mu.Unlock()
 	n := len(s.items)
 	s.qmu.Unlock()
+	b.stats.queuedBytes.Add(int64(queued))
 	if n > 0 {
 		select {
 		case s.ready <- struct{}{}:
@@ -136,13 +170,15 @@ func (b *Broker) Join(info SessionInfo) *Session {
 }
 
 // Publish routes an event from a session (nil: from the server itself).
-// Control types are consumed, never relayed (protocol.md §5). The event must not
-// be modified afterwards.
-func (b *Broker) Publish(ev *cot.Event, from *Session) {
+// Control types are consumed, never relayed (protocol.md §5). An event that
+// encodes larger than MaxEventBytes (ErrTooLarge) or a position report that
+// claims another identity's uid (ErrUIDTaken) is refused: not relayed, not
+// stored, counted; the caller logs it. The event must not be modified
+// afterwards.
+func (b *Broker) Publish(ev *cot.Event, from *Session) error {
 	if ev == nil || cot.IsControl(ev.Type) {
-		return
+		return nil
 	}
-	b.stats.published.Add(1)
 	out := ev
 	var dests []cot.Dest
 	if m := ev.Detail.Marti; m != nil {
@@ -150,19 +186,26 @@ func (b *Broker) Publish(ev *cot.Event, from *Session) {
 		out = ev.WithoutMarti() // protocol.md §6: remove <marti> before forwarding
 	}
 	env := NewEnvelope(out)
-	if from != nil {
-		if old, changed := from.observe(env, b.opts.Now()); changed {
-			b.claimUID(from, old)
+	if n := len(env.XML()); n > b.opts.MaxEventBytes {
+		b.stats.oversize.Add(1)
+		return fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, n, b.opts.MaxEventBytes)
+	}
+	if from != nil && env.sa {
+		if err := b.identify(from, env); err != nil {
+			b.stats.impostor.Add(1)
+			return err
 		}
 	}
+	b.stats.published.Add(1)
 	if dests != nil {
 		b.deliverDirected(env, from, dests)
 	} else {
 		b.deliver(env, from, nil)
 	}
 	if b.opts.Observer != nil {
-		b.opts.Observer(ev, from)
+		b.opts.Observer(env, from)
 	}
+	return nil
 }
 
 // directDests returns the dests of a directed event, or nil when the event
@@ -181,7 +224,7 @@ func directDests(ds []cot.Dest) []cot.Dest {
 
 // deliver queues env to every session the sender may reach (protocol.md §6),
 // except the sender itself, and only to those match accepts when match is
-// not nil. Sessions whose queue overflows are closed as slow consumers.
+// not nil. Sessions whose queue overflows are closed (ReasonQueueLimit).
 func (b *Broker) deliver(env *Envelope, from *Session, match func(*Session) bool) {
 	var slow []*Session
 	n := uint64(0)
@@ -197,11 +240,14 @@ func (b *Broker) deliver(env *Envelope, from *Session, match func(*Session) bool
 	}
 	b.stats.delivered.Add(n)
 	for _, s := range slow {
-		b.remove(s, ReasonSlowConsumer)
+		b.remove(s, ReasonQueueLimit)
 	}
 }
 
-// deliverDirected delivers only to the sessions named by dests (protocol.md §6).
+// deliverDirected delivers only to the sessions named by dests (protocol.md
+// §6): a uid reaches the connection that owns it; a callsign reaches the
+// owning connection of every uid whose current callsign it is; a mission
+// reaches the owners of its subscribers' uids.
 func (b *Broker) deliverDirected(env *Envelope, from *Session, dests []cot.Dest) {
 	uids := map[string]bool{}
 	callsigns := map[string]bool{}
@@ -217,37 +263,30 @@ func (b *Broker) deliverDirected(env *Envelope, from *Session, dests []cot.Dest)
 			}
 		}
 	}
-	b.stats.directed.Add(1)
-	b.deliver(env, from, func(s *Session) bool {
-		id := s.ident.Load()
-		return id != nil && (uids[id.UID] || callsigns[id.Callsign])
-	})
-}
-
-// claimUID records that s now speaks for its uid; a reconnecting client
-// takes its uid over from a stale session of the same uid.
-func (b *Broker) claimUID(s *Session, oldUID string) {
-	uid := s.Identity().UID
+	targets := map[*Session]bool{}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if oldUID != "" && b.byUID[oldUID] == s {
-		delete(b.byUID, oldUID)
+	for u := range uids {
+		if s := b.ids.owner(u); s != nil {
+			targets[s] = true
+		}
 	}
-	if uid != "" && !s.isClosed() {
-		b.byUID[uid] = s
+	if len(callsigns) > 0 {
+		for _, s := range *b.list.Load() {
+			if id := s.ident.Load(); id != nil && callsigns[id.Callsign] && b.ids.owner(id.UID) == s {
+				targets[s] = true
+			}
+		}
 	}
-}
-
-func (s *Session) isClosed() bool {
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	return s.closed
+	b.mu.Unlock()
+	b.stats.directed.Add(1)
+	b.deliver(env, from, func(s *Session) bool { return targets[s] })
 }
 
 // remove closes s (first reason wins), drops it from the session list and,
-// when it was the current holder of a uid, tells the sessions that could
-// see it that it left (protocol.md §5: t-x-d-d).
-func (b *Broker) remove(s *Session, reason string) {
+// when no other connection still holds its uid, tells the sessions that
+// could see it that it left (protocol.md §5: t-x-d-d). No departure is sent
+// while the broker drains or after it closed.
+func (b *Broker) remove(s *Session, reason Reason) {
 	s.qmu.Lock()
 	s.markClosedLocked(reason)
 	reason = s.reason
@@ -272,28 +311,41 @@ func (b *Broker) remove(s *Session, reason string) {
 	next = append(next, old[idx+1:]...)
 	b.list.Store(&next)
 	id := s.Identity()
-	announce := id.UID != "" && b.byUID[id.UID] == s && !b.closed
-	if b.byUID[id.UID] == s {
-		delete(b.byUID, id.UID)
-	}
+	lastHolder := b.ids.release(s, id.UID)
+	announce := lastHolder && !b.draining && !b.closed
 	b.mu.Unlock()
 
-	b.stats.countClose(reason)
-	b.log.Info("client session closed", "session", s.id, "listener", s.info.Listener,
-		"addr", s.info.Addr, "uid", id.UID, "callsign", id.Callsign, "reason", reason)
+	b.stats.closed[reason].Add(1)
+	b.closeLog.Info("client session closed", "session", s.id, "listener", s.info.Listener,
+		"remote", s.info.Addr, "uid", logx.Clip(id.UID), "callsign", logx.Clip(id.Callsign), "reason", reason.String())
 	if announce {
 		dep := cot.NewDeparture(id.UID, id.SAType, b.opts.Now())
+		env := NewEnvelope(dep)
 		b.stats.published.Add(1)
-		b.deliver(NewEnvelope(dep), s, nil)
+		b.stats.departures.Add(1)
+		b.deliver(env, s, nil)
 		if b.opts.Observer != nil {
-			b.opts.Observer(dep, nil)
+			b.opts.Observer(env, nil)
 		}
 	}
 }
 
-// Close closes every session with reason "server shutdown" and refuses new
-// ones. No departures are sent: everyone is leaving.
+// Drain puts the broker in its shutdown state before the listeners close
+// their connections: from now on no departure is announced or stored
+// (everyone is leaving; ATAK would remove every marker from every screen)
+// and no new session joins. Routing between the sessions still open goes on
+// until they are closed.
+func (b *Broker) Drain() {
+	b.mu.Lock()
+	b.draining = true
+	b.mu.Unlock()
+	b.retain.stop()
+}
+
+// Close drains, closes every session still open (ReasonShutdown) and
+// refuses new ones.
 func (b *Broker) Close() {
+	b.Drain()
 	b.mu.Lock()
 	b.closed = true
 	list := *b.list.Load()
@@ -303,49 +355,15 @@ func (b *Broker) Close() {
 	}
 }
 
+// Draining reports whether Drain (or Close) was called.
+func (b *Broker) Draining() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.draining
+}
+
 // Sessions returns the open sessions (a snapshot).
 func (b *Broker) Sessions() []*Session {
 	l := *b.list.Load()
 	return append([]*Session(nil), l...)
-}
-
-// ClientInfo is one row of the connected-client registry (api.md §2.11).
-type ClientInfo struct {
-	UID       string
-	Callsign  string
-	Team      string
-	Role      string
-	Address   string // IP address only
-	LastSeen  time.Time
-	Listener  string
-	User      string
-	Connected time.Time
-}
-
-// Clients lists the connected sessions that have identified themselves
-// with an SA, ordered by callsign then uid.
-func (b *Broker) Clients() []ClientInfo {
-	var out []ClientInfo
-	for _, s := range *b.list.Load() {
-		id := s.ident.Load()
-		if id == nil || id.UID == "" {
-			continue
-		}
-		host := s.info.Addr
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		out = append(out, ClientInfo{
-			UID: id.UID, Callsign: id.Callsign, Team: id.Team, Role: id.Role,
-			Address: host, LastSeen: id.LastSeen, Listener: s.info.Listener,
-			User: s.info.User, Connected: s.joined,
-		})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Callsign != out[j].Callsign {
-			return out[i].Callsign < out[j].Callsign
-		}
-		return out[i].UID < out[j].UID
-	})
-	return out
 }

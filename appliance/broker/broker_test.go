@@ -168,7 +168,7 @@ func TestDirectedMessages(t *testing.T) {
 
 func TestControlTypesConsumed(t *testing.T) {
 	var observed []string
-	b := newBroker(t, Options{Observer: func(ev *cot.Event, _ *Session) { observed = append(observed, ev.Type) }})
+	b := newBroker(t, Options{Observer: func(env *Envelope, _ *Session) { observed = append(observed, env.Event.Type) }})
 	a, c := b.Join(SessionInfo{}), b.Join(SessionInfo{})
 	for _, typ := range []string{"t-x-c-t", "t-x-c-t-r", "t-x-takp-v", "t-x-takp-q", "t-x-takp-r", "t-x-c-f", "t-x-c-m", "t-x-c-i-e", "t-x-c-i-d", "t-b", "t-b-a"} {
 		ev := chat("A")
@@ -189,14 +189,14 @@ func TestControlTypesConsumed(t *testing.T) {
 
 func TestDepartureOnClose(t *testing.T) {
 	var observed []string
-	b := newBroker(t, Options{Observer: func(ev *cot.Event, _ *Session) { observed = append(observed, ev.Type) }})
+	b := newBroker(t, Options{Observer: func(env *Envelope, _ *Session) { observed = append(observed, env.Event.Type) }})
 	a, c, anon := b.Join(SessionInfo{}), b.Join(SessionInfo{}), b.Join(SessionInfo{})
 	b.Publish(sa("A", "ALPHA", "a-f-G-U-C"), a)
 	drain(c)
 	drain(anon)
-	a.Close("client closed")
-	if a.Reason() != "client closed" {
-		t.Fatalf("reason %q", a.Reason())
+	a.Close(ReasonClientClosed)
+	if a.Reason() != ReasonClientClosed {
+		t.Fatalf("reason %v", a.Reason())
 	}
 	select {
 	case <-a.Done():
@@ -212,16 +212,16 @@ func TestDepartureOnClose(t *testing.T) {
 		t.Fatalf("departure link %+v", links)
 	}
 	// A session that never identified itself leaves silently.
-	anon.Close("client closed")
+	anon.Close(ReasonClientClosed)
 	if got := drain(c); len(got) != 0 {
 		t.Fatalf("anonymous departure announced: %v", uidsOf(got))
 	}
 	// Closing twice keeps the first reason and announces nothing.
-	a.Close("other")
-	if a.Reason() != "client closed" || len(drain(c)) != 0 {
+	a.Close(ReasonIdle)
+	if a.Reason() != ReasonClientClosed || len(drain(c)) != 0 {
 		t.Fatal("second close changed something")
 	}
-	if b.Stats().Closed["client closed"] != 2 {
+	if b.Stats().Closed[ReasonClientClosed] != 2 {
 		t.Fatalf("close counters %v", b.Stats().Closed)
 	}
 	if len(b.Clients()) != 0 {
@@ -236,7 +236,7 @@ func TestReconnectKeepsUID(t *testing.T) {
 	fresh := b.Join(SessionInfo{})
 	b.Publish(sa("A", "ALPHA", "a-f-G"), fresh)
 	drain(watcher)
-	old.Close("idle timeout") // the half-open connection finally times out
+	old.Close(ReasonIdle) // the half-open connection finally times out
 	if got := drain(watcher); len(got) != 0 {
 		t.Fatalf("stale session's close removed the reconnected client: %v", uidsOf(got))
 	}
@@ -317,14 +317,14 @@ func TestSlowConsumerPolicy(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		b.Publish(chat("C"), src)
 	}
-	if frames, _ := slow.Pending(); frames != 10 || slow.Reason() != "" {
-		t.Fatalf("pending %d reason %q", frames, slow.Reason())
+	if frames, _ := slow.Pending(); frames != 10 || slow.Reason() != ReasonNone {
+		t.Fatalf("pending %d reason %v", frames, slow.Reason())
 	}
 	b.Publish(chat("C"), src)
-	if slow.Reason() != ReasonSlowConsumer {
-		t.Fatalf("reason %q, want slow consumer", slow.Reason())
+	if slow.Reason() != ReasonQueueLimit {
+		t.Fatalf("reason %v, want queue limit", slow.Reason())
 	}
-	if len(b.Sessions()) != 1 || b.Stats().Closed[ReasonSlowConsumer] != 1 {
+	if len(b.Sessions()) != 1 || b.Stats().Closed[ReasonQueueLimit] != 1 {
 		t.Fatalf("slow session not removed: %d sessions, %v", len(b.Sessions()), b.Stats().Closed)
 	}
 }
@@ -337,12 +337,12 @@ func TestHardByteLimit(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		b.Publish(big, src)
 	}
-	if slow.Reason() != "" {
-		t.Fatalf("closed early: %q", slow.Reason())
+	if slow.Reason() != ReasonNone {
+		t.Fatalf("closed early: %v", slow.Reason())
 	}
 	b.Publish(big, src)
-	if slow.Reason() != ReasonSlowConsumer {
-		t.Fatalf("byte hard limit not enforced: %q", slow.Reason())
+	if slow.Reason() != ReasonQueueLimit {
+		t.Fatalf("byte hard limit not enforced: %v", slow.Reason())
 	}
 }
 
@@ -359,7 +359,7 @@ func TestSendAndClosedBroker(t *testing.T) {
 	}
 	b.Close()
 	if a.Reason() != ReasonShutdown {
-		t.Fatalf("reason %q", a.Reason())
+		t.Fatalf("reason %v", a.Reason())
 	}
 	late := b.Join(SessionInfo{})
 	select {
@@ -439,7 +439,7 @@ func TestConcurrentChurn(t *testing.T) {
 				s := b.Join(SessionInfo{})
 				s.Take(nil)
 				b.Clients()
-				s.Close("client closed")
+				s.Close(ReasonClientClosed)
 			}
 		}()
 	}

@@ -6,13 +6,6 @@ import (
 	"time"
 )
 
-// Close reasons recorded by the broker itself. Transports record their own
-// (client closed, idle timeout, message too large, revoked, ...).
-const (
-	ReasonSlowConsumer = "slow consumer"
-	ReasonShutdown     = "server shutdown"
-)
-
 // SessionInfo describes a connection; set when the session joins.
 type SessionInfo struct {
 	Listener string // which listener accepted it, e.g. "cot-tcp", "cot-tls"
@@ -24,7 +17,7 @@ type SessionInfo struct {
 	// Closed, when set, is called once, outside the broker's locks, when the
 	// session closes (by the broker or the transport). Transports use it to
 	// unblock the connection's reader and writer at once. It must not block.
-	Closed func(reason string)
+	Closed func(reason Reason)
 }
 
 // AnonGroup is the bit of the system group __ANON__, which every session
@@ -59,7 +52,7 @@ type Session struct {
 	bytes   int
 	saIndex map[string]int // uid -> index in items of its queued SA
 	closed  bool
-	reason  string
+	reason  Reason
 
 	ready chan struct{} // capacity 1: "items became non-empty"
 	done  chan struct{} // closed once, when the session closes
@@ -97,17 +90,18 @@ func (s *Session) Ready() <-chan struct{} { return s.ready }
 // shutdown) or by the transport (Close).
 func (s *Session) Done() <-chan struct{} { return s.done }
 
-// Reason is the first recorded close reason ("" while open).
-func (s *Session) Reason() string {
+// Reason is the first recorded close reason (ReasonNone while open).
+func (s *Session) Reason() Reason {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	return s.reason
 }
 
 // Close closes the session with a reason and removes it from the broker,
-// announcing its departure to the clients that could see it. Idempotent:
-// the first reason wins.
-func (s *Session) Close(reason string) { s.b.remove(s, reason) }
+// announcing its departure to the clients that could see it when no other
+// connection still holds its uid (protocol.md §5). Idempotent: the first
+// reason wins.
+func (s *Session) Close(reason Reason) { s.b.remove(s, reason) }
 
 // Send queues an envelope for this session only (pongs, negotiation
 // replies, replays). It reports false when the session is closed or was
@@ -115,7 +109,7 @@ func (s *Session) Close(reason string) { s.b.remove(s, reason) }
 func (s *Session) Send(env *Envelope) bool {
 	ok := s.enqueue(env)
 	if !ok {
-		s.b.remove(s, ReasonSlowConsumer)
+		s.b.remove(s, ReasonQueueLimit)
 	}
 	return ok
 }
@@ -136,6 +130,7 @@ func (s *Session) Take(spare []*Envelope) []*Envelope {
 	s.qmu.Lock()
 	out := s.items
 	s.items = spare[:0]
+	s.b.stats.queuedBytes.Add(-int64(s.bytes))
 	s.bytes = 0
 	if len(s.saIndex) > MaxRetainedQueue {
 		s.saIndex = map[string]int{} // clear would keep the peak bucket array
@@ -156,8 +151,8 @@ func (s *Session) Pending() (frames, bytes int) {
 // enqueue applies the slow-consumer policy (architecture.md "The relay"):
 // above the soft limit a position report replaces the queued one of the
 // same uid (newest wins); nothing else is ever dropped; above the hard limit
-// the session is marked closed with reason "slow consumer" and enqueue
-// returns false (the caller removes it from the broker outside its locks).
+// the session is marked closed with ReasonQueueLimit and enqueue returns
+// false (the caller removes it from the broker outside its locks).
 func (s *Session) enqueue(env *Envelope) bool {
 	lim := &s.b.opts
 	s.qmu.Lock()
@@ -170,7 +165,9 @@ func (s *Session) enqueue(env *Envelope) bool {
 		uid = env.Event.UID
 		if len(s.items) >= lim.SoftFrames || s.bytes >= lim.SoftBytes {
 			if i, ok := s.saIndex[uid]; ok {
-				s.bytes += env.size - s.items[i].size
+				d := env.size - s.items[i].size
+				s.bytes += d
+				s.b.stats.queuedBytes.Add(int64(d))
 				s.items[i] = env
 				s.qmu.Unlock()
 				s.b.stats.coalesced.Add(1)
@@ -179,12 +176,13 @@ func (s *Session) enqueue(env *Envelope) bool {
 		}
 	}
 	if len(s.items) >= lim.HardFrames || s.bytes+env.size > lim.HardBytes {
-		s.markClosedLocked(ReasonSlowConsumer)
+		s.markClosedLocked(ReasonQueueLimit)
 		s.qmu.Unlock()
 		return false
 	}
 	s.items = append(s.items, env)
 	s.bytes += env.size
+	s.b.stats.queuedBytes.Add(int64(env.size))
 	if uid != "" {
 		s.saIndex[uid] = len(s.items) - 1
 	}
@@ -198,7 +196,7 @@ func (s *Session) enqueue(env *Envelope) bool {
 
 // markClosedLocked records the reason and closes done. qmu must be held.
 // It reports whether this call closed the session.
-func (s *Session) markClosedLocked(reason string) bool {
+func (s *Session) markClosedLocked(reason Reason) bool {
 	if s.closed {
 		return false
 	}

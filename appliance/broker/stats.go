@@ -1,58 +1,59 @@
 package broker
 
-import (
-	"sync"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // counters are the broker's exported counters; all fields are safe for
 // concurrent use.
 type counters struct {
-	joined    atomic.Uint64
-	published atomic.Uint64
-	delivered atomic.Uint64
-	directed  atomic.Uint64
-	coalesced atomic.Uint64
-
-	mu     sync.Mutex // mu guards closed
-	closed map[string]uint64
-}
-
-func (c *counters) countClose(reason string) {
-	c.mu.Lock()
-	if c.closed == nil {
-		c.closed = map[string]uint64{}
-	}
-	c.closed[reason]++
-	c.mu.Unlock()
+	joined      atomic.Uint64
+	published   atomic.Uint64
+	delivered   atomic.Uint64
+	directed    atomic.Uint64
+	coalesced   atomic.Uint64
+	oversize    atomic.Uint64
+	impostor    atomic.Uint64
+	repeated    atomic.Uint64
+	departures  atomic.Uint64
+	queuedBytes atomic.Int64 // bytes queued to sessions now (estimate)
+	closed      [numReasons]atomic.Uint64
 }
 
 // Stats is a snapshot of the broker's counters.
 type Stats struct {
-	Sessions  int               // open now
-	Joined    uint64            // sessions ever joined
-	Published uint64            // events routed (control types excluded)
-	Delivered uint64            // envelopes queued to sessions
-	Directed  uint64            // events routed by <marti><dest>
-	Coalesced uint64            // queued SAs replaced by a newer SA of the same uid
-	Closed    map[string]uint64 // closed sessions by reason
+	Sessions    int               // open now
+	Joined      uint64            // sessions ever joined
+	Published   uint64            // events routed (control types excluded)
+	Delivered   uint64            // envelopes queued to sessions
+	Directed    uint64            // events routed by <marti><dest>
+	Coalesced   uint64            // queued SAs replaced by a newer SA of the same uid
+	Oversize    uint64            // events refused at publish: larger than MaxEventBytes encoded
+	Impostor    uint64            // position reports refused: uid bound to another identity
+	Repeated    uint64            // retained events re-broadcast
+	Departures  uint64            // t-x-d-d sent for clients that left
+	QueuedBytes int64             // bytes waiting in session queues now (estimate)
+	Closed      map[Reason]uint64 // closed sessions by reason
 }
 
 // Stats returns the counters.
 func (b *Broker) Stats() Stats {
 	st := Stats{
-		Sessions:  len(*b.list.Load()),
-		Joined:    b.stats.joined.Load(),
-		Published: b.stats.published.Load(),
-		Delivered: b.stats.delivered.Load(),
-		Directed:  b.stats.directed.Load(),
-		Coalesced: b.stats.coalesced.Load(),
-		Closed:    map[string]uint64{},
+		Sessions:    len(*b.list.Load()),
+		Joined:      b.stats.joined.Load(),
+		Published:   b.stats.published.Load(),
+		Delivered:   b.stats.delivered.Load(),
+		Directed:    b.stats.directed.Load(),
+		Coalesced:   b.stats.coalesced.Load(),
+		Oversize:    b.stats.oversize.Load(),
+		Impostor:    b.stats.impostor.Load(),
+		Repeated:    b.stats.repeated.Load(),
+		Departures:  b.stats.departures.Load(),
+		QueuedBytes: b.stats.queuedBytes.Load(),
+		Closed:      map[Reason]uint64{},
 	}
-	b.stats.mu.Lock()
-	for k, v := range b.stats.closed {
-		st.Closed[k] = v
+	for r := ReasonNone + 1; r < numReasons; r++ {
+		if n := b.stats.closed[r].Load(); n > 0 {
+			st.Closed[r] = n
+		}
 	}
-	b.stats.mu.Unlock()
 	return st
 }

@@ -40,9 +40,24 @@ type Config struct {
 	QueueSoftBytes      int           // queueSoftBytes: above this, position reports are coalesced per uid
 	QueueHardBytes      int           // queueHardBytes: above this, the client is closed as a slow consumer
 
+	// Limits per source address and on work clients can cause (hostile
+	// clients on the mesh; RELIABILITY.md). 0 means no limit where noted.
+	MaxConnectionsPerSource       int           // maxConnectionsPerSource: CoT connections from one address, both CoT listeners together (0: none)
+	MaxPendingHandshakes          int           // maxPendingHandshakes: TLS handshakes in flight, all TLS listeners together
+	MaxPendingHandshakesPerSource int           // maxPendingHandshakesPerSource: TLS handshakes in flight from one address
+	HTTPMaxConnections            int           // httpMaxConnections: HTTP connections, all HTTP listeners together
+	HTTPMaxConnectionsPerSource   int           // httpMaxConnectionsPerSource: HTTP connections from one address (0: none)
+	HTTPBodyTimeout               time.Duration // httpBodyTimeout: a request body that sends nothing this long is cut off
+	PasswordChecksPerSecond       int           // passwordChecksPerSecond: password checks (PBKDF2) per second, whoever asks
+
 	// Storage.
-	HistoryRetention time.Duration // historyRetention: how long relayed CoT is kept (0 keeps it forever)
-	ShutdownTimeout  time.Duration // shutdownTimeout: the whole orderly shutdown
+	HistoryRetention   time.Duration // historyRetention: how long relayed CoT is kept (0 keeps it forever)
+	HistoryMaxBytes    int           // historyMaxBytes: cap of stored CoT history; the heaviest uid's oldest events go first (0: none)
+	HistoryClientRate  int           // historyClientRate: events per second one connection may add to history (0: none)
+	HistoryClientBytes int           // historyClientBytes: bytes per second one connection may add to history (0: none)
+	HistoryTotalRate   int           // historyTotalRate: events per second all connections may add (0: none)
+	HistoryTotalBytes  int           // historyTotalBytes: bytes per second all connections may add (0: none)
+	ShutdownTimeout    time.Duration // shutdownTimeout: the whole orderly shutdown
 
 	// Certificates (api.md §5.12). Empty file locations mean the
 	// spec's default names inside CertsPath.
@@ -90,15 +105,29 @@ func Defaults() Config {
 		SSLSockTimeout:      60 * time.Second,
 		SSLHandshakeTimeout: time.Second,
 		WriteTimeout:        15 * time.Second,
-		MaxMessageBytes:     8 << 20,
+		MaxMessageBytes:     64 << 10,
 		MaxConnections:      4096,
 		QueueSoftBytes:      1 << 20,
 		QueueHardBytes:      16 << 20,
-		HistoryRetention:    7 * 24 * time.Hour,
-		ShutdownTimeout:     10 * time.Second,
-		KeyType:             "rsa",
-		AllowedCLIIPs:       []string{"127.0.0.1", "::1"},
-		AllowCLIIPs:         []string{"127.0.0.1", "::1"},
+
+		MaxConnectionsPerSource:       64,
+		MaxPendingHandshakes:          1024,
+		MaxPendingHandshakesPerSource: 16,
+		HTTPMaxConnections:            1024,
+		HTTPMaxConnectionsPerSource:   64,
+		HTTPBodyTimeout:               30 * time.Second,
+		PasswordChecksPerSecond:       10,
+
+		HistoryRetention:   7 * 24 * time.Hour,
+		HistoryMaxBytes:    1 << 30,
+		HistoryClientRate:  10,
+		HistoryClientBytes: 64 << 10,
+		HistoryTotalRate:   1000,
+		HistoryTotalBytes:  4 << 20,
+		ShutdownTimeout:    10 * time.Second,
+		KeyType:            "rsa",
+		AllowedCLIIPs:      []string{"127.0.0.1", "::1"},
+		AllowCLIIPs:        []string{"127.0.0.1", "::1"},
 	}
 }
 
@@ -170,7 +199,7 @@ func (c *Config) Validate() error {
 	}{
 		{"cotIdleTimeout", c.CoTIdleTimeout}, {"SSL_SOCK_TIMEOUT", c.SSLSockTimeout},
 		{"WRAP_SSL_TIMEOUT", c.SSLHandshakeTimeout}, {"writeTimeout", c.WriteTimeout},
-		{"shutdownTimeout", c.ShutdownTimeout},
+		{"shutdownTimeout", c.ShutdownTimeout}, {"httpBodyTimeout", c.HTTPBodyTimeout},
 	} {
 		if d.v <= 0 {
 			return keyErr(d.key, "must be a positive duration")
@@ -179,11 +208,27 @@ func (c *Config) Validate() error {
 	if c.HistoryRetention < 0 {
 		return keyErr("historyRetention", "must not be negative (0 keeps history forever)")
 	}
-	if c.MaxMessageBytes < 1024 || c.MaxMessageBytes > 64<<20 {
-		return keyErr("maxMessageBytes", "must be between 1 KiB and 64 MiB")
+	if c.MaxMessageBytes < 1024 || c.MaxMessageBytes > 8<<20 {
+		return keyErr("maxMessageBytes", "must be between 1 KiB and 8 MiB (events over 64 KiB are never relayed)")
 	}
-	if c.MaxConnections < 1 {
-		return keyErr("maxConnections", "must be at least 1")
+	for _, n := range []struct {
+		key      string
+		v, least int
+	}{
+		{"maxConnections", c.MaxConnections, 1}, {"maxPendingHandshakes", c.MaxPendingHandshakes, 1},
+		{"maxPendingHandshakesPerSource", c.MaxPendingHandshakesPerSource, 1},
+		{"httpMaxConnections", c.HTTPMaxConnections, 1}, {"passwordChecksPerSecond", c.PasswordChecksPerSecond, 1},
+		{"maxConnectionsPerSource", c.MaxConnectionsPerSource, 0}, {"httpMaxConnectionsPerSource", c.HTTPMaxConnectionsPerSource, 0},
+		{"historyMaxBytes", c.HistoryMaxBytes, 0}, {"historyClientRate", c.HistoryClientRate, 0},
+		{"historyClientBytes", c.HistoryClientBytes, 0}, {"historyTotalRate", c.HistoryTotalRate, 0},
+		{"historyTotalBytes", c.HistoryTotalBytes, 0},
+	} {
+		if n.v < n.least {
+			if n.least == 0 {
+				return keyErr(n.key, "must not be negative (0 means no limit)")
+			}
+			return keyErr(n.key, fmt.Sprintf("must be at least %d", n.least))
+		}
 	}
 	if c.QueueSoftBytes < 4096 {
 		return keyErr("queueSoftBytes", "must be at least 4096")

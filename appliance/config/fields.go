@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +41,19 @@ var fields = []field{
 	{"maxConnections", "OUTPOST_MAX_CONNECTIONS", "max-connections", "most connections per CoT listener", false, func(c *Config) any { return &c.MaxConnections }},
 	{"queueSoftBytes", "OUTPOST_QUEUE_SOFT_BYTES", "queue-soft-bytes", "per-client queue size above which position reports are coalesced", false, func(c *Config) any { return &c.QueueSoftBytes }},
 	{"queueHardBytes", "OUTPOST_QUEUE_HARD_BYTES", "queue-hard-bytes", "per-client queue size above which the client is disconnected", false, func(c *Config) any { return &c.QueueHardBytes }},
+	{"maxConnectionsPerSource", "OUTPOST_MAX_CONNECTIONS_PER_SOURCE", "max-connections-per-source", "most CoT connections from one address, both CoT listeners together (0: no limit)", false, func(c *Config) any { return &c.MaxConnectionsPerSource }},
+	{"maxPendingHandshakes", "OUTPOST_MAX_PENDING_HANDSHAKES", "max-pending-handshakes", "most TLS handshakes in flight, all TLS listeners together", false, func(c *Config) any { return &c.MaxPendingHandshakes }},
+	{"maxPendingHandshakesPerSource", "OUTPOST_MAX_PENDING_HANDSHAKES_PER_SOURCE", "max-pending-handshakes-per-source", "most TLS handshakes in flight from one address", false, func(c *Config) any { return &c.MaxPendingHandshakesPerSource }},
+	{"httpMaxConnections", "OUTPOST_HTTP_MAX_CONNECTIONS", "http-max-connections", "most HTTP connections, all HTTP listeners together", false, func(c *Config) any { return &c.HTTPMaxConnections }},
+	{"httpMaxConnectionsPerSource", "OUTPOST_HTTP_MAX_CONNECTIONS_PER_SOURCE", "http-max-connections-per-source", "most HTTP connections from one address (0: no limit)", false, func(c *Config) any { return &c.HTTPMaxConnectionsPerSource }},
+	{"httpBodyTimeout", "OUTPOST_HTTP_BODY_TIMEOUT", "http-body-timeout", "cut off a request body that sends nothing this long", false, func(c *Config) any { return &c.HTTPBodyTimeout }},
+	{"passwordChecksPerSecond", "OUTPOST_PASSWORD_CHECKS_PER_SECOND", "password-checks-per-second", "password checks (logins, enrollments) per second, whoever asks", false, func(c *Config) any { return &c.PasswordChecksPerSecond }},
 	{"historyRetention", "OUTPOST_HISTORY_RETENTION", "history-retention", "how long relayed CoT is kept (e.g. 7d, 36h; 0 keeps forever)", false, func(c *Config) any { return &c.HistoryRetention }},
+	{"historyMaxBytes", "OUTPOST_HISTORY_MAX_BYTES", "history-max-bytes", "cap of stored CoT history (e.g. 1GiB; 0: none)", false, func(c *Config) any { return &c.HistoryMaxBytes }},
+	{"historyClientRate", "OUTPOST_HISTORY_CLIENT_RATE", "", "events per second one connection may add to history (0: no limit)", false, func(c *Config) any { return &c.HistoryClientRate }},
+	{"historyClientBytes", "OUTPOST_HISTORY_CLIENT_BYTES", "", "bytes per second one connection may add to history (0: no limit)", false, func(c *Config) any { return &c.HistoryClientBytes }},
+	{"historyTotalRate", "OUTPOST_HISTORY_TOTAL_RATE", "", "events per second all connections together may add to history (0: no limit)", false, func(c *Config) any { return &c.HistoryTotalRate }},
+	{"historyTotalBytes", "OUTPOST_HISTORY_TOTAL_BYTES", "", "bytes per second all connections together may add to history (0: no limit)", false, func(c *Config) any { return &c.HistoryTotalBytes }},
 	{"shutdownTimeout", "OUTPOST_SHUTDOWN_TIMEOUT", "shutdown-timeout", "deadline of an orderly shutdown", false, func(c *Config) any { return &c.ShutdownTimeout }},
 	{"certsPath", "OUTPOST_CERTS_PATH", "certs-path", "certificate directory (default <data-dir>/certs)", false, func(c *Config) any { return &c.CertsPath }},
 	{"keyType", "OUTPOST_KEY_TYPE", "key-type", "key type of new certificates: rsa or ecdsa-p256", false, func(c *Config) any { return &c.KeyType }},
@@ -122,6 +135,9 @@ func parseSize(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil {
 		return 0, err
+	}
+	if n > math.MaxInt/mult || n < math.MinInt/mult {
+		return 0, fmt.Errorf("%q is too large", s)
 	}
 	return n * mult, nil
 }

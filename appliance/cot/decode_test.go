@@ -290,6 +290,31 @@ func TestDecodeManyAttributes(t *testing.T) {
 	}
 }
 
+// TestDecodeTooManyDests: an event addressing more than MaxDests clients is
+// malformed, in XML and in protobuf (attack: 20,000 <dest> per event).
+func TestDecodeTooManyDests(t *testing.T) {
+	x := []byte(ev(`<detail><marti>` + strings.Repeat(`<dest uid="u"/>`, MaxDests+1) + `</marti></detail>`))
+	_, err := Decode(x)
+	var se *SyntaxError
+	if !errors.As(err, &se) || !strings.Contains(se.Msg, "<dest>") {
+		t.Fatalf("XML: %v", err)
+	}
+	ok, err := Decode([]byte(ev(`<detail><marti>` + strings.Repeat(`<dest uid="u"/>`, MaxDests) + `</marti></detail>`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same event with one more dest, as a protobuf xmlDetail.
+	big := *ok
+	big.Detail.XML = bytes.Replace(ok.Detail.XML, []byte(`</marti>`), []byte(`<dest uid="u"/></marti>`), 1)
+	p, err := big.MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeProto(p); err == nil || !strings.Contains(err.Error(), "<dest>") {
+		t.Fatalf("protobuf: %v", err)
+	}
+}
+
 // TestDecodeLargeShapes decodes inputs shaped to trip quadratic or
 // recursive code: deep nesting, very many children, very many comments
 // inside one start tag.
@@ -302,7 +327,7 @@ func TestDecodeLargeShapes(t *testing.T) {
 	}{
 		{"deep nesting", strings.Repeat("<a>", n) + strings.Repeat("</a>", n), func(d *Detail) bool { return len(d.XML) == 7*n }},
 		{"many links", strings.Repeat(`<link uid="x" relation="p-p"/>`, n), func(d *Detail) bool { return len(d.Links) == n }},
-		{"many dests", `<marti>` + strings.Repeat(`<dest callsign="c"/>`, n) + `</marti>`, func(d *Detail) bool { return len(d.Marti.Dests) == n }},
+		{"many dests", `<marti>` + strings.Repeat(`<dest callsign="c"/>`, MaxDests) + `</marti>`, func(d *Detail) bool { return len(d.Marti.Dests) == MaxDests }},
 		{"many comments in a tag", `<a ` + strings.Repeat("<!-- c -->", n) + ` b="1"/>`, func(d *Detail) bool { return string(d.XML) == `<a b="1"/>` }},
 		{"many text pieces", strings.Repeat("x<b/>", n), func(d *Detail) bool { return len(d.XML) == 5*n }},
 	}

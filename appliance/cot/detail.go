@@ -6,6 +6,11 @@ import (
 	"strconv"
 )
 
+// MaxDests is the most <dest> entries one event may address (protocol.md
+// §6). An event with more is malformed: it would cost every recipient's
+// queue memory for an address list no TAK client sends.
+const MaxDests = 256
+
 // detailState tracks which typed child of <detail> is open while its
 // content is read.
 type detailState struct {
@@ -53,6 +58,9 @@ func (t *tokenizer) parseDetail(blk *eventBlock, base int) error {
 				t.detailChild(blk, &st)
 			case 1:
 				t.detailGrandchild(blk, &st)
+				if len(blk.marti.Dests) > MaxDests {
+					return errAt(t.start, "more than %d <dest> entries in <marti>", MaxDests)
+				}
 			}
 		case tokText:
 			if st.inEmergency {

@@ -30,6 +30,9 @@ type Message struct {
 	Event *Event // the decoded event; nil for an <auth> message. Owns its memory.
 	Auth  *Auth  // set for <auth><cot username password uid/></auth>
 	Size  int    // bytes the message occupied on the wire, skipped bytes before it included
+	// Junk is how many bytes before this message were skipped in
+	// protobuf mode while looking for the next frame (protocol.md §3).
+	Junk int
 }
 
 // Auth is the optional first message of an XML stream (protocol.md §2).
@@ -37,10 +40,15 @@ type Auth struct {
 	Username, Password, UID string
 }
 
+// MaxRelayedEvent is the largest event a TAK client can receive: ATAK's
+// receive buffer is 65536 bytes (protocol.md §2). Servers never send more.
+const MaxRelayedEvent = 64 << 10
+
 const (
-	// DefaultMaxMessage is the message size cap used when none is given
-	// (protocol.md §2: the official server's limit).
-	DefaultMaxMessage = 8 << 20
+	// DefaultMaxMessage is the inbound message size cap used when none is
+	// given: what can be relayed (protocol.md §2). A bigger message can never
+	// reach a client, so reading it would only be work for an attacker.
+	DefaultMaxMessage = MaxRelayedEvent
 
 	initialBuffer = 4 << 10  // a new decoder's buffer
 	bigBuffer     = 64 << 10 // a buffer above this is dropped after its message
@@ -60,6 +68,7 @@ type StreamDecoder struct {
 	buf        []byte // len(buf) == cap(buf); data is buf[start:end]
 	start, end int
 	skipped    int   // bytes discarded since the last message (junk, declarations)
+	junk       int   // protobuf mode: bytes skipped looking for a frame since the last message
 	inMsg      bool  // XML: buf[start:] begins a message
 	isAuth     bool  // XML: that message is <auth>
 	scan       int   // XML: offset from start where the end-tag search resumes
@@ -150,12 +159,13 @@ func (d *StreamDecoder) skip(n int) error {
 	return nil
 }
 
-// take consumes n bytes as one message and returns its wire size.
-func (d *StreamDecoder) take(n int) int {
-	size := d.skipped + n
+// take consumes n bytes as one message and returns its wire size and the
+// junk skipped before it.
+func (d *StreamDecoder) take(n int) (size, junk int) {
+	size, junk = d.skipped+n, d.junk
 	d.start += n
-	d.skipped = 0
-	return size
+	d.skipped, d.junk = 0, 0
+	return size, junk
 }
 
 var (
@@ -192,6 +202,12 @@ func (d *StreamDecoder) nextXML() (Message, bool, error) {
 			}
 		}
 	}
+	return d.cutXML()
+}
+
+// cutXML finds the end of the XML message that starts at d.start (d.inMsg
+// is set) and decodes it; done is false when more input is needed.
+func (d *StreamDecoder) cutXML() (Message, bool, error) {
 	endTag := endTagEvent
 	if d.isAuth {
 		endTag = endTagAuth
@@ -222,13 +238,13 @@ func (d *StreamDecoder) nextXML() (Message, bool, error) {
 		msgBytes := b[:n]
 		isAuth := d.isAuth
 		d.inMsg, d.isAuth, d.scan = false, false, 0
-		size := d.take(n)
+		size, junk := d.take(n)
 		if isAuth {
 			a, err := parseAuth(msgBytes)
-			return Message{Auth: a, Size: size}, true, err
+			return Message{Auth: a, Size: size, Junk: junk}, true, err
 		}
 		ev, err := Decode(msgBytes)
-		return Message{Event: ev, Size: size}, true, err
+		return Message{Event: ev, Size: size, Junk: junk}, true, err
 	}
 	if d.skipped+len(b) > d.max {
 		return Message{}, false, ErrTooLarge
@@ -257,11 +273,24 @@ func (d *StreamDecoder) nextFrame() (Message, bool, error) {
 		if len(b) == 0 {
 			return Message{}, false, nil
 		}
-		if b[0] != frameMagic {
-			i := bytes.IndexByte(b, frameMagic)
-			if i < 0 {
-				i = len(b)
+		if d.inMsg || b[0] == '<' {
+			// An XML event between frames: a client that sends one right
+			// after its t-x-takp-q, racing the switch (protocol.md §4).
+			if msg, done, err, isXML := d.xmlBetweenFrames(); isXML {
+				return msg, done, err
 			}
+			// A declaration may have been skipped: look again.
+			if b = d.buf[d.start:d.end]; len(b) == 0 {
+				return Message{}, false, nil
+			}
+		}
+		if b[0] != frameMagic {
+			// Skip to the next byte that may start a frame or an XML event.
+			i := 1
+			for i < len(b) && b[i] != frameMagic && b[i] != '<' {
+				i++
+			}
+			d.junk += i
 			if err := d.skip(i); err != nil {
 				return Message{}, false, err
 			}
@@ -272,6 +301,7 @@ func (d *StreamDecoder) nextFrame() (Message, bool, error) {
 			return Message{}, false, nil // length not complete yet
 		}
 		if n < 0 || l > MaxProtoFrame {
+			d.junk++
 			if err := d.skip(1); err != nil {
 				return Message{}, false, err
 			}
@@ -285,15 +315,59 @@ func (d *StreamDecoder) nextFrame() (Message, bool, error) {
 			return Message{}, false, nil
 		}
 		payload := b[1+n : total]
-		size := d.take(total)
+		size, junk := d.take(total)
 		ev, err := DecodeProto(payload)
 		if errors.Is(err, ErrNoEvent) {
-			d.skipped += size // a pure takControl message: consumed, counted with the next
+			// A pure takControl message: consumed, counted with the next.
+			d.skipped, d.junk = size, junk
 			continue
 		}
-		return Message{Event: ev, Size: size}, true, err
+		return Message{Event: ev, Size: size, Junk: junk}, true, err
 	}
 }
+
+var xmlDecl = []byte("<?xml")
+
+// xmlBetweenFrames decodes an XML event found where a protobuf frame should
+// start. isXML is false when the bytes at d.start do not begin one (the
+// caller skips them as junk); done is false when more input is needed to
+// tell or to finish the event. A declaration before the event is skipped.
+func (d *StreamDecoder) xmlBetweenFrames() (msg Message, done bool, err error, isXML bool) {
+	for !d.inMsg {
+		b := d.buf[d.start:d.end]
+		switch {
+		case startsTag(b, tagEvent):
+			d.inMsg, d.isAuth, d.scan = true, false, len(tagEvent)
+		case bytes.HasPrefix(b, xmlDecl):
+			end := bytes.Index(b, []byte("?>"))
+			if end < 0 {
+				if len(b) > maxDeclaration {
+					return Message{}, false, nil, false
+				}
+				return Message{}, false, nil, true // wait for the rest of it
+			}
+			n := end + 2
+			for n < len(b) && isSpace(b[n]) {
+				n++
+			}
+			if err := d.skip(n); err != nil {
+				return Message{}, false, err, true
+			}
+			if n == len(b) {
+				return Message{}, false, nil, true
+			}
+		case len(b) <= len(tagEvent) && (bytes.HasPrefix(tagEvent, b) || bytes.HasPrefix(xmlDecl, b)):
+			return Message{}, false, nil, true // too short to tell yet
+		default:
+			return Message{}, false, nil, false
+		}
+	}
+	msg, done, err = d.cutXML()
+	return msg, done, err, true
+}
+
+// maxDeclaration bounds an XML declaration looked for between frames.
+const maxDeclaration = 256
 
 // fill reads more input into the buffer, making room first.
 func (d *StreamDecoder) fill() {

@@ -201,6 +201,11 @@ func TestStreamProtoFrames(t *testing.T) {
 		{"ends after magic", cat(a, []byte{0xBF}), 0, "A", io.ErrUnexpectedEOF},
 		{"frame over the limit", cat(a), len(a) - 1, "", ErrTooLarge},
 		{"junk over the limit", cat(bytes.Repeat([]byte{1}, 5000), a), 4000, "", ErrTooLarge},
+		// A client racing its switch sends XML between frames: parsed, not dropped.
+		{"XML event between frames", cat(a, []byte(sa("X")), b), 0, "A,X,B", io.EOF},
+		{"XML event without declaration", cat(a, []byte(strings.SplitN(sa("Y"), "\n", 2)[1]), b), 0, "A,Y,B", io.EOF},
+		{"angle-bracket junk", cat([]byte("<<junk <?xm"), a), 0, "A", io.EOF},
+		{"declaration alone", cat([]byte(`<?xml version="1.0"?>`), a), 0, "A", io.EOF},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -216,9 +221,29 @@ func TestStreamProtoFrames(t *testing.T) {
 	}
 }
 
+// TestStreamJunkCounted: bytes skipped in protobuf mode while looking for
+// the next frame are reported with the message that follows them.
+func TestStreamJunkCounted(t *testing.T) {
+	a, b := protoFrame(t, sa("A")), protoFrame(t, sa("B"))
+	in := bytes.Join([][]byte{[]byte("junk"), a, {0, 0, 0}, b}, nil)
+	d := NewStreamDecoder(bytes.NewReader(in), 0)
+	d.SetProtocol(ProtocolV1)
+	var junk []int
+	for {
+		m, err := d.Next()
+		if err != nil {
+			break
+		}
+		junk = append(junk, m.Junk)
+	}
+	if fmt.Sprint(junk) != "[4 3]" {
+		t.Fatalf("junk per message %v, want [4 3]", junk)
+	}
+}
+
 func TestStreamBufferShrinks(t *testing.T) {
 	big := strings.Replace(sa("BIG"), "<detail>", "<detail><remarks>"+strings.Repeat("x", 1<<20)+"</remarks>", 1)
-	d := NewStreamDecoder(strings.NewReader(big+sa("A")), 0)
+	d := NewStreamDecoder(strings.NewReader(big+sa("A")), 2<<20)
 	if len(d.buf) != initialBuffer {
 		t.Fatalf("initial buffer %d", len(d.buf))
 	}

@@ -51,6 +51,7 @@ import (
 	"strings"
 	"time"
 
+	"outpost/appliance/logx"
 	"outpost/appliance/pki"
 	"outpost/appliance/store"
 )
@@ -74,9 +75,7 @@ const (
 	enrollMaxFailures = 10          // failed logins per client address...
 	enrollWindow      = time.Minute // ...within this window...
 	enrollBlock       = time.Minute // ...block the address this long (429)
-	enrollMaxVerify   = 4           // concurrent password checks (PBKDF2 is CPU-bound)
 	enrollMaxTracked  = 4096        // client addresses the limiter remembers
-	enrollLogField    = 128         // longest user name or client uid written to the log
 	defaultKeystorePW = "atakatak"  // CertManagerApi.DEFAULT_PASSWORD
 )
 
@@ -107,8 +106,8 @@ func NewEnrollmentHandler(opts EnrollOptions) http.Handler {
 		opts:    opts,
 		log:     opts.Logger.With("component", "enroll"),
 		limiter: newFailureLimiter(enrollMaxFailures, enrollWindow, enrollBlock, enrollMaxTracked, opts.Now),
-		verify:  make(chan struct{}, enrollMaxVerify),
 	}
+	h.busyLog = logx.NewLimiter(h.log, 5, 10*time.Second)
 	if opts.Authority == nil || opts.Store == nil {
 		h.log.Error("enrollment handler has no certificate authority or no store; every request fails")
 		return h
@@ -132,7 +131,7 @@ type enrollHandler struct {
 	opts      EnrollOptions
 	log       *slog.Logger
 	limiter   *failureLimiter
-	verify    chan struct{} // semaphore of password checks
+	busyLog   *logx.Limiter // "too many password checks" lines
 	configXML []byte
 	routes    map[string]enrollRoute
 }
@@ -179,7 +178,7 @@ func (h *enrollHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	route.serve(w, r, &enrollCall{user: user, remote: remote, uid: clip(clientUID(r), enrollLogField)})
+	route.serve(w, r, &enrollCall{user: user, remote: remote, uid: logx.Clip(clientUID(r))})
 }
 
 // authenticate checks the Basic credentials under the failure limiter. It
@@ -195,12 +194,12 @@ func (h *enrollHandler) authenticate(w http.ResponseWriter, r *http.Request, rem
 		enrollError(w, http.StatusUnauthorized, "authentication required")
 		return store.User{}, false
 	}
-	logName := clip(name, enrollLogField)
+	logName := logx.Clip(name)
 	if wait, ok := h.limiter.begin(remote); !ok {
 		h.refuseBlocked(w, remote, logName, wait)
 		return store.User{}, false
 	}
-	user, err := h.verifyPassword(r.Context(), name, password)
+	user, err := h.opts.Store.VerifyPassword(r.Context(), name, password)
 	failed := errors.Is(err, store.ErrBadCredentials)
 	h.limiter.end(remote, failed)
 	switch {
@@ -212,27 +211,19 @@ func (h *enrollHandler) authenticate(w http.ResponseWriter, r *http.Request, rem
 		return store.User{}, false
 	case errors.Is(err, context.Canceled):
 		return store.User{}, false // the client went away; nothing to answer
+	case errors.Is(err, store.ErrBusy):
+		// The process-wide password gate (store) is full: every login,
+		// from anywhere, right or wrong, slows down together.
+		h.busyLog.Warn("enrollment login deferred: too many password checks right now", "remote", remote)
+		w.Header().Set("Retry-After", "1")
+		enrollError(w, http.StatusTooManyRequests, "the server is busy checking passwords; retry in a second")
+		return store.User{}, false
 	case err != nil:
 		h.log.Error("enrollment login could not be checked", "user", logName, "remote", remote, "err", err)
 		enrollError(w, http.StatusServiceUnavailable, "credentials cannot be checked right now")
 		return store.User{}, false
 	}
 	return user, true
-}
-
-// verifyPassword runs the store's check with at most enrollMaxVerify at once.
-func (h *enrollHandler) verifyPassword(ctx context.Context, name, password string) (store.User, error) {
-	select {
-	case h.verify <- struct{}{}:
-	case <-ctx.Done():
-		return store.User{}, fmt.Errorf("enroll: wait to verify password: %w", ctx.Err())
-	}
-	defer func() { <-h.verify }()
-	u, err := h.opts.Store.VerifyPassword(ctx, name, password)
-	if err != nil {
-		return store.User{}, fmt.Errorf("enroll: %w", err)
-	}
-	return u, nil
 }
 
 func (h *enrollHandler) refuseBlocked(w http.ResponseWriter, remote, user string, wait time.Duration) {
@@ -266,7 +257,7 @@ func (h *enrollHandler) config(w http.ResponseWriter, r *http.Request, c *enroll
 // device profile (a mission package) for it; 204 means none and is not an
 // error for the client. Outpost has no profile store yet.
 func (h *enrollHandler) profileEnrollment(w http.ResponseWriter, r *http.Request, c *enrollCall) {
-	h.log.Debug("enrollment profile requested", "user", clip(c.user.Name, enrollLogField), "client_uid", c.uid, "remote", c.remote, "result", "none configured")
+	h.log.Debug("enrollment profile requested", "user", logx.Clip(c.user.Name), "client_uid", c.uid, "remote", c.remote, "result", "none configured")
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -280,7 +271,7 @@ func (h *enrollHandler) signClientV1(w http.ResponseWriter, r *http.Request, c *
 	}
 	p12, err := h.opts.Authority.KeyStoreP12(cert, h.opts.KeystorePassword)
 	if err != nil {
-		h.log.Error("enrollment keystore failed", "user", clip(c.user.Name, enrollLogField), "remote", c.remote, "serial", cert.SerialNumber.String(), "err", err)
+		h.log.Error("enrollment keystore failed", "user", logx.Clip(c.user.Name), "remote", c.remote, "serial", cert.SerialNumber.String(), "err", err)
 		enrollError(w, http.StatusInternalServerError, "the keystore could not be built")
 		return
 	}
@@ -295,7 +286,7 @@ func (h *enrollHandler) signClientV1(w http.ResponseWriter, r *http.Request, c *
 func (h *enrollHandler) signClientV2(w http.ResponseWriter, r *http.Request, c *enrollCall) {
 	format, ok := negotiateEnrollment(r.Header.Get("Accept"))
 	if !ok {
-		h.log.Warn("enrollment failed", "user", clip(c.user.Name, enrollLogField), "remote", c.remote, "reason", "unsupported Accept", "accept", clip(r.Header.Get("Accept"), enrollLogField))
+		h.log.Warn("enrollment failed", "user", logx.Clip(c.user.Name), "remote", c.remote, "reason", "unsupported Accept", "accept", logx.Clip(r.Header.Get("Accept")))
 		enrollError(w, http.StatusNotAcceptable, "Accept must allow application/json, application/xml or text/plain")
 		return
 	}
@@ -311,7 +302,7 @@ func (h *enrollHandler) signClientV2(w http.ResponseWriter, r *http.Request, c *
 		var err error
 		body, err = enrollmentJSON(cert, ca, serverLeaf(h.opts.Authority))
 		if err != nil {
-			h.log.Error("enrollment answer failed", "user", clip(c.user.Name, enrollLogField), "remote", c.remote, "err", err)
+			h.log.Error("enrollment answer failed", "user", logx.Clip(c.user.Name), "remote", c.remote, "err", err)
 			enrollError(w, http.StatusInternalServerError, "the answer could not be built")
 			return
 		}
@@ -324,7 +315,7 @@ func (h *enrollHandler) signClientV2(w http.ResponseWriter, r *http.Request, c *
 // sign reads and checks the CSR and signs it for the authenticated user. It
 // writes the error answer itself and reports whether a certificate came out.
 func (h *enrollHandler) sign(w http.ResponseWriter, r *http.Request, c *enrollCall, format string) (*x509.Certificate, bool) {
-	user := clip(c.user.Name, enrollLogField)
+	user := logx.Clip(c.user.Name)
 	fail := func(status int, reason string, err error) (*x509.Certificate, bool) {
 		level := slog.LevelWarn
 		if status >= 500 {
@@ -358,7 +349,7 @@ func (h *enrollHandler) sign(w http.ResponseWriter, r *http.Request, c *enrollCa
 		return fail(http.StatusInternalServerError, "the certificate could not be signed", err)
 	}
 	h.log.Info("client certificate enrolled", "user", user, "client_uid", c.uid,
-		"version", clip(r.URL.Query().Get("version"), enrollLogField), "serial", cert.SerialNumber.String(),
+		"version", logx.Clip(r.URL.Query().Get("version")), "serial", cert.SerialNumber.String(),
 		"remote", c.remote, "format", format, "not_after", cert.NotAfter)
 	return cert, true
 }
@@ -444,20 +435,6 @@ func clientAddr(remote string) string {
 	}
 	return remote
 }
-
-// clip shortens s to at most n bytes on a rune boundary, for logs.
-func clip(s string, n int) string {
-	s = strings.ToValidUTF8(s, "?")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func enrollError(w http.ResponseWriter, status int, message string) {
 	writeJSON(w, status, map[string]string{"message": message})

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"outpost/appliance/logx"
 )
 
 // clientItem is one connected client (api.md §2.11). User is the identity
@@ -24,8 +26,8 @@ type clientItem struct {
 // allow-list AllowedCLIIPs instead of a token (api.md §5.4).
 func (h *handler) clients(w http.ResponseWriter, r *http.Request) {
 	if !h.allowedByIP(r) {
-		h.log.Warn("/Clients refused: address not in AllowedCLIIPs", "addr", r.RemoteAddr,
-			"x_forwarded_for", r.Header.Get("X-Forwarded-For"), "x_real_ip", r.Header.Get("X-Real-IP"))
+		h.refusals.Warn("/Clients refused: address not in AllowedCLIIPs", "remote", r.RemoteAddr,
+			"x_forwarded_for", logx.Clip(r.Header.Get("X-Forwarded-For")), "x_real_ip", logx.Clip(r.Header.Get("X-Real-IP")))
 		// api.md §7: the exact body.
 		WriteJSON(w, http.StatusUnauthorized, map[string]string{"message": "endpoint can only be accessed by approved IPs"})
 		return

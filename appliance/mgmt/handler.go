@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"time"
 
 	"outpost/appliance/broker"
+	"outpost/appliance/logx"
 )
 
 // Options configure the management handler.
@@ -19,8 +21,9 @@ type Options struct {
 }
 
 type handler struct {
-	opts Options
-	log  *slog.Logger
+	opts     Options
+	log      *slog.Logger
+	refusals *logx.Limiter // /Clients refusals: at most a few lines per interval
 }
 
 // NewHandler returns the management API handler.
@@ -29,6 +32,7 @@ func NewHandler(opts Options) http.Handler {
 	if h.log == nil {
 		h.log = slog.Default()
 	}
+	h.refusals = logx.NewLimiter(h.log, 10, 10*time.Second)
 	mux := http.NewServeMux()
 	// api.md §4.1: the only route without authentication.
 	mux.HandleFunc("GET /Alive", func(w http.ResponseWriter, r *http.Request) {

@@ -75,6 +75,13 @@ func backupFile(ctx context.Context, dbPath, dest string) (err error) {
 		}
 	}()
 
+	// The copy holds everything the database does: create it private
+	// (VACUUM INTO writes into an existing empty file), whatever the umask.
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("create backup file: %w", err)
+	}
+	f.Close()
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)

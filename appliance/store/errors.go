@@ -24,6 +24,9 @@ var (
 	// ErrBadCredentials: unknown user or wrong password (deliberately the
 	// same error for both).
 	ErrBadCredentials = errors.New("store: bad credentials")
+	// ErrBusy: too many password checks right now (passwordgate.go); the
+	// caller may try again shortly.
+	ErrBusy = errors.New("store: busy")
 	// ErrClosed: the store, blob writer or history writer is closed.
 	ErrClosed = errors.New("store: closed")
 	// ErrSchemaTooNew: the database was migrated by a newer Outpost.

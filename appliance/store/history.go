@@ -1,17 +1,23 @@
 package store
 
 // The CoT history writer. The relay hands every routed event to Add, which
-// only tries a non-blocking send on a bounded channel: no SQL, no lock
-// contention beyond a shared read lock, never a wait on the caller's path
-// (architecture.md "The relay": the observer persists asynchronously, after
-// routing). One goroutine drains the channel into batches, one transaction
-// per batch: each event is inserted into cot_events and upserted into
-// cot_latest. When the channel is full, Add drops the event and counts it;
-// persistence is best effort by design, routing is not.
+// charges it to the sending client's budget (history_budget.go) and only
+// tries a non-blocking send on a bounded channel: no SQL, never a wait on the
+// caller's path (architecture.md "The relay": the observer persists
+// asynchronously, after routing). One goroutine drains the channel into
+// batches, one transaction per batch: each event is inserted into cot_events,
+// upserted into cot_latest and added to its uid's usage (cot_usage). An event
+// identical to the one stored last for its uid (only its times differ: a
+// stationary client repeating its position) refreshes cot_latest and is not
+// stored twice. When the channel is full or the budget spent, Add drops the
+// event and counts it; persistence is best effort by design, routing is not.
 //
-// Retention pruning runs in the same goroutine, a bounded number of rows per
+// Pruning runs in the same goroutine, a bounded number of rows per
 // transaction, and only while the queue is less than half full, so neither
-// the single writer connection nor the event queue is held up by it.
+// the single writer connection nor the event queue is held up by it:
+// retention (events received longer ago than Retention) and the size cap
+// (history_size.go: above MaxBytes, the oldest events of the uid holding the
+// most bytes go first).
 
 import (
 	"context"
@@ -39,17 +45,36 @@ const (
 const pruneBatch = 1000
 
 // HistoryOptions configure StartHistory. Zero fields take the defaults
-// above, except Retention, where 0 means keep forever; use
-// DefaultHistoryOptions for the full set of defaults.
+// above, except Retention, MaxBytes and the rates, where 0 means no limit;
+// use DefaultHistoryOptions for the full set of defaults.
 type HistoryOptions struct {
 	Buffer        int           // queued events before Add drops (8192)
 	BatchSize     int           // events per transaction (512)
 	FlushInterval time.Duration // longest wait before a partial batch is written (250ms)
 	Retention     time.Duration // delete events received longer ago; 0 keeps forever (7 days in DefaultHistoryOptions)
-	PruneInterval time.Duration // how often to prune (1h)
+	PruneInterval time.Duration // how often to prune by age (1h)
+
+	// MaxBytes caps the stored events' XML in total; above it the oldest
+	// events of the uid holding the most bytes are pruned first. 0: no cap.
+	MaxBytes int64
+	// Per client (one connection) and for all clients together: events per
+	// second and bytes per second that may be stored, with bursts of
+	// 5 seconds' worth. 0: no limit.
+	ClientRate, TotalRate   float64
+	ClientBytes, TotalBytes int64
 }
 
-// DefaultHistoryOptions returns every default, including a 7-day retention.
+// Defaults of the history budget (HistoryOptions).
+const (
+	DefaultHistoryMaxBytes    = 1 << 30  // 1 GiB of stored events
+	DefaultHistoryClientRate  = 10       // events per second per client
+	DefaultHistoryClientBytes = 64 << 10 // bytes per second per client
+	DefaultHistoryTotalRate   = 1000     // events per second, all clients
+	DefaultHistoryTotalBytes  = 4 << 20  // bytes per second, all clients
+)
+
+// DefaultHistoryOptions returns every default, including a 7-day retention
+// and the budget.
 func DefaultHistoryOptions() HistoryOptions {
 	return HistoryOptions{
 		Buffer:        DefaultHistoryBuffer,
@@ -57,16 +82,26 @@ func DefaultHistoryOptions() HistoryOptions {
 		FlushInterval: DefaultHistoryFlushInterval,
 		Retention:     DefaultHistoryRetention,
 		PruneInterval: DefaultHistoryPruneInterval,
+		MaxBytes:      DefaultHistoryMaxBytes,
+		ClientRate:    DefaultHistoryClientRate,
+		ClientBytes:   DefaultHistoryClientBytes,
+		TotalRate:     DefaultHistoryTotalRate,
+		TotalBytes:    DefaultHistoryTotalBytes,
 	}
 }
 
 // HistoryStats are cumulative counters of a History.
 type HistoryStats struct {
-	Added   uint64 // accepted by Add
-	Written uint64 // committed to the database
-	Dropped uint64 // not persisted: queue full, history closed, or their batch failed
-	Batches uint64 // committed batches
-	Pruned  uint64 // events deleted by retention
+	Added         uint64 // accepted by Add
+	Written       uint64 // committed to the database
+	Repeats       uint64 // identical to the uid's previous event: cot_latest refreshed, not stored again
+	Dropped       uint64 // not persisted: queue full, history closed, or their batch failed
+	DroppedBudget uint64 // not persisted: the client's or the total budget was spent
+	Batches       uint64 // committed batches
+	Pruned        uint64 // events deleted by retention
+	PrunedSize    uint64 // events deleted by the size cap
+	Backlog       int    // events queued now
+	Bytes         int64  // stored events' XML bytes now (as of the last batch)
 }
 
 // History is the asynchronous CoT history writer of a Store.
@@ -86,17 +121,22 @@ type History struct {
 
 	closeOnce sync.Once
 
-	added, written, dropped, batches, pruned atomic.Uint64
+	budget *budget
+
+	added, written, repeats, dropped, droppedBudget, batches, pruned, prunedSize atomic.Uint64
+	bytes                                                                        atomic.Int64
 
 	// Owned by the writer goroutine only.
 	batch   []histItem
 	xmlBuf  []byte
-	failErr error // first write error since the last flush marker
+	failErr error             // first write error since the last flush marker
+	last    map[string]uint64 // uid -> content hash of its last stored event
 }
 
 // histItem is a queued event, or a flush marker when reply is non-nil.
 type histItem struct {
 	ev     *cot.Event
+	xml    []byte // the event's XML encoding when the caller has it; nil: encoded here
 	recv   time.Time
 	source string
 	reply  chan error
@@ -121,13 +161,15 @@ func (s *Store) StartHistory(opts HistoryOptions) *History {
 		opts.Retention = 0
 	}
 	h := &History{
-		s:     s,
-		opts:  opts,
-		log:   s.log.With("part", "cot-history"),
-		ch:    make(chan histItem, opts.Buffer),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
-		batch: make([]histItem, 0, opts.BatchSize),
+		s:      s,
+		opts:   opts,
+		log:    s.log.With("part", "cot-history"),
+		ch:     make(chan histItem, opts.Buffer),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+		batch:  make([]histItem, 0, opts.BatchSize),
+		budget: newBudget(opts),
+		last:   map[string]uint64{},
 	}
 	s.mu.Lock()
 	if s.closing {
@@ -143,11 +185,22 @@ func (s *Store) StartHistory(opts HistoryOptions) *History {
 	return h
 }
 
-// Add queues ev for persistence and returns at once. It returns false (and
-// counts a drop) when the queue is full or the history is closed. ev must
-// not be modified afterwards (cot.Event is read-only once shared).
-func (h *History) Add(ev *cot.Event, receivedAt time.Time, source string) bool {
+// Add queues ev for persistence and returns at once. xml is ev's XML
+// encoding when the caller already has it (nil: encoded by the writer);
+// client identifies the connection it came from (0: the server itself),
+// whose budget it is charged to. It returns false (and counts a drop) when
+// the budget is spent, the queue is full or the history is closed. ev and
+// xml must not be modified afterwards (cot.Event is read-only once shared).
+func (h *History) Add(ev *cot.Event, xml []byte, receivedAt time.Time, source string, client uint64) bool {
 	if ev == nil {
+		return false
+	}
+	size := len(xml)
+	if size == 0 {
+		size = 300 + len(ev.Detail.XML) // the encoding's size, near enough
+	}
+	if !h.budget.admit(client, size, receivedAt) {
+		h.droppedBudget.Add(1)
 		return false
 	}
 	h.mu.RLock()
@@ -157,7 +210,7 @@ func (h *History) Add(ev *cot.Event, receivedAt time.Time, source string) bool {
 		return false
 	}
 	select {
-	case h.ch <- histItem{ev: ev, recv: receivedAt, source: source}:
+	case h.ch <- histItem{ev: ev, xml: xml, recv: receivedAt, source: source}:
 		h.mu.RUnlock()
 		h.added.Add(1)
 		return true
@@ -220,11 +273,16 @@ func (h *History) Close(ctx context.Context) error {
 // Stats returns the counters.
 func (h *History) Stats() HistoryStats {
 	return HistoryStats{
-		Added:   h.added.Load(),
-		Written: h.written.Load(),
-		Dropped: h.dropped.Load(),
-		Batches: h.batches.Load(),
-		Pruned:  h.pruned.Load(),
+		Added:         h.added.Load(),
+		Written:       h.written.Load(),
+		Repeats:       h.repeats.Load(),
+		Dropped:       h.dropped.Load(),
+		DroppedBudget: h.droppedBudget.Load(),
+		Batches:       h.batches.Load(),
+		Pruned:        h.pruned.Load(),
+		PrunedSize:    h.prunedSize.Load(),
+		Backlog:       len(h.ch),
+		Bytes:         h.bytes.Load(),
 	}
 }
 
@@ -238,6 +296,7 @@ func (h *History) run() {
 	}()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	h.loadUsage()
 	var pruneC <-chan time.Time
 	var p pruner
 	if h.opts.Retention > 0 {
@@ -247,8 +306,12 @@ func (h *History) run() {
 		p.start(time.Now().Add(-h.opts.Retention)) // prune once at start
 	}
 	for {
-		if p.active && len(h.ch) <= cap(h.ch)/2 {
-			h.pruneStep(&p)
+		if (p.active || h.overCap()) && len(h.ch) <= cap(h.ch)/2 {
+			if p.active {
+				h.pruneStep(&p)
+			} else {
+				h.pruneSizeStep()
+			}
 			// Between two prune steps, take what queued meanwhile (up to
 			// one batch) and honour the flush timer and Close.
 		queued:
@@ -358,7 +421,15 @@ func (h *History) insertBatch(items []histItem) error {
 	if h.s.closed.Load() {
 		return fmt.Errorf("store: history: %w", ErrClosed)
 	}
-	return h.s.inTx(ctx, "history batch", func(tx *sql.Tx) error {
+	type seen struct {
+		uid  string
+		hash uint64
+	}
+	var remembered []seen
+	var added int64
+	repeats := 0
+	err := h.s.inTx(ctx, "history batch", func(tx *sql.Tx) error {
+		remembered, added, repeats = remembered[:0], 0, 0
 		ins, err := tx.PrepareContext(ctx, insertEventSQL)
 		if err != nil {
 			return err
@@ -369,18 +440,43 @@ func (h *History) insertBatch(items []histItem) error {
 			return err
 		}
 		defer up.Close()
+		usage, err := tx.PrepareContext(ctx, upsertUsageSQL)
+		if err != nil {
+			return err
+		}
+		defer usage.Close()
+		last := map[string]uint64{} // this batch's own repeats
 		for _, it := range items {
 			ev := it.ev
+			recv := unixMilli(it.recv)
+			stale := unixMilli(ev.Stale)
+			hash := contentHash(ev)
+			prev, ok := last[ev.UID]
+			if !ok {
+				prev, ok = h.last[ev.UID]
+			}
+			if ok && prev == hash {
+				// Nothing a receiver would see changed: refresh the latest
+				// row, store nothing new.
+				if _, err := tx.ExecContext(ctx, `UPDATE cot_latest SET stale = ?, received_at = ?
+					WHERE uid = ? AND received_at <= ?`, stale, recv, ev.UID, recv); err != nil {
+					return err
+				}
+				repeats++
+				continue
+			}
 			callsign := ""
 			if ev.Detail.Contact != nil {
 				callsign = ev.Detail.Contact.Callsign
 			}
-			h.xmlBuf = encodeEventXML(h.xmlBuf[:0], ev)
+			xml := it.xml
+			if xml == nil {
+				h.xmlBuf = encodeEventXML(h.xmlBuf[:0], ev)
+				xml = h.xmlBuf
+			}
 			lat, lon, hae := finite(ev.Point.Lat, 0), finite(ev.Point.Lon, 0), finite(ev.Point.Hae, cot.Unknown)
-			recv := unixMilli(it.recv)
-			stale := unixMilli(ev.Stale)
 			res, err := ins.ExecContext(ctx, ev.UID, ev.Type, ev.How, callsign, unixMilli(ev.Time), unixMilli(ev.Start),
-				stale, lat, lon, hae, recv, it.source, h.xmlBuf)
+				stale, lat, lon, hae, recv, it.source, xml)
 			if err != nil {
 				return err
 			}
@@ -391,9 +487,27 @@ func (h *History) insertBatch(items []histItem) error {
 			if _, err := up.ExecContext(ctx, ev.UID, ev.Type, callsign, lat, lon, stale, recv, id); err != nil {
 				return err
 			}
+			if _, err := usage.ExecContext(ctx, ev.UID, len(xml)); err != nil {
+				return err
+			}
+			added += int64(len(xml))
+			last[ev.UID] = hash
+			remembered = append(remembered, seen{ev.UID, hash})
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if len(h.last)+len(remembered) > maxRemembered {
+		h.last = map[string]uint64{}
+	}
+	for _, r := range remembered {
+		h.last[r.uid] = r.hash
+	}
+	h.bytes.Add(added)
+	h.repeats.Add(uint64(repeats))
+	return nil
 }
 
 // finite replaces NaN and infinities (which SQLite would store as NULL)
@@ -434,23 +548,37 @@ func (h *History) pruneStep(p *pruner) {
 		return
 	}
 	ctx := context.Background()
-	q := `DELETE FROM cot_latest WHERE uid IN (SELECT uid FROM cot_latest WHERE received_at < ? LIMIT ?)`
-	if p.phase == pruneEvents {
-		q = `DELETE FROM cot_events WHERE id IN (SELECT id FROM cot_events WHERE received_at < ? LIMIT ?)`
-	}
-	res, err := h.s.w.ExecContext(ctx, q, p.cutoff, pruneBatch)
 	var n int64
-	if err == nil {
-		n, err = res.RowsAffected()
+	var err error
+	if p.phase == pruneEvents {
+		var freed int64
+		err = h.s.inTx(ctx, "history prune", func(tx *sql.Tx) error {
+			var err error
+			n, freed, _, err = deleteEvents(ctx, tx, `DELETE FROM cot_events WHERE id IN
+				(SELECT id FROM cot_events WHERE received_at < ? LIMIT ?) RETURNING uid, length(xml)`, p.cutoff, pruneBatch)
+			return err
+		})
+		if err == nil {
+			h.bytes.Add(-freed)
+		}
+	} else {
+		var res sql.Result
+		res, err = h.s.w.ExecContext(ctx, `DELETE FROM cot_latest WHERE uid IN
+			(SELECT uid FROM cot_latest WHERE received_at < ? LIMIT ?)`, p.cutoff, pruneBatch)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
 	}
 	if err != nil {
 		h.log.Warn("could not prune old CoT events; will retry at the next prune interval", "error", err)
 		p.active = false
 		return
 	}
-	if p.phase == pruneEvents {
+	if p.phase == pruneEvents && n > 0 {
 		h.pruned.Add(uint64(n))
 		p.n += uint64(n)
+		// The last stored content of those uids may be gone.
+		h.last = map[string]uint64{}
 	}
 	if n == pruneBatch {
 		return // more of this phase

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,12 @@ type Options struct {
 	MaxBlobSize int64
 	// Logger receives the store's log lines (default slog.Default()).
 	Logger *slog.Logger
+	// PasswordChecksPerSecond bounds password checks started per second,
+	// whoever asks (default 10; negative: unlimited), and
+	// PasswordCheckConcurrency how many run at once (default: half the
+	// CPUs, at least one). See passwordgate.go.
+	PasswordChecksPerSecond  float64
+	PasswordCheckConcurrency int
 }
 
 // Store is the open database. It is safe for concurrent use.
@@ -46,6 +53,7 @@ type Store struct {
 
 	// passwordIter is the PBKDF2 iteration count for new hashes; tests lower it.
 	passwordIter int
+	pwGate       *passwordGate
 
 	closed atomic.Bool
 
@@ -69,6 +77,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.PasswordChecksPerSecond == 0 {
+		opts.PasswordChecksPerSecond = DefaultPasswordChecksPerSecond
+	}
+	if opts.PasswordCheckConcurrency <= 0 {
+		opts.PasswordCheckConcurrency = max(1, runtime.NumCPU()/2)
+	}
 	ms, err := loadMigrations(migrationFS)
 	if err != nil {
 		return nil, err
@@ -86,7 +100,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		log:          opts.Logger.With("component", "store"),
 		maxBlob:      opts.MaxBlobSize,
 		passwordIter: pbkdf2Iterations,
+		pwGate:       newPasswordGate(opts.PasswordChecksPerSecond, opts.PasswordCheckConcurrency),
 		histories:    make(map[*History]struct{}),
+	}
+	if err := privateFiles(path); err != nil {
+		return nil, err
 	}
 	s.w, err = sql.Open("sqlite", wdsn)
 	if err != nil {

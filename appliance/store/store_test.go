@@ -325,7 +325,7 @@ func TestCloseIdempotentAndClosedErrors(t *testing.T) {
 			}
 		})
 	}
-	if h := s.StartHistory(HistoryOptions{}); h.Add(testEvent("u", "c", 0, 0, timeNow()), timeNow(), "t") {
+	if h := s.StartHistory(HistoryOptions{}); h.Add(testEvent("u", "c", 0, 0, timeNow()), nil, timeNow(), "t", 0) {
 		t.Error("Add on a closed store's history returned true")
 	}
 }

@@ -189,10 +189,18 @@ func (s *Store) UserByToken(ctx context.Context, token string) (User, error) {
 // VerifyPassword checks a name and password (certificate enrollment). An
 // unknown name and a wrong password both return ErrBadCredentials after the
 // same amount of hashing work.
+//
+// Every check passes the process-wide password gate (passwordgate.go):
+// ErrBusy when it has no capacity, without any hashing.
 func (s *Store) VerifyPassword(ctx context.Context, name, password string) (User, error) {
 	if err := s.check(ctx); err != nil {
 		return User{}, fmt.Errorf("store: verify password: %w", err)
 	}
+	release, err := s.pwGate.enter(ctx)
+	if err != nil {
+		return User{}, fmt.Errorf("store: verify password: %w", err)
+	}
+	defer release()
 	if len(password) > maxPasswordBytes || len(name) > 4*maxUserNameRunes {
 		burnPasswordWork(password[:min(len(password), maxPasswordBytes)], s.passwordIter)
 		return User{}, fmt.Errorf("store: verify password: %w", ErrBadCredentials)

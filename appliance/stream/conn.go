@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -9,31 +8,24 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
-)
-
-// Close reasons recorded by this package (the broker adds "slow consumer"
-// and "server shutdown").
-const (
-	ReasonClientClosed = "client closed"
-	ReasonIdle         = "idle timeout"
-	ReasonTooLarge     = "message too large"
-	ReasonReadError    = "read error"
-	ReasonWriteError   = "write error"
-	ReasonRevoked      = "certificate revoked"
+	"outpost/appliance/logx"
 )
 
 // conn is one streaming connection: a reader goroutine (serve) and a
-// writer goroutine (writeLoop) around one broker session.
+// writer goroutine (writeLoop) around one broker session. The session is
+// the one owner of "this connection is ending": whoever ends it (the
+// reader, the writer, the broker, a revocation, shutdown) closes the
+// session first, the first reason wins, and the session's close hook
+// unblocks both goroutines.
 type conn struct {
 	l      *Listener
-	nc     net.Conn
+	nc     net.Conn  // the connection (a *tls.Conn on 8089); deadlines and Close go here
+	w      io.Writer // where frames are written: nc, or the raw *net.TCPConn for writev
 	log    *slog.Logger
 	user   string
 	serial *big.Int // client certificate serial on TLS, nil on TCP
@@ -42,39 +34,46 @@ type conn struct {
 
 	wbufs net.Buffers // writer goroutine only: scratch for writeBatch
 
-	shutdownOnce sync.Once
-	shutdownCtx  atomic.Pointer[context.Context] // set by beginShutdown
-	stopping     chan struct{}                   // closed by beginShutdown
-	writerDone   chan struct{}
+	// Reader goroutine only: what was already logged for this connection.
+	loggedOversize, loggedImpostor bool
+
+	writerDone chan struct{}
 }
 
 // newConn joins the broker for a freshly accepted connection; the broker
 // queues the latest-SA replay to it at once.
 func (l *Listener) newConn(nc net.Conn) *conn {
-	c := &conn{l: l, nc: nc, stopping: make(chan struct{}), writerDone: make(chan struct{})}
-	if tc, ok := nc.(*tls.Conn); ok && l.cfg.Identify != nil {
-		if user, serial, ok := l.cfg.Identify(tc.ConnectionState()); ok {
-			c.user, c.serial = user, serial
+	c := &conn{l: l, nc: nc, w: nc, writerDone: make(chan struct{})}
+	if tc, ok := nc.(*tls.Conn); ok {
+		if l.cfg.Identify != nil {
+			if user, serial, ok := l.cfg.Identify(tc.ConnectionState()); ok {
+				c.user, c.serial = user, serial
+			}
 		}
+	} else if u, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		// Plain TCP: write to the *net.TCPConn itself, so net.Buffers uses
+		// one writev per batch (a wrapper hides that method).
+		c.w = u.NetConn()
 	}
 	c.sess = l.cfg.Broker.Join(broker.SessionInfo{
 		Listener: l.cfg.Name, Addr: nc.RemoteAddr().String(), User: c.user,
 		Closed: c.onSessionClosed,
 	})
-	c.log = l.log.With("session", c.sess.ID(), "addr", nc.RemoteAddr().String())
+	c.log = l.log.With("session", c.sess.ID(), "remote", nc.RemoteAddr().String())
 	if c.user != "" {
-		c.log = c.log.With("user", c.user)
+		c.log = c.log.With("user", logx.Clip(c.user))
 	}
 	return c
 }
 
-// onSessionClosed runs when the broker or this package closes the session.
-// Except in an orderly shutdown (where the writer still drains the queue),
-// it unblocks a reader waiting for input and a writer stuck on a client
-// that stopped reading, so the connection ends at once.
-func (c *conn) onSessionClosed(reason string) {
+// onSessionClosed runs once when the session closes, whoever closed it. It
+// unblocks a reader waiting for input. Except in an orderly shutdown (where
+// the writer still sends what is queued, until the drain deadline) it also
+// unblocks a writer stuck on a client that stopped reading.
+func (c *conn) onSessionClosed(reason broker.Reason) {
+	c.nc.SetReadDeadline(time.Unix(1, 0))
 	if reason != broker.ReasonShutdown {
-		c.nc.SetDeadline(time.Unix(1, 0))
+		c.nc.SetWriteDeadline(time.Unix(1, 0))
 	}
 }
 
@@ -87,41 +86,41 @@ func (c *conn) serve() {
 		c.sess.Send(broker.NewEnvelope(offer))
 	}
 	go c.writeLoop()
-	reason := c.readLoop(neg)
-	select {
-	case <-c.stopping:
-		// Shutdown: the writer drains the queue; the session is closed.
-	default:
-		c.sess.Close(reason)
-	}
+	c.sess.Close(c.readLoop(neg)) // no-op when someone else closed it first
 	<-c.writerDone
 	c.nc.Close()
 }
 
 // readLoop decodes messages until an error and returns the close reason.
-func (c *conn) readLoop(neg *cot.Negotiator) string {
+func (c *conn) readLoop(neg *cot.Negotiator) broker.Reason {
 	cfg := &c.l.cfg
 	dec := cot.NewStreamDecoder(c.nc, cfg.MaxMessage)
 	for {
 		c.nc.SetReadDeadline(cfg.Now().Add(cfg.IdleTimeout))
-		// Whoever ends the connection closes done/stopping before moving
-		// the deadline into the past; checking after our own SetReadDeadline
-		// means we can never overwrite theirs and block for IdleTimeout.
-		if reason, ended := c.ended(); ended {
-			return reason
+		// Whoever ends the connection closes the session before its hook
+		// moves the deadline into the past; checking after our own
+		// SetReadDeadline means we can never overwrite theirs and block.
+		select {
+		case <-c.sess.Done():
+			return c.sess.Reason()
+		default:
 		}
 		msg, err := dec.Next()
+		if msg.Junk > 0 {
+			c.l.stats.junkBytes.Add(uint64(msg.Junk))
+			c.l.warn.Debug("bytes skipped looking for the next protobuf frame", "session", c.sess.ID(), "bytes", msg.Junk)
+		}
 		if err != nil {
 			var se *cot.SyntaxError
 			if errors.As(err, &se) {
 				c.l.stats.syntax.Add(1)
-				c.log.Debug("malformed CoT message skipped", "err", err)
+				c.l.warn.Debug("malformed CoT message skipped", "session", c.sess.ID(), "err", logx.Clip(se.Msg))
 				continue
 			}
 			return c.readErrorReason(err)
 		}
 		if msg.Auth != nil {
-			c.log.Debug("client sent <auth>", "username", msg.Auth.Username, "uid", msg.Auth.UID)
+			c.log.Debug("client sent <auth>", "username", logx.Clip(msg.Auth.Username), "uid", logx.Clip(msg.Auth.UID))
 			continue
 		}
 		ev := msg.Event
@@ -146,49 +145,59 @@ func (c *conn) readLoop(neg *cot.Negotiator) string {
 		case cot.IsControl(ev.Type):
 			// Consumed, never relayed (protocol.md §5).
 		default:
-			cfg.Broker.Publish(ev, c.sess)
+			if err := cfg.Broker.Publish(ev, c.sess); err != nil {
+				c.refused(ev, err)
+			}
 		}
 	}
 }
 
-// ended reports whether the connection was already ended by someone else
-// (broker, shutdown, revocation) and with which reason.
-func (c *conn) ended() (string, bool) {
-	select {
-	case <-c.sess.Done():
-		return c.sess.Reason(), true
-	case <-c.stopping:
-		return broker.ReasonShutdown, true
-	default:
-		return "", false
+// refused counts an event the broker refused and logs it once per
+// connection and kind (and at a bounded rate across connections).
+func (c *conn) refused(ev *cot.Event, err error) {
+	switch {
+	case errors.Is(err, broker.ErrTooLarge):
+		c.l.stats.oversize.Add(1)
+		if !c.loggedOversize {
+			c.loggedOversize = true
+			c.l.warn.Warn("event refused: larger than what clients can receive (logged once per connection)",
+				"session", c.sess.ID(), "uid", logx.Clip(ev.UID), "type", logx.Clip(ev.Type), "err", err.Error())
+		}
+	case errors.Is(err, broker.ErrUIDTaken):
+		c.l.stats.impostor.Add(1)
+		if !c.loggedImpostor {
+			c.loggedImpostor = true
+			c.l.warn.Warn("position report refused: its uid belongs to another client (logged once per connection)",
+				"session", c.sess.ID(), "user", logx.Clip(c.user), "uid", logx.Clip(ev.UID), "err", err.Error())
+		}
 	}
 }
 
-func (c *conn) readErrorReason(err error) string {
-	if reason, ended := c.ended(); ended {
-		return reason
+func (c *conn) readErrorReason(err error) broker.Reason {
+	if r := c.sess.Reason(); r != broker.ReasonNone {
+		return r
 	}
 	var ne net.Error
 	switch {
 	case errors.Is(err, io.EOF):
-		return ReasonClientClosed
+		return broker.ReasonClientClosed
 	case errors.Is(err, cot.ErrTooLarge):
-		c.log.Warn("client sent a message larger than the limit; disconnecting", "limit", c.l.cfg.MaxMessage)
-		return ReasonTooLarge
+		c.l.warn.Warn("client sent a message larger than the limit; disconnecting", "session", c.sess.ID(), "limit", c.l.cfg.MaxMessage)
+		return broker.ReasonTooLarge
 	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, os.ErrDeadlineExceeded):
-		return ReasonIdle
+		return broker.ReasonIdle
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
 		// The client went away mid-message or without a TLS close_notify.
-		return ReasonClientClosed
+		return broker.ReasonClientClosed
 	default:
 		c.log.Debug("read failed", "err", err)
-		return ReasonReadError
+		return broker.ReasonReadError
 	}
 }
 
 // writeLoop drains the session's queue: each batch becomes one writev
 // (net.Buffers) bounded by the write deadline. A blocked write closes the
-// session as a slow consumer, so one client never delays the others.
+// session (ReasonWriteDeadline), so one client never delays the others.
 func (c *conn) writeLoop() {
 	defer close(c.writerDone)
 	var spare []*broker.Envelope
@@ -197,31 +206,23 @@ func (c *conn) writeLoop() {
 		select {
 		case <-c.sess.Ready():
 		case <-c.sess.Done():
+			// Take what is left either way, so the queue's bytes are
+			// released; only an orderly shutdown still sends it.
+			rest := c.sess.Take(spare)
 			if c.sess.Reason() == broker.ReasonShutdown {
-				// Orderly shutdown: write what is still queued, bounded by
-				// the shutdown deadline.
-				deadline := c.l.cfg.Now().Add(c.l.cfg.WriteTimeout)
-				if ctx := c.shutdownCtx.Load(); ctx != nil {
-					if d, ok := (*ctx).Deadline(); ok {
-						deadline = d
-					}
-				}
-				c.writeBatch(c.sess.Take(spare), &proto, deadline)
+				c.writeBatch(rest, &proto, c.l.drainDeadline())
 			}
-			// Unblock the reader, which may be waiting for input.
-			c.nc.SetReadDeadline(time.Unix(1, 0))
 			return
 		}
 		batch := c.sess.Take(spare)
 		if err := c.writeBatch(batch, &proto, c.l.cfg.Now().Add(c.l.cfg.WriteTimeout)); err != nil {
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				c.log.Warn("client stopped reading; disconnecting", "write_timeout", c.l.cfg.WriteTimeout)
-				c.sess.Close(broker.ReasonSlowConsumer)
+			if errors.As(err, &ne) && ne.Timeout() && c.sess.Reason() == broker.ReasonNone {
+				c.l.warn.Warn("client stopped reading; disconnecting", "session", c.sess.ID(), "write_timeout", c.l.cfg.WriteTimeout)
+				c.sess.Close(broker.ReasonWriteDeadline)
 			} else {
-				c.sess.Close(ReasonWriteError)
+				c.sess.Close(broker.ReasonWriteError)
 			}
-			c.nc.SetReadDeadline(time.Unix(1, 0))
 			return
 		}
 		clear(batch)
@@ -249,16 +250,18 @@ func (c *conn) writeBatch(batch []*broker.Envelope, proto *bool, deadline time.T
 		if *proto {
 			f, err := env.ProtoFrame()
 			if err != nil {
-				c.log.Debug("event cannot be encoded as protobuf; skipped", "uid", env.Event.UID, "err", err)
+				c.log.Debug("event cannot be encoded as protobuf; skipped", "uid", logx.Clip(env.Event.UID), "err", err)
 				continue
 			}
 			b = f
 		} else {
 			b = env.XML()
 		}
-		if len(b) > MaxRelayedEvent {
+		if len(b) > cot.MaxRelayedEvent {
+			// The broker refuses such events at publish; this guards the
+			// server's own events and the protobuf encoding.
 			c.l.stats.oversize.Add(1)
-			c.log.Debug("event larger than 64 KiB not sent", "uid", env.Event.UID, "type", env.Event.Type, "bytes", len(b))
+			c.log.Debug("event larger than 64 KiB not sent", "uid", logx.Clip(env.Event.UID), "bytes", len(b))
 			continue
 		}
 		bufs = append(bufs, b)
@@ -276,7 +279,7 @@ func (c *conn) writeBatch(batch []*broker.Envelope, proto *bool, deadline time.T
 	for rest := bufs; len(rest) > 0; {
 		n := min(len(rest), maxWritev)
 		chunk := rest[:n:n]
-		if _, err := chunk.WriteTo(c.nc); err != nil {
+		if _, err := chunk.WriteTo(c.w); err != nil {
 			return err
 		}
 		rest = rest[n:]
@@ -287,19 +290,8 @@ func (c *conn) writeBatch(batch []*broker.Envelope, proto *bool, deadline time.T
 // maxWritev bounds the buffers handed to one writev.
 const maxWritev = 64
 
-// beginShutdown stops reading; the writer then drains the queue and the
-// session is closed with reason "server shutdown".
-func (c *conn) beginShutdown(ctx context.Context) {
-	c.shutdownOnce.Do(func() {
-		c.shutdownCtx.Store(&ctx)
-		close(c.stopping)
-		c.nc.SetReadDeadline(time.Unix(1, 0))
-		c.sess.Close(broker.ReasonShutdown)
-	})
-}
-
 // close ends the connection with a reason (revocation).
-func (c *conn) close(reason string) {
+func (c *conn) close(reason broker.Reason) {
 	c.sess.Close(reason)
-	c.log.Info("connection closed by the server", "reason", reason)
+	c.log.Info("connection closed by the server", "reason", reason.String())
 }

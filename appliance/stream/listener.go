@@ -3,8 +3,6 @@ package stream
 import (
 	"context"
 	"crypto/tls"
-	"errors"
-	"fmt"
 	"log/slog"
 	"math/big"
 	"net"
@@ -14,24 +12,22 @@ import (
 
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
+	"outpost/appliance/logx"
+	"outpost/appliance/netx"
 )
 
 // Config configures one streaming listener.
 type Config struct {
 	Name string // "cot-tcp" or "cot-tls"; used in logs, the registry and stats
-	Addr string // host:port to bind; port 0 picks a free one
 
-	// TLS, when set, makes this a mutual-TLS listener: each connection is
-	// handshaken by Wrap (normally pki.NewHandshakeListener, which bounds the
-	// handshake by WRAP_SSL_TIMEOUT) and its client certificate's common
-	// name becomes the session's user.
-	TLS  *tls.Config
-	Wrap func(net.Listener) net.Listener
+	// Net is the port: address, connection limits and, for 8089, the
+	// mutual-TLS configuration (netx runs the handshakes). Its Name and
+	// Logger default to this Config's.
+	Net netx.Config
 
 	IdleTimeout  time.Duration // close a connection silent this long (default 60 s)
-	WriteTimeout time.Duration // a write blocked this long: slow consumer (default 15 s)
-	MaxMessage   int           // largest inbound message (default 8 MiB, protocol.md §2)
-	MaxConns     int           // concurrent connections (default 4096)
+	WriteTimeout time.Duration // a write blocked this long: ReasonWriteDeadline (default 15 s)
+	MaxMessage   int           // largest inbound message (default cot.DefaultMaxMessage, 64 KiB)
 	ServerUID    string        // uid of the negotiation control events (protocol.md §4)
 
 	// Identify returns the user name and certificate serial of a TLS client.
@@ -42,21 +38,18 @@ type Config struct {
 	Now    func() time.Time
 }
 
-// MaxRelayedEvent is the largest event sent to a client: ATAK's receive
-// buffer is 65536 bytes (protocol.md §2). Larger events are still routed to the
-// history but not written to sockets.
-const MaxRelayedEvent = 64 << 10
-
 // Listener accepts CoT streaming connections. Listen binds synchronously,
 // Serve runs in the background, Shutdown is idempotent (architecture.md "The
 // five listeners").
 type Listener struct {
-	cfg Config
-	log *slog.Logger
+	cfg  Config
+	log  *slog.Logger
+	warn *logx.Limiter // client-triggered warnings, bounded
 
-	ln      net.Listener
+	ln      *netx.Listener
 	closing atomic.Bool
-	wg      sync.WaitGroup // accept loop and every connection goroutine
+	drainBy atomic.Pointer[time.Time] // set by Shutdown: writers drain until then
+	wg      sync.WaitGroup            // accept loop and every connection goroutine
 
 	mu    sync.Mutex // mu guards conns
 	conns map[*conn]struct{}
@@ -65,7 +58,7 @@ type Listener struct {
 }
 
 type listenerStats struct {
-	accepted, refused, oversize, syntax atomic.Uint64
+	syntax, oversize, impostor, junkBytes atomic.Uint64
 }
 
 // New returns a listener; nothing is bound until Listen.
@@ -77,10 +70,7 @@ func New(cfg Config) *Listener {
 		cfg.WriteTimeout = 15 * time.Second
 	}
 	if cfg.MaxMessage <= 0 {
-		cfg.MaxMessage = 8 << 20
-	}
-	if cfg.MaxConns <= 0 {
-		cfg.MaxConns = 4096
+		cfg.MaxMessage = cot.DefaultMaxMessage
 	}
 	if cfg.ServerUID == "" {
 		cfg.ServerUID = "outpost-" + cot.NewUID()
@@ -91,21 +81,21 @@ func New(cfg Config) *Listener {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Listener{cfg: cfg, log: cfg.Logger.With("listener", cfg.Name), conns: map[*conn]struct{}{}}
+	log := cfg.Logger.With("listener", cfg.Name)
+	if cfg.Net.Name == "" {
+		cfg.Net.Name = cfg.Name
+	}
+	if cfg.Net.Logger == nil {
+		cfg.Net.Logger = log
+	}
+	return &Listener{cfg: cfg, log: log, warn: logx.NewLimiter(log, 20, 10*time.Second), conns: map[*conn]struct{}{}}
 }
 
 // Listen binds the address. A bind error is returned as is.
 func (l *Listener) Listen() error {
-	ln, err := net.Listen("tcp", l.cfg.Addr)
+	ln, err := netx.Listen(l.cfg.Net)
 	if err != nil {
-		return fmt.Errorf("%s: listen on %s: %w", l.cfg.Name, l.cfg.Addr, err)
-	}
-	if l.cfg.TLS != nil {
-		if l.cfg.Wrap == nil {
-			ln.Close()
-			return fmt.Errorf("%s: TLS configured without a handshake wrapper", l.cfg.Name)
-		}
-		ln = l.cfg.Wrap(ln)
+		return err
 	}
 	l.ln = ln
 	return nil
@@ -119,42 +109,22 @@ func (l *Listener) Addr() net.Addr {
 	return l.ln.Addr()
 }
 
-// Serve starts the accept loop in the background.
+// Serve starts taking connections in the background.
 func (l *Listener) Serve() {
 	l.wg.Add(1)
 	go l.acceptLoop()
 }
 
+// acceptLoop takes the connections netx admitted (limits and TLS handshake
+// done); it has no back-off of its own: netx.Listener.Accept returns only a
+// connection or net.ErrClosed.
 func (l *Listener) acceptLoop() {
 	defer l.wg.Done()
-	var backoff time.Duration
 	for {
 		nc, err := l.ln.Accept()
 		if err != nil {
-			if l.closing.Load() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// Out of file descriptors and the like: back off, keep serving.
-			if backoff == 0 {
-				backoff = 5 * time.Millisecond
-			} else if backoff *= 2; backoff > time.Second {
-				backoff = time.Second
-			}
-			l.log.Warn("accept failed; retrying", "err", err, "retry_in", backoff)
-			time.Sleep(backoff)
-			continue
+			return
 		}
-		backoff = 0
-		l.mu.Lock()
-		full := len(l.conns) >= l.cfg.MaxConns
-		l.mu.Unlock()
-		if full {
-			l.stats.refused.Add(1)
-			l.log.Warn("connection refused: too many connections", "addr", nc.RemoteAddr().String(), "max", l.cfg.MaxConns)
-			nc.Close()
-			continue
-		}
-		l.stats.accepted.Add(1)
 		c := l.newConn(nc)
 		l.mu.Lock()
 		if l.closing.Load() {
@@ -176,13 +146,20 @@ func (l *Listener) acceptLoop() {
 	}
 }
 
-// Shutdown stops accepting, stops reading from clients, lets every
-// connection write what is already queued for it (until ctx ends), then
-// closes the connections. The broker is closed by the caller afterwards.
+// Shutdown stops accepting and ends every connection with ReasonShutdown:
+// reading stops at once, and each writer may send what is already queued
+// for its client until ctx ends (the drain budget); connections still
+// writing then are closed. A client that stalls costs at most the budget,
+// never an error: Shutdown returns nil once every connection has ended.
+// The broker should be draining (Broker.Drain) before, so the closes
+// announce no departures.
 func (l *Listener) Shutdown(ctx context.Context) error {
 	if !l.closing.CompareAndSwap(false, true) {
 		l.wg.Wait()
 		return nil
+	}
+	if d, ok := ctx.Deadline(); ok {
+		l.drainBy.Store(&d)
 	}
 	if l.ln != nil {
 		l.ln.Close()
@@ -194,25 +171,37 @@ func (l *Listener) Shutdown(ctx context.Context) error {
 	}
 	l.mu.Unlock()
 	for _, c := range conns {
-		c.beginShutdown(ctx)
+		c.sess.Close(broker.ReasonShutdown)
 	}
 	done := make(chan struct{})
 	go func() { l.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
-		for _, c := range conns {
+		n := 0
+		l.mu.Lock()
+		for c := range l.conns {
 			c.nc.Close()
+			n++
 		}
+		l.mu.Unlock()
 		<-done
-		return fmt.Errorf("%s: shutdown: %w", l.cfg.Name, ctx.Err())
+		l.log.Info("clients still receiving at the end of the drain budget were closed", "connections", n)
 	}
+	return nil
+}
+
+// drainDeadline is how long a writer may drain its queue at shutdown.
+func (l *Listener) drainDeadline() time.Time {
+	if d := l.drainBy.Load(); d != nil {
+		return *d
+	}
+	return l.cfg.Now().Add(l.cfg.WriteTimeout)
 }
 
 // CloseWhere closes every TLS connection whose client certificate serial
 // matches (used when a certificate is revoked while connected, api.md §5.11).
-func (l *Listener) CloseWhere(match func(serial *big.Int) bool, reason string) int {
+func (l *Listener) CloseWhere(match func(serial *big.Int) bool, reason broker.Reason) int {
 	l.mu.Lock()
 	var hit []*conn
 	for c := range l.conns {
@@ -230,10 +219,11 @@ func (l *Listener) CloseWhere(match func(serial *big.Int) bool, reason string) i
 // Stats is a snapshot of the listener's counters.
 type Stats struct {
 	Open           int    // connections now
-	Accepted       uint64 // connections accepted
-	Refused        uint64 // refused at MaxConns
-	OversizeEvents uint64 // events not written because they exceed MaxRelayedEvent
+	OversizeEvents uint64 // events refused: larger than what clients can receive
+	Impostors      uint64 // position reports refused: uid bound to another identity
 	SyntaxErrors   uint64 // malformed messages skipped
+	JunkBytes      uint64 // bytes skipped looking for the next protobuf frame
+	Net            netx.Stats
 }
 
 // Stats returns the listener's counters.
@@ -241,6 +231,10 @@ func (l *Listener) Stats() Stats {
 	l.mu.Lock()
 	n := len(l.conns)
 	l.mu.Unlock()
-	return Stats{Open: n, Accepted: l.stats.accepted.Load(), Refused: l.stats.refused.Load(),
-		OversizeEvents: l.stats.oversize.Load(), SyntaxErrors: l.stats.syntax.Load()}
+	st := Stats{Open: n, OversizeEvents: l.stats.oversize.Load(), Impostors: l.stats.impostor.Load(),
+		SyntaxErrors: l.stats.syntax.Load(), JunkBytes: l.stats.junkBytes.Load()}
+	if l.ln != nil {
+		st.Net = l.ln.Stats()
+	}
+	return st
 }

@@ -14,6 +14,7 @@ import (
 
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
+	"outpost/appliance/netx"
 	"outpost/appliance/takclient"
 )
 
@@ -40,15 +41,15 @@ func (s *server) observedTypes() []string {
 func start(t *testing.T, cfg Config, bo broker.Options) *server {
 	t.Helper()
 	s := &server{}
-	bo.Observer = func(ev *cot.Event, _ *broker.Session) {
+	bo.Observer = func(env *broker.Envelope, _ *broker.Session) {
 		s.mu.Lock()
-		s.observed = append(s.observed, ev)
+		s.observed = append(s.observed, env.Event)
 		s.mu.Unlock()
 	}
 	bo.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	s.b = broker.New(bo)
 	cfg.Name = "cot-tcp"
-	cfg.Addr = "127.0.0.1:0"
+	cfg.Net.Addr = "127.0.0.1:0"
 	cfg.Broker = s.b
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	s.l = New(cfg)
@@ -291,7 +292,7 @@ func TestDepartureAndDirected(t *testing.T) {
 			t.Fatalf("%s: departure links %+v", name, dep.Detail.Links)
 		}
 	}
-	waitFor(t, "A's close reason", func() bool { return s.b.Stats().Closed[ReasonClientClosed] == 1 })
+	waitFor(t, "A's close reason", func() bool { return s.b.Stats().Closed[broker.ReasonClientClosed] == 1 })
 }
 
 func TestReplayThenOffer(t *testing.T) {
@@ -323,7 +324,7 @@ func TestTooLargeMessage(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("oversized sender not disconnected")
 	}
-	waitFor(t, "close reason", func() bool { return s.b.Stats().Closed[ReasonTooLarge] == 1 })
+	waitFor(t, "close reason", func() bool { return s.b.Stats().Closed[broker.ReasonTooLarge] == 1 })
 	// The server keeps serving others.
 	other := s.dial(t)
 	other.Send(takclient.SA("O", "OTHER", 1, 1))
@@ -353,7 +354,7 @@ func TestIdleTimeout(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("idle client not closed")
 	}
-	waitFor(t, "idle reason", func() bool { return s.b.Stats().Closed[ReasonIdle] == 1 })
+	waitFor(t, "idle reason", func() bool { return s.b.Stats().Closed[broker.ReasonIdle] == 1 })
 }
 
 func TestPingsKeepAlive(t *testing.T) {
@@ -373,7 +374,7 @@ func TestPingsKeepAlive(t *testing.T) {
 }
 
 func TestMaxConnections(t *testing.T) {
-	s := start(t, Config{MaxConns: 2}, broker.Options{})
+	s := start(t, Config{Net: netx.Config{Conns: []*netx.Limits{netx.NewLimits(0, 2)}}}, broker.Options{})
 	s.dial(t)
 	s.dial(t)
 	waitFor(t, "two connections", func() bool { return s.l.Stats().Open == 2 })
@@ -383,8 +384,8 @@ func TestMaxConnections(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("connection over the limit not refused")
 	}
-	if s.l.Stats().Refused != 1 {
-		t.Fatalf("refused %d", s.l.Stats().Refused)
+	if s.l.Stats().Net.Refused[netx.CauseTotal] != 1 {
+		t.Fatalf("refused %v", s.l.Stats().Net.Refused)
 	}
 }
 
@@ -422,9 +423,63 @@ func TestShutdownDrainsQueues(t *testing.T) {
 		t.Fatalf("received %d of 100 queued events before close", n)
 	}
 	if sessions[0].Reason() != broker.ReasonShutdown {
-		t.Fatalf("reason %q", sessions[0].Reason())
+		t.Fatalf("reason %v", sessions[0].Reason())
 	}
 	if _, err := net.DialTimeout("tcp", s.l.Addr().String(), time.Second); err == nil {
 		t.Fatal("listener still accepting after shutdown")
+	}
+}
+
+// TestOversizeEventRefused: a protobuf event that fits the inbound cap but
+// would encode as XML larger than what clients can receive is refused at
+// publish (counted, not queued, not stored); its sender stays connected.
+func TestOversizeEventRefused(t *testing.T) {
+	s := start(t, Config{}, broker.Options{})
+	tx := s.dial(t)
+	if err := tx.Negotiate(wait); err != nil {
+		t.Fatal(err)
+	}
+	rx := s.joinAs(t, "RX", "RX")
+	big := takclient.Chat("BIG", strings.Repeat("x", cot.MaxRelayedEvent-300))
+	p, err := big.MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) > cot.MaxRelayedEvent-8 || len(big.AppendXML(nil)) <= cot.MaxRelayedEvent {
+		t.Fatalf("test event: protobuf %d bytes, XML %d bytes", len(p), len(big.AppendXML(nil)))
+	}
+	tx.SendRaw(cot.AppendStreamFrame(nil, p))
+	waitFor(t, "the refusal", func() bool { return s.l.Stats().OversizeEvents == 1 })
+	tx.Send(takclient.SA("TX", "TX", 1, 1))
+	if _, err := rx.WaitFor(isSAFrom("TX"), wait); err != nil {
+		t.Fatalf("the sender was cut off or the relay stalled: %v", err)
+	}
+	for _, typ := range s.observedTypes() {
+		if typ == "b-t-f" {
+			t.Fatal("the refused event was stored")
+		}
+	}
+	if st := s.b.Stats(); st.Oversize != 1 || st.QueuedBytes < 0 {
+		t.Fatalf("broker stats %+v", st)
+	}
+}
+
+// TestXMLRacingTheSwitch: a client that sends an XML event right behind its
+// t-x-takp-q (before it has read the answer) has that event relayed, not
+// dropped as junk.
+func TestXMLRacingTheSwitch(t *testing.T) {
+	s := start(t, Config{}, broker.Options{})
+	rx := s.joinAs(t, "RX", "RX")
+	tx := s.dial(t)
+	if _, err := tx.WaitFor(takclient.Type("t-x-takp-v"), wait); err != nil {
+		t.Fatal(err)
+	}
+	req := &cot.Event{Version: "2.0", UID: "RACER", Type: "t-x-takp-q", How: "m-g", Time: time.Now(), Start: time.Now(),
+		Stale: time.Now().Add(time.Minute), Point: cot.Point{Hae: cot.Unknown, Ce: cot.Unknown, Le: cot.Unknown},
+		Detail: cot.Detail{XML: []byte(`<TakControl><TakRequest version="1"/></TakControl>`)}}
+	raw := append(req.AppendXML(nil), takclient.SA("RACER", "RACER", 2, 2).AppendXML(nil)...)
+	tx.SendRaw(raw)
+	if _, err := rx.WaitFor(isSAFrom("RACER"), wait); err != nil {
+		t.Fatalf("the XML event sent behind the switch request was dropped: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package testkit
 import (
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,4 +103,12 @@ func ModuleRoot(t testing.TB) string {
 		t.Fatal("go.mod not found above the test's directory")
 	}
 	return root
+}
+
+// DialFrom connects to addr over TCP from the loopback address local (e.g.
+// "127.0.0.2"), so a test can play several source addresses: Linux routes
+// all of 127.0.0.0/8 to the loopback interface.
+func DialFrom(local, addr string) (net.Conn, error) {
+	d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+	return d.Dial("tcp", addr)
 }

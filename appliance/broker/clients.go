@@ -1,0 +1,48 @@
+package broker
+
+import (
+	"net"
+	"sort"
+	"time"
+)
+
+// ClientInfo is one row of the connected-client registry (api.md §2.11).
+type ClientInfo struct {
+	UID       string
+	Callsign  string
+	Team      string
+	Role      string
+	Address   string // IP address only
+	LastSeen  time.Time
+	Listener  string
+	User      string
+	Connected time.Time
+}
+
+// Clients lists the connected sessions that have identified themselves
+// with an SA, ordered by callsign then uid.
+func (b *Broker) Clients() []ClientInfo {
+	var out []ClientInfo
+	for _, s := range *b.list.Load() {
+		id := s.ident.Load()
+		if id == nil || id.UID == "" {
+			continue
+		}
+		host := s.info.Addr
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		out = append(out, ClientInfo{
+			UID: id.UID, Callsign: id.Callsign, Team: id.Team, Role: id.Role,
+			Address: host, LastSeen: id.LastSeen, Listener: s.info.Listener,
+			User: s.info.User, Connected: s.joined,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Callsign != out[j].Callsign {
+			return out[i].Callsign < out[j].Callsign
+		}
+		return out[i].UID < out[j].UID
+	})
+	return out
+}

@@ -1,0 +1,132 @@
+package broker
+
+import "fmt"
+
+// identities is who holds which uid (protocol.md §1: a client is known by
+// the uid of its position reports). All fields are guarded by Broker.mu.
+//
+//   - holders: the open sessions whose identity is the uid. Usually one; two
+//     while a client reconnects before its old connection timed out, or when
+//     one user runs the same uid on two links.
+//   - owner: the newest holder. Directed messages go to it alone.
+//   - bound: the certificate identity (client certificate common name) that
+//     first claimed the uid in this run. Another identity, or a connection
+//     without one (8087), can never claim it afterwards. Bindings outlive
+//     the connection, so an impostor cannot wait for the victim to leave.
+//   - perUser: how many uids each identity has bound (bounded).
+type identities struct {
+	holders map[string][]*Session
+	owners  map[string]*Session
+	bound   map[string]string
+	perUser map[string]int
+}
+
+func newIdentities() identities {
+	return identities{
+		holders: map[string][]*Session{},
+		owners:  map[string]*Session{},
+		bound:   map[string]string{},
+		perUser: map[string]int{},
+	}
+}
+
+// owner is the session that owns uid (nil: nobody connected holds it).
+func (ids *identities) owner(uid string) *Session { return ids.owners[uid] }
+
+// check reports whether user (a certificate identity, "" for none) may
+// claim uid, binding it to user when it is the first certificate to do so.
+func (ids *identities) check(uid, user string, maxPerUser int) error {
+	if owner, ok := ids.bound[uid]; ok {
+		if owner != user {
+			return fmt.Errorf("%w: bound to a certificate other than this connection's", ErrUIDTaken)
+		}
+		return nil
+	}
+	if user == "" {
+		return nil
+	}
+	if ids.perUser[user] >= maxPerUser {
+		return fmt.Errorf("%w: this certificate already claimed %d uids", ErrUIDTaken, maxPerUser)
+	}
+	ids.bound[uid] = user
+	ids.perUser[user]++
+	return nil
+}
+
+// hold makes s the newest holder and the owner of uid, and lets go of its
+// previous uid prev (a client that changed its uid).
+func (ids *identities) hold(s *Session, uid, prev string) {
+	if prev != "" && prev != uid {
+		ids.release(s, prev)
+	}
+	hs := ids.holders[uid]
+	for i, h := range hs {
+		if h == s {
+			hs = append(hs[:i], hs[i+1:]...)
+			break
+		}
+	}
+	ids.holders[uid] = append(hs, s)
+	ids.owners[uid] = s
+}
+
+// release drops s from the holders of uid and reports whether it was the
+// last one (then the client has really left). The owner passes to the
+// newest remaining holder.
+func (ids *identities) release(s *Session, uid string) (last bool) {
+	if uid == "" {
+		return false
+	}
+	hs := ids.holders[uid]
+	found := false
+	for i, h := range hs {
+		if h == s {
+			hs = append(hs[:i], hs[i+1:]...)
+			found = true
+			break
+		}
+	}
+	if !found {
+		return false
+	}
+	if len(hs) == 0 {
+		delete(ids.holders, uid)
+		delete(ids.owners, uid)
+		return true
+	}
+	ids.holders[uid] = hs
+	ids.owners[uid] = hs[len(hs)-1]
+	return false
+}
+
+// identify admits a position report from s and updates its identity
+// (protocol.md §1: every SA, not only the first). A report for the uid s
+// already holds takes no lock; a new uid is checked against the bindings.
+func (b *Broker) identify(s *Session, env *Envelope) error {
+	now := b.opts.Now()
+	if cur := s.ident.Load(); cur != nil && cur.UID == env.Event.UID {
+		s.observe(env, now)
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.ids.check(env.Event.UID, s.info.User, b.opts.MaxUIDsPerUser); err != nil {
+		return err
+	}
+	prev, _ := s.observe(env, now)
+	if !s.isClosed() {
+		b.ids.hold(s, env.Event.UID, prev)
+	}
+	return nil
+}
+
+// isClosed reports whether the session was closed. It takes no lock (done
+// is closed under qmu before the broker forgets the session).
+func (s *Session) isClosed() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
