@@ -190,6 +190,7 @@ func (a *Appliance) buildListeners() {
 		Name:        ListenerCoTTCP,
 		Net:         netx.Config{Addr: a.addr(cfg.CoTPort), Conns: []*netx.Limits{cotPerSource, netx.NewLimits(0, cfg.MaxConnections)}},
 		IdleTimeout: cfg.CoTIdleTimeout, WriteTimeout: cfg.WriteTimeout, MaxMessage: cfg.MaxMessageBytes,
+		MaxEventsPerSecond: cfg.ClientEventsPerSecond, MaxBytesPerSecond: cfg.ClientBytesPerSecond,
 		ServerUID: "outpost-" + nodeID, Broker: a.broker, Logger: a.log,
 	}))
 
@@ -202,7 +203,8 @@ func (a *Appliance) buildListeners() {
 			Name:     ListenerCoTTLS,
 			Net:      tlsNet(cfg.SSLCoTPort, mtls, cotPerSource, netx.NewLimits(0, cfg.MaxConnections)),
 			Identify: a.pki.Identity, IdleTimeout: cfg.SSLSockTimeout, WriteTimeout: cfg.WriteTimeout,
-			MaxMessage: cfg.MaxMessageBytes, ServerUID: "outpost-" + nodeID, Broker: a.broker, Logger: a.log,
+			MaxMessage: cfg.MaxMessageBytes, MaxEventsPerSecond: cfg.ClientEventsPerSecond, MaxBytesPerSecond: cfg.ClientBytesPerSecond,
+			ServerUID: "outpost-" + nodeID, Broker: a.broker, Logger: a.log,
 		})
 		a.add(ListenerCoTTLS, cfg.SSLCoTPort, a.cotTLS)
 	} else {

@@ -21,6 +21,7 @@ const module = "outpost/"
 var allowedImports = map[string][]string{
 	"appliance/cot":          {"appliance/cot/takproto"},
 	"appliance/logx":         {},
+	"appliance/rate":         {},
 	"appliance/httpapi":      {"appliance/logx"},
 	"appliance/cot/takproto": {},
 	"appliance/geo":          {},
@@ -29,13 +30,13 @@ var allowedImports = map[string][]string{
 	"web":                    {},
 	"appliance/service":      {},
 	"appliance/broker":       {"appliance/cot", "appliance/logx"},
-	"appliance/store":        {"appliance/cot", "appliance/logx"},
+	"appliance/store":        {"appliance/cot", "appliance/logx", "appliance/rate"},
 	"appliance/takclient":    {"appliance/cot"},
 	"cmd/outpost-load":       {"appliance/cot", "appliance/takclient"},
 	"appliance/stream":       transportDeps,
 	"appliance/mgmt":         transportDeps,
 	"appliance/marti":        transportDeps,
-	"appliance":              {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti", "appliance/logx", "appliance/httpapi", "appliance/netx", "web"},
+	"appliance":              {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate", "web"},
 	"appliance/netx":         {"appliance/logx"},
 	// Test support: imported by test files only (testOnly below).
 	"internal/testkit":  {},
@@ -43,7 +44,7 @@ var allowedImports = map[string][]string{
 	"cmd/outpost":       {"appliance", "appliance/config", "appliance/service"},
 }
 
-var transportDeps = []string{"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/pki", "appliance/logx", "appliance/httpapi", "appliance/netx"}
+var transportDeps = []string{"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/pki", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate"}
 
 // testOnly are packages any test file may also import.
 var testOnly = []string{"appliance/takclient", "internal/testkit", "appliance/apptest"}

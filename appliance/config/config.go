@@ -49,6 +49,8 @@ type Config struct {
 	HTTPMaxConnectionsPerSource   int           // httpMaxConnectionsPerSource: HTTP connections from one address (0: none)
 	HTTPBodyTimeout               time.Duration // httpBodyTimeout: a request body that sends nothing this long is cut off
 	PasswordChecksPerSecond       int           // passwordChecksPerSecond: password checks (PBKDF2) per second, whoever asks
+	ClientEventsPerSecond         int           // clientEventsPerSecond: CoT events one connection may send per second before it is paced (0: none)
+	ClientBytesPerSecond          int           // clientBytesPerSecond: CoT bytes one connection may send per second before it is paced (0: none)
 
 	// Storage.
 	HistoryRetention   time.Duration // historyRetention: how long relayed CoT is kept (0 keeps it forever)
@@ -117,6 +119,8 @@ func Defaults() Config {
 		HTTPMaxConnectionsPerSource:   64,
 		HTTPBodyTimeout:               30 * time.Second,
 		PasswordChecksPerSecond:       10,
+		ClientEventsPerSecond:         100,
+		ClientBytesPerSecond:          1 << 20,
 
 		HistoryRetention:   7 * 24 * time.Hour,
 		HistoryMaxBytes:    1 << 30,
@@ -222,6 +226,7 @@ func (c *Config) Validate() error {
 		{"historyMaxBytes", c.HistoryMaxBytes, 0}, {"historyClientRate", c.HistoryClientRate, 0},
 		{"historyClientBytes", c.HistoryClientBytes, 0}, {"historyTotalRate", c.HistoryTotalRate, 0},
 		{"historyTotalBytes", c.HistoryTotalBytes, 0},
+		{"clientEventsPerSecond", c.ClientEventsPerSecond, 0}, {"clientBytesPerSecond", c.ClientBytesPerSecond, 0},
 	} {
 		if n.v < n.least {
 			if n.least == 0 {

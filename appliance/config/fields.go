@@ -48,6 +48,8 @@ var fields = []field{
 	{"httpMaxConnectionsPerSource", "OUTPOST_HTTP_MAX_CONNECTIONS_PER_SOURCE", "http-max-connections-per-source", "most HTTP connections from one address (0: no limit)", false, func(c *Config) any { return &c.HTTPMaxConnectionsPerSource }},
 	{"httpBodyTimeout", "OUTPOST_HTTP_BODY_TIMEOUT", "http-body-timeout", "cut off a request body that sends nothing this long", false, func(c *Config) any { return &c.HTTPBodyTimeout }},
 	{"passwordChecksPerSecond", "OUTPOST_PASSWORD_CHECKS_PER_SECOND", "password-checks-per-second", "password checks (logins, enrollments) per second, whoever asks", false, func(c *Config) any { return &c.PasswordChecksPerSecond }},
+	{"clientEventsPerSecond", "OUTPOST_CLIENT_EVENTS_PER_SECOND", "client-events-per-second", "CoT events one connection may send per second before its reading is paced (0: no limit)", false, func(c *Config) any { return &c.ClientEventsPerSecond }},
+	{"clientBytesPerSecond", "OUTPOST_CLIENT_BYTES_PER_SECOND", "client-bytes-per-second", "CoT bytes one connection may send per second before its reading is paced (0: no limit)", false, func(c *Config) any { return &c.ClientBytesPerSecond }},
 	{"historyRetention", "OUTPOST_HISTORY_RETENTION", "history-retention", "how long relayed CoT is kept (e.g. 7d, 36h; 0 keeps forever)", false, func(c *Config) any { return &c.HistoryRetention }},
 	{"historyMaxBytes", "OUTPOST_HISTORY_MAX_BYTES", "history-max-bytes", "cap of stored CoT history (e.g. 1GiB; 0: none)", false, func(c *Config) any { return &c.HistoryMaxBytes }},
 	{"historyClientRate", "OUTPOST_HISTORY_CLIENT_RATE", "", "events per second one connection may add to history (0: no limit)", false, func(c *Config) any { return &c.HistoryClientRate }},

@@ -11,37 +11,12 @@ package store
 import (
 	"sync"
 	"time"
+
+	"outpost/appliance/rate"
 )
 
 // budgetBurst is how many seconds of its rate a bucket holds when full.
 const budgetBurst = 5
-
-// bucket is a token bucket; the zero value is empty (it fills from the
-// first use on).
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
-// take removes n tokens if available after refilling at rate per second
-// up to rate*budgetBurst. A rate <= 0 means unlimited.
-func (b *bucket) take(now time.Time, rate, n float64) bool {
-	if rate <= 0 {
-		return true
-	}
-	capacity := rate * budgetBurst
-	if b.last.IsZero() {
-		b.tokens = capacity
-	} else if dt := now.Sub(b.last).Seconds(); dt > 0 {
-		b.tokens = min(capacity, b.tokens+dt*rate)
-	}
-	b.last = now
-	if b.tokens < n {
-		return false
-	}
-	b.tokens -= n
-	return true
-}
 
 // budget holds the buckets of every client and the totals.
 type budget struct {
@@ -50,13 +25,13 @@ type budget struct {
 
 	mu          sync.Mutex // mu guards everything below
 	clients     map[uint64]*clientBuckets
-	totalEvents bucket
-	totalBytesB bucket
+	totalEvents rate.Bucket
+	totalBytesB rate.Bucket
 	lastSweep   time.Time
 }
 
 type clientBuckets struct {
-	events, bytes bucket
+	events, bytes rate.Bucket
 }
 
 // maxTrackedClients is when idle clients' buckets are swept.
@@ -64,7 +39,9 @@ const maxTrackedClients = 4096
 
 func newBudget(o HistoryOptions) *budget {
 	return &budget{clientRate: o.ClientRate, clientBytes: float64(o.ClientBytes),
-		totalRate: o.TotalRate, totalBytes: float64(o.TotalBytes), clients: map[uint64]*clientBuckets{}}
+		totalRate: o.TotalRate, totalBytes: float64(o.TotalBytes), clients: map[uint64]*clientBuckets{},
+		totalEvents: rate.New(o.TotalRate, budgetBurst*time.Second),
+		totalBytesB: rate.New(float64(o.TotalBytes), budgetBurst*time.Second)}
 }
 
 // admit charges one event of size bytes to client (0: the server, never
@@ -81,25 +58,19 @@ func (b *budget) admit(client uint64, size int, now time.Time) bool {
 		if len(b.clients) >= maxTrackedClients {
 			b.sweep(now)
 		}
-		c = &clientBuckets{}
+		c = &clientBuckets{events: rate.New(b.clientRate, budgetBurst*time.Second),
+			bytes: rate.New(b.clientBytes, budgetBurst*time.Second)}
 		b.clients[client] = c
 	}
 	// Check every bucket before taking from any, so a refused event costs
 	// nothing.
-	probe := func(bk *bucket, rate, amount float64) bool {
-		saved := *bk
-		ok := bk.take(now, rate, amount)
-		*bk = saved
-		return ok
-	}
-	if !probe(&c.events, b.clientRate, 1) || !probe(&c.bytes, b.clientBytes, n) ||
-		!probe(&b.totalEvents, b.totalRate, 1) || !probe(&b.totalBytesB, b.totalBytes, n) {
+	if !c.events.Has(now, 1) || !c.bytes.Has(now, n) || !b.totalEvents.Has(now, 1) || !b.totalBytesB.Has(now, n) {
 		return false
 	}
-	c.events.take(now, b.clientRate, 1)
-	c.bytes.take(now, b.clientBytes, n)
-	b.totalEvents.take(now, b.totalRate, 1)
-	b.totalBytesB.take(now, b.totalBytes, n)
+	c.events.Allow(now, 1)
+	c.bytes.Allow(now, n)
+	b.totalEvents.Allow(now, 1)
+	b.totalBytesB.Allow(now, n)
 	return true
 }
 
@@ -111,7 +82,7 @@ func (b *budget) sweep(now time.Time) {
 	}
 	b.lastSweep = now
 	for id, c := range b.clients {
-		if now.Sub(c.events.last) > budgetBurst*time.Second && now.Sub(c.bytes.last) > budgetBurst*time.Second {
+		if c.events.Idle(now) && c.bytes.Idle(now) {
 			delete(b.clients, id)
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"outpost/appliance/rate"
 )
 
 // Defaults of the password gate.
@@ -25,39 +27,26 @@ const (
 
 type passwordGate struct {
 	slots chan struct{}
-	rate  float64
 
-	mu     sync.Mutex // mu guards tokens and last
-	tokens float64
-	last   time.Time
+	mu     sync.Mutex // mu guards starts
+	starts rate.Bucket
 }
 
 func newPasswordGate(perSecond float64, concurrency int) *passwordGate {
 	if concurrency < 1 {
 		concurrency = 1
 	}
-	return &passwordGate{slots: make(chan struct{}, concurrency), rate: perSecond}
+	return &passwordGate{slots: make(chan struct{}, concurrency), starts: rate.New(perSecond, 2*time.Second)}
 }
 
 // enter waits (briefly) for the right to run one password check; the
 // caller calls the returned release when done.
 func (g *passwordGate) enter(ctx context.Context) (release func(), err error) {
-	if g.rate > 0 {
-		g.mu.Lock()
-		now := time.Now()
-		burst := max(g.rate*2, 1)
-		if g.last.IsZero() {
-			g.tokens = burst
-		} else {
-			g.tokens = min(burst, g.tokens+now.Sub(g.last).Seconds()*g.rate)
-		}
-		g.last = now
-		if g.tokens < 1 {
-			g.mu.Unlock()
-			return nil, fmt.Errorf("%w: more than %g password checks per second", ErrBusy, g.rate)
-		}
-		g.tokens--
-		g.mu.Unlock()
+	g.mu.Lock()
+	ok := g.starts.Allow(time.Now(), 1)
+	g.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: more than %g password checks per second", ErrBusy, g.starts.Rate)
 	}
 	t := time.NewTimer(passwordGateWait)
 	defer t.Stop()

@@ -34,8 +34,10 @@ type conn struct {
 
 	wbufs net.Buffers // writer goroutine only: scratch for writeBatch
 
-	// Reader goroutine only: what was already logged for this connection.
-	loggedOversize, loggedImpostor bool
+	// Reader goroutine only: the pacing of this connection, and what was
+	// already logged for it.
+	throttle                                   throttle
+	loggedOversize, loggedImpostor, loggedPace bool
 
 	writerDone chan struct{}
 }
@@ -43,7 +45,8 @@ type conn struct {
 // newConn joins the broker for a freshly accepted connection; the broker
 // queues the latest-SA replay to it at once.
 func (l *Listener) newConn(nc net.Conn) *conn {
-	c := &conn{l: l, nc: nc, w: nc, writerDone: make(chan struct{})}
+	c := &conn{l: l, nc: nc, w: nc, writerDone: make(chan struct{}),
+		throttle: newThrottle(l.cfg.MaxEventsPerSecond, l.cfg.MaxBytesPerSecond)}
 	if tc, ok := nc.(*tls.Conn); ok {
 		if l.cfg.Identify != nil {
 			if user, serial, ok := l.cfg.Identify(tc.ConnectionState()); ok {
@@ -106,6 +109,14 @@ func (c *conn) readLoop(neg *cot.Negotiator) broker.Reason {
 		default:
 		}
 		msg, err := dec.Next()
+		if msg.Size > 0 && c.throttle.pace(cfg.Now(), msg.Size, c.sess.Done()) {
+			c.l.stats.paced.Add(1)
+			if !c.loggedPace {
+				c.loggedPace = true
+				c.l.warn.Info("client sends faster than its rate; reading from it is paced (logged once per connection)",
+					"session", c.sess.ID(), "events_per_second", cfg.MaxEventsPerSecond, "bytes_per_second", cfg.MaxBytesPerSecond)
+			}
+		}
 		if msg.Junk > 0 {
 			c.l.stats.junkBytes.Add(uint64(msg.Junk))
 			c.l.warn.Debug("bytes skipped looking for the next protobuf frame", "session", c.sess.ID(), "bytes", msg.Junk)

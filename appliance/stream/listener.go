@@ -28,7 +28,12 @@ type Config struct {
 	IdleTimeout  time.Duration // close a connection silent this long (default 60 s)
 	WriteTimeout time.Duration // a write blocked this long: ReasonWriteDeadline (default 15 s)
 	MaxMessage   int           // largest inbound message (default cot.DefaultMaxMessage, 64 KiB)
-	ServerUID    string        // uid of the negotiation control events (protocol.md §4)
+
+	// MaxEventsPerSecond and MaxBytesPerSecond pace each connection's
+	// reading (throttle.go); bursts of 2 s are allowed. 0: no limit.
+	MaxEventsPerSecond int
+	MaxBytesPerSecond  int
+	ServerUID          string // uid of the negotiation control events (protocol.md §4)
 
 	// Identify returns the user name and certificate serial of a TLS client.
 	Identify func(tls.ConnectionState) (user string, serial *big.Int, ok bool)
@@ -58,7 +63,7 @@ type Listener struct {
 }
 
 type listenerStats struct {
-	syntax, oversize, impostor, junkBytes atomic.Uint64
+	syntax, oversize, impostor, junkBytes, paced atomic.Uint64
 }
 
 // New returns a listener; nothing is bound until Listen.
@@ -223,6 +228,7 @@ type Stats struct {
 	Impostors      uint64 // position reports refused: uid bound to another identity
 	SyntaxErrors   uint64 // malformed messages skipped
 	JunkBytes      uint64 // bytes skipped looking for the next protobuf frame
+	Paced          uint64 // times a connection over its rate was made to wait
 	Net            netx.Stats
 }
 
@@ -232,7 +238,7 @@ func (l *Listener) Stats() Stats {
 	n := len(l.conns)
 	l.mu.Unlock()
 	st := Stats{Open: n, OversizeEvents: l.stats.oversize.Load(), Impostors: l.stats.impostor.Load(),
-		SyntaxErrors: l.stats.syntax.Load(), JunkBytes: l.stats.junkBytes.Load()}
+		SyntaxErrors: l.stats.syntax.Load(), JunkBytes: l.stats.junkBytes.Load(), Paced: l.stats.paced.Load()}
 	if l.ln != nil {
 		st.Net = l.ln.Stats()
 	}

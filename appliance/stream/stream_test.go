@@ -483,3 +483,35 @@ func TestXMLRacingTheSwitch(t *testing.T) {
 		t.Fatalf("the XML event sent behind the switch request was dropped: %v", err)
 	}
 }
+
+// TestPacing: a client sending faster than its rate is slowed down, not cut
+// off, and nothing it sent is lost.
+func TestPacing(t *testing.T) {
+	s := start(t, Config{MaxEventsPerSecond: 100}, broker.Options{})
+	rx := s.joinAs(t, "RX", "RX")
+	tx := s.dial(t)
+	const n = 300 // burst of 200, then 100 at 100 per second
+	var raw []byte
+	for i := range n {
+		raw = takclient.Chat(fmt.Sprintf("c%d", i), "x").AppendXML(raw)
+	}
+	start := time.Now()
+	tx.SendRaw(raw)
+	got := 0
+	for got < n {
+		if _, err := rx.WaitFor(takclient.Type("b-t-f"), wait); err != nil {
+			t.Fatalf("received %d of %d: %v", got, n, err)
+		}
+		got++
+	}
+	took := time.Since(start)
+	if took < 700*time.Millisecond || s.l.Stats().Paced == 0 {
+		t.Fatalf("%d events over a rate of 100/s with a 2 s burst arrived in %v (paced %d times): not paced",
+			n, took, s.l.Stats().Paced)
+	}
+	select {
+	case <-tx.Done():
+		t.Fatal("the fast sender was disconnected")
+	default:
+	}
+}
