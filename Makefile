@@ -11,7 +11,7 @@ BIN     := bin/outpost
 CROSS := linux/arm/6:linux-armv6 linux/arm/7:linux-armv7 linux/arm64:linux-arm64 \
          linux/amd64:linux-amd64 windows/amd64:windows-amd64.exe
 
-.PHONY: all run build test deps vet race large cross lint bench fuzz clean
+.PHONY: all run build test deps vet race hostile large cross lint bench fuzz soak clean
 
 all: build
 
@@ -23,8 +23,8 @@ run: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/outpost
 
-## test: install what the tests need, then vet, every test with -race, the large-blob test, the cross build
-test: deps vet race large cross
+## test: install what the tests need, then vet, every test with -race, the hostile-client tests, the large-blob test, the cross build
+test: deps vet race hostile large cross
 
 deps:
 	./scripts/test-deps.sh
@@ -34,6 +34,15 @@ vet:
 
 race:
 	CGO_ENABLED=1 OUTPOST_INTEROP=1 $(GO) test -race -timeout 30m ./...
+
+# The hostile-client tests measure the bystanders' latency: no race detector
+# (they are excluded from the -race run by a build tag). RELIABILITY.md.
+hostile:
+	CGO_ENABLED=0 $(GO) test -count=1 -timeout 10m ./appliance/hostile
+
+## soak: the long versions of the hostile-client tests
+soak:
+	CGO_ENABLED=0 OUTPOST_SOAK=1 $(GO) test -count=1 -timeout 60m -v ./appliance/hostile
 
 # The 300 MiB blob test skips itself under -race (too slow there); run it plainly.
 large:

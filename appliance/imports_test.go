@@ -41,6 +41,8 @@ var allowedImports = map[string][]string{
 	// Test support: imported by test files only (testOnly below).
 	"internal/testkit":  {},
 	"appliance/apptest": {"appliance", "appliance/config", "appliance/takclient", "internal/testkit"},
+	// Test-only packages (no non-test files).
+	"appliance/hostile": {"appliance/cot", "appliance/store"},
 	"cmd/outpost":       {"appliance", "appliance/config", "appliance/service"},
 }
 

@@ -119,3 +119,15 @@ func (s *Store) LatestInBox(ctx context.Context, minLat, minLon, maxLat, maxLon 
 	}
 	return out, nil
 }
+
+// CountEventsOfType counts the stored events of one CoT type.
+func (s *Store) CountEventsOfType(ctx context.Context, typ string) (int, error) {
+	if err := s.check(ctx); err != nil {
+		return 0, fmt.Errorf("store: count events: %w", err)
+	}
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM cot_events WHERE type = ?`, typ).Scan(&n); err != nil {
+		return 0, s.wrapErr("count events", err)
+	}
+	return n, nil
+}

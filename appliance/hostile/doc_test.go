@@ -1,0 +1,13 @@
+//go:build !race
+
+// Package hostile reproduces, against the real outpost binary on loopback,
+// what a hostile client on the mesh tries (RELIABILITY.md "Hostile
+// clients"), one test per attack, while a well-behaved TCP client and a TLS
+// client keep exchanging position reports. Each test asserts that the
+// bystanders stay connected with a p99 latency under 50 ms, and that the
+// server's peak memory, its database and its log grow no more than stated.
+//
+// The tests run without the race detector (`make hostile`, part of `make
+// test`): they measure latency. OUTPOST_SOAK=1 (`make soak`) runs the long
+// versions.
+package hostile
