@@ -47,8 +47,8 @@ func (e *Envelope) XML() []byte {
 	return e.xml
 }
 
-// ProtoFrame returns the event as one TAK protocol v1 stream frame (wire
-// §3). Safe for concurrent use; encoded once.
+// ProtoFrame returns the event as one TAK protocol v1 stream frame
+// (protocol.md §3). Safe for concurrent use; encoded once.
 func (e *Envelope) ProtoFrame() ([]byte, error) {
 	e.protoOnce.Do(func() {
 		msg, err := e.Event.MarshalProto()

@@ -24,8 +24,8 @@ type SessionInfo struct {
 // is in unless told otherwise.
 const AnonGroup uint64 = 1
 
-// Identity is what the session's own position reports say about it (wire
-// §1: updated by every SA, not only the first).
+// Identity is what the session's own position reports say about it
+// (protocol.md §1: updated by every SA, not only the first).
 type Identity struct {
 	UID      string
 	Callsign string

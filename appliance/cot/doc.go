@@ -24,6 +24,6 @@
 // canonically when it held something odd (a comment inside a start tag, a
 // bare '&'). Malformed input yields a *SyntaxError, never a panic.
 //
-// Wire rules implemented here are described in the project's notes on the CoT
-// wire protocol; comments cite them as "wire §N".
+// The wire rules implemented here are described in docs/protocol.md; comments
+// cite them as "protocol.md §N".
 package cot

@@ -6,9 +6,9 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// A hand-written encoder and decoder for takproto/takmessage.proto (wire
-// §3). The generated code is reflection-driven and allocates a message per
-// nested field; these structs are filled in place. Tests check that the
+// A hand-written encoder and decoder for takproto/takmessage.proto
+// (protocol.md §3). The generated code is reflection-driven and allocates a
+// message per nested field; these structs are filled in place. Tests check that the
 // bytes and the decoded values agree with the generated code
 // (proto.Marshal and proto.Unmarshal) for every capture and under fuzzing.
 //

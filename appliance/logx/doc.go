@@ -2,7 +2,7 @@
 // carries something a client sent: the value is clipped (Clip), and a
 // warning that a client can trigger at will is rate-limited with a
 // "suppressed N" summary (Limiter), so an attacker on the mesh cannot inflate
-// the log (docs/security.md "Logs").
+// the log (docs/architecture.md "Logs").
 //
 // Imports: no other package of ours; every package may import it.
 package logx

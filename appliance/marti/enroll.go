@@ -79,9 +79,9 @@ const (
 	defaultKeystorePW = "atakatak"  // CertManagerApi.DEFAULT_PASSWORD
 )
 
-// NewEnrollmentHandler returns the handler of the enrollment listener (wire
-// §8). Every route needs HTTP Basic credentials of a system user; the
-// listener must be TLS (Authority.EnrollmentTLSConfig): a request that did not
+// NewEnrollmentHandler returns the handler of the enrollment listener
+// (protocol.md §8). Every route needs HTTP Basic credentials of a system
+// user; the listener must be TLS (Authority.EnrollmentTLSConfig): a request that did not
 // arrive over TLS is refused before its credentials are checked.
 //
 //	GET  /Marti/api/tls/config              certificateConfig XML (O and OU for the CSR subject)

@@ -14,8 +14,8 @@ import (
 // Options configure the management handler.
 type Options struct {
 	Broker *broker.Broker
-	// AllowedClientIP reports whether an address is in AllowedCLIIPs (spec
-	// part 5 rule 4). Nil refuses everyone.
+	// AllowedClientIP reports whether an address is in AllowedCLIIPs
+	// (api.md §5.4). Nil refuses everyone.
 	AllowedClientIP func(netip.Addr) bool
 	Logger          *slog.Logger
 }

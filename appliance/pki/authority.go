@@ -35,7 +35,7 @@ const (
 type Config struct {
 	CertsDir string // certsPath; created 0700 if missing
 
-	// Spec part 5 rule 12 file locations; empty means the default name inside CertsDir.
+	// api.md §5.12 file locations; empty means the default name inside CertsDir.
 	KeyFile            string // keyDir          server.key
 	CertFile           string // pemDir          server.pem
 	UnencryptedKeyFile string // unencryptedKey  server.key.unencrypted

@@ -44,6 +44,6 @@
 // provider. The price is weak file encryption, so the files are protected by
 // their mode and by the per-installation password the caller generates.
 //
-// Comments cite the interface specification as "spec N.N" and the project's
-// notes on the TAK wire protocol as "wire §N".
+// Comments cite the interface as "api.md §N.N" (docs/api.md) and the TAK wire
+// protocol as "protocol.md §N" (docs/protocol.md).
 package pki

@@ -27,8 +27,8 @@ func (a *Authority) clientP12(key crypto.Signer, cert *x509.Certificate) ([]byte
 }
 
 // writeServerP12 writes server.p12 (server key + certificate + CA). This file
-// stays on the server: it is never put into a client package (api.md, FTS
-// faults not to copy).
+// stays on the server: it is never put into a client package (api.md
+// "Differences from FreeTAKServer").
 func (a *Authority) writeServerP12(key crypto.Signer, cert *x509.Certificate) error {
 	p12, err := p12Encoder.Encode(key, cert, []*x509.Certificate{a.caCert}, a.cfg.Password)
 	if err != nil {

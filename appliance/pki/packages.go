@@ -23,7 +23,7 @@ const (
 	DeviceWinTAK Device = "wintak"
 )
 
-// ParseDevice reads a device name case-insensitively. Spec 2.1's device_type
+// ParseDevice reads a device name case-insensitively. api.md §2.1's device_type
 // values map too: "mobile" is ATAK, "desktop" is WinTAK (api.md: "wintak"
 // is accepted as the desktop value).
 func ParseDevice(s string) (Device, error) {
