@@ -40,11 +40,12 @@ type Appliance struct {
 	cfg config.Config
 	log *slog.Logger
 
-	store      *store.Store
-	history    *store.History
-	historyLog *logx.Limiter
-	broker     *broker.Broker
-	pki        *pki.Authority
+	store       *store.Store
+	history     *store.History
+	historyLog  *logx.Limiter
+	broker      *broker.Broker
+	pki         *pki.Authority
+	httpMetrics *httpMetrics
 
 	cotTLS      *stream.Listener // nil when disabled
 	httpsConns  *tlsConnTracker  // nil when 8443 is disabled
@@ -177,15 +178,15 @@ func (a *Appliance) buildListeners() {
 	}
 	api := httpLimits{idle: 2 * time.Minute, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: maxRequestBody}
 
-	a.add(ListenerREST, cfg.RESTPort, newHTTPListener(ListenerREST, netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}},
+	a.add(ListenerREST, cfg.RESTPort, a.newHTTPListener(ListenerREST, netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}},
 		mgmt.NewHandler(mgmt.Options{Broker: a.broker, AllowedClientIP: a.allowedCLI.Contains,
-			Logger: a.log.With("component", "mgmt")}), api, a.log))
+			Metrics: a.newMetrics(), Logger: a.log.With("component", "mgmt")}), api))
 	martiHandler := marti.NewHandler(marti.Options{
 		Version: Version(), Hostname: cfg.PublicHost, NodeID: nodeID, Broker: a.broker,
 		Logger: a.log.With("component", "marti"),
 	})
-	a.add(ListenerHTTP, cfg.HTTPPort, newHTTPListener(ListenerHTTP, netx.Config{Addr: a.addr(cfg.HTTPPort), Conns: []*netx.Limits{httpConns}},
-		martiHandler, api, a.log))
+	a.add(ListenerHTTP, cfg.HTTPPort, a.newHTTPListener(ListenerHTTP, netx.Config{Addr: a.addr(cfg.HTTPPort), Conns: []*netx.Limits{httpConns}},
+		martiHandler, api))
 	a.add(ListenerCoTTCP, cfg.CoTPort, stream.New(stream.Config{
 		Name:        ListenerCoTTCP,
 		Net:         netx.Config{Addr: a.addr(cfg.CoTPort), Conns: []*netx.Limits{cotPerSource, netx.NewLimits(0, cfg.MaxConnections)}},
@@ -212,8 +213,8 @@ func (a *Appliance) buildListeners() {
 	}
 	if cfg.HTTPSPort >= 0 {
 		a.httpsConns = newTLSConnTracker(a.pki.IsRevoked, a.log.With("listener", ListenerHTTPS))
-		l := newHTTPListener(ListenerHTTPS, tlsNet(cfg.HTTPSPort, mtls, httpConns), a.httpsConns.middleware(martiHandler),
-			httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: maxRequestBody}, a.log)
+		l := a.newHTTPListener(ListenerHTTPS, tlsNet(cfg.HTTPSPort, mtls, httpConns), a.httpsConns.middleware(martiHandler),
+			httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: maxRequestBody})
 		l.srv.ConnState = a.httpsConns.connState
 		a.add(ListenerHTTPS, cfg.HTTPSPort, l)
 	} else {
@@ -224,10 +225,10 @@ func (a *Appliance) buildListeners() {
 	// client certificate (the client has none yet), HTTP Basic auth against
 	// system users. Its requests are small, so reading one may not take long.
 	if cfg.EnrollPort >= 0 {
-		l := newHTTPListener(ListenerEnroll, tlsNet(cfg.EnrollPort, a.pki.EnrollmentTLSConfig(), httpConns),
+		l := a.newHTTPListener(ListenerEnroll, tlsNet(cfg.EnrollPort, a.pki.EnrollmentTLSConfig(), httpConns),
 			marti.NewEnrollmentHandler(marti.EnrollOptions{
 				Authority: a.pki, Store: a.store, Logger: a.log.With("component", "enroll"),
-			}), httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: 64 << 10}, a.log)
+			}), httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: 64 << 10})
 		l.srv.ReadTimeout = 30 * time.Second
 		a.add(ListenerEnroll, cfg.EnrollPort, l)
 	} else {

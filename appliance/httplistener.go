@@ -46,8 +46,10 @@ type httpLimits struct {
 	maxBody     int64         // largest request body
 }
 
-func newHTTPListener(name string, nc netx.Config, h http.Handler, lim httpLimits, log *slog.Logger) *httpListener {
-	l := &httpListener{name: name, net: nc, log: log.With("listener", name), done: make(chan struct{})}
+// newHTTPListener builds an HTTP listener whose handler is bounded
+// (guardBodies) and instrumented (httpMetrics).
+func (a *Appliance) newHTTPListener(name string, nc netx.Config, h http.Handler, lim httpLimits) *httpListener {
+	l := &httpListener{name: name, net: nc, log: a.log.With("listener", name), done: make(chan struct{})}
 	if l.net.Name == "" {
 		l.net.Name = name
 	}
@@ -55,7 +57,7 @@ func newHTTPListener(name string, nc netx.Config, h http.Handler, lim httpLimits
 		l.net.Logger = l.log
 	}
 	l.srv = &http.Server{
-		Handler:           guardBodies(h, lim),
+		Handler:           a.httpMetrics.wrap(name, guardBodies(h, lim)),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       lim.idle,
 		MaxHeaderBytes:    64 << 10,

@@ -92,6 +92,7 @@ type Broker struct {
 	draining bool // Drain was called: no departures, no new sessions
 	closed   bool
 	retain   retainer
+	recent   recentRing
 
 	nextID atomic.Uint64
 	stats  counters
@@ -197,6 +198,7 @@ func (b *Broker) Publish(ev *cot.Event, from *Session) error {
 		}
 	}
 	b.stats.published.Add(1)
+	b.stats.in[env.class].Add(1)
 	if dests != nil {
 		b.deliverDirected(env, from, dests)
 	} else {
@@ -239,6 +241,7 @@ func (b *Broker) deliver(env *Envelope, from *Session, match func(*Session) bool
 		n++
 	}
 	b.stats.delivered.Add(n)
+	b.stats.out[env.class].Add(n)
 	for _, s := range slow {
 		b.remove(s, ReasonQueueLimit)
 	}
@@ -313,6 +316,8 @@ func (b *Broker) remove(s *Session, reason Reason) {
 	id := s.Identity()
 	lastHolder := b.ids.release(s, id.UID)
 	announce := lastHolder && !b.draining && !b.closed
+	b.recent.add(Closed{ID: s.id, UID: id.UID, Callsign: id.Callsign, User: s.info.User, Listener: s.info.Listener,
+		Address: hostOf(s.info.Addr), Reason: reason, Connected: s.joined, Closed: b.opts.Now()})
 	b.mu.Unlock()
 
 	b.stats.closed[reason].Add(1)
@@ -322,6 +327,7 @@ func (b *Broker) remove(s *Session, reason Reason) {
 		dep := cot.NewDeparture(id.UID, id.SAType, b.opts.Now())
 		env := NewEnvelope(dep)
 		b.stats.published.Add(1)
+		b.stats.in[ClassDelete].Add(1)
 		b.stats.departures.Add(1)
 		b.deliver(env, s, nil)
 		if b.opts.Observer != nil {

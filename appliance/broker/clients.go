@@ -28,13 +28,9 @@ func (b *Broker) Clients() []ClientInfo {
 		if id == nil || id.UID == "" {
 			continue
 		}
-		host := s.info.Addr
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
 		out = append(out, ClientInfo{
 			UID: id.UID, Callsign: id.Callsign, Team: id.Team, Role: id.Role,
-			Address: host, LastSeen: id.LastSeen, Listener: s.info.Listener,
+			Address: hostOf(s.info.Addr), LastSeen: id.LastSeen, Listener: s.info.Listener,
 			User: s.info.User, Connected: s.joined,
 		})
 	}
@@ -45,4 +41,12 @@ func (b *Broker) Clients() []ClientInfo {
 		return out[i].UID < out[j].UID
 	})
 	return out
+}
+
+// hostOf is the IP address of a host:port.
+func hostOf(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
 }

@@ -18,8 +18,9 @@ type Envelope struct {
 	// set on envelopes sent to a single session.
 	SwitchFormat bool
 
-	size int  // queue accounting estimate, bytes
-	sa   bool // a position report: may be coalesced per uid (newest wins)
+	size  int   // queue accounting estimate, bytes
+	sa    bool  // a position report: may be coalesced per uid (newest wins)
+	class Class // for the counters
 
 	xmlOnce sync.Once
 	xml     []byte
@@ -31,7 +32,8 @@ type Envelope struct {
 
 // NewEnvelope wraps an event for delivery.
 func NewEnvelope(ev *cot.Event) *Envelope {
-	return &Envelope{Event: ev, size: estimateSize(ev), sa: ev.IsSA()}
+	sa := ev.IsSA()
+	return &Envelope{Event: ev, size: estimateSize(ev), sa: sa, class: classOf(ev.Type, sa)}
 }
 
 // estimateSize approximates the encoded size without encoding: header,

@@ -213,3 +213,41 @@ func TestRetained(t *testing.T) {
 		t.Fatalf("released object still replayed: %v", uidsOf(got))
 	}
 }
+
+// TestCountersByClassAndRecentCloses: events in and out are counted by
+// class, and closed sessions are listed with their reason, newest first.
+func TestCountersByClassAndRecentCloses(t *testing.T) {
+	b := newBroker(t, Options{})
+	a, c := b.Join(SessionInfo{Addr: "10.0.0.1:5000", Listener: "cot-tcp"}), b.Join(SessionInfo{})
+	b.Publish(sa("A", "ALPHA", "a-f-G-U-C"), a)
+	b.Publish(chat("A"), a)
+	m := chat("M")
+	m.Type = "a-h-G"
+	b.Publish(m, a)
+	drawing := chat("D")
+	drawing.Type = "u-d-f"
+	b.Publish(drawing, a)
+	st := b.Stats()
+	if st.In[ClassPosition] != 1 || st.In[ClassChat] != 1 || st.In[ClassMarker] != 1 || st.In[ClassDrawing] != 1 {
+		t.Fatalf("in %v", st.In)
+	}
+	if st.Out[ClassPosition] != 1 || st.Out[ClassChat] != 1 {
+		t.Fatalf("out %v", st.Out)
+	}
+	a.Close(ReasonIdle)
+	c.Close(ReasonWriteDeadline)
+	r := b.RecentlyClosed()
+	if len(r) != 2 || r[0].Reason != ReasonWriteDeadline || r[1].Reason != ReasonIdle || r[1].UID != "A" ||
+		r[1].Callsign != "ALPHA" || r[1].Address != "10.0.0.1" || r[1].Listener != "cot-tcp" {
+		t.Fatalf("recently closed %+v", r)
+	}
+	if b.Stats().In[ClassDelete] != 1 {
+		t.Fatal("the departure was not counted as a delete")
+	}
+	for range recentSize + 10 {
+		b.Join(SessionInfo{}).Close(ReasonClientClosed)
+	}
+	if n := len(b.RecentlyClosed()); n != recentSize {
+		t.Fatalf("%d remembered, want %d", n, recentSize)
+	}
+}

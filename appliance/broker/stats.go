@@ -16,6 +16,7 @@ type counters struct {
 	departures  atomic.Uint64
 	queuedBytes atomic.Int64 // bytes queued to sessions now (estimate)
 	closed      [numReasons]atomic.Uint64
+	in, out     [numClasses]atomic.Uint64 // events published, envelopes delivered, by class
 }
 
 // Stats is a snapshot of the broker's counters.
@@ -32,6 +33,7 @@ type Stats struct {
 	Departures  uint64            // t-x-d-d sent for clients that left
 	QueuedBytes int64             // bytes waiting in session queues now (estimate)
 	Closed      map[Reason]uint64 // closed sessions by reason
+	In, Out     map[Class]uint64  // events published and envelopes delivered, by class
 }
 
 // Stats returns the counters.
@@ -49,6 +51,11 @@ func (b *Broker) Stats() Stats {
 		Departures:  b.stats.departures.Load(),
 		QueuedBytes: b.stats.queuedBytes.Load(),
 		Closed:      map[Reason]uint64{},
+		In:          map[Class]uint64{},
+		Out:         map[Class]uint64{},
+	}
+	for c := range numClasses {
+		st.In[c], st.Out[c] = b.stats.in[c].Load(), b.stats.out[c].Load()
 	}
 	for r := ReasonNone + 1; r < numReasons; r++ {
 		if n := b.stats.closed[r].Load(); n > 0 {

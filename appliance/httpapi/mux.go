@@ -21,6 +21,7 @@ func NewMux() *Mux { return &Mux{ServeMux: http.NewServeMux()} }
 func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h, pattern := m.ServeMux.Handler(r)
 	if pattern != "" {
+		noteRoute(w, pattern)
 		m.ServeMux.ServeHTTP(w, r)
 		return
 	}
@@ -57,4 +58,26 @@ func ClientAddr(r *http.Request) netip.Addr {
 	}
 	a, _ := netip.ParseAddr(host)
 	return a.Unmap()
+}
+
+// RouteNoter is implemented by a ResponseWriter wrapper that wants to know
+// which route pattern answered the request (the metrics middleware): the
+// raw path is client-controlled and unbounded, the pattern is not.
+type RouteNoter interface {
+	NoteRoute(pattern string)
+}
+
+// noteRoute tells the first RouteNoter among w and the writers it wraps.
+func noteRoute(w http.ResponseWriter, pattern string) {
+	for w != nil {
+		if n, ok := w.(RouteNoter); ok {
+			n.NoteRoute(pattern)
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
 }

@@ -25,11 +25,7 @@ type clientItem struct {
 // clients answers GET /Clients (api.md §4.1, §2.11). It is protected by the IP
 // allow-list AllowedCLIIPs instead of a token (api.md §5.4).
 func (h *handler) clients(w http.ResponseWriter, r *http.Request) {
-	if !h.allowedByIP(r) {
-		h.refusals.Warn("/Clients refused: address not in AllowedCLIIPs", "remote", r.RemoteAddr,
-			"x_forwarded_for", logx.Clip(r.Header.Get("X-Forwarded-For")), "x_real_ip", logx.Clip(r.Header.Get("X-Real-IP")))
-		// api.md §7: the exact body.
-		WriteJSON(w, http.StatusUnauthorized, map[string]string{"message": "endpoint can only be accessed by approved IPs"})
+	if !h.checkIP(w, r) {
 		return
 	}
 	items := []clientItem{}
@@ -42,6 +38,27 @@ func (h *handler) clients(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	WriteJSON(w, http.StatusOK, items)
+}
+
+// checkIP answers 401 unless the caller is in AllowedCLIIPs (api.md §5.4).
+func (h *handler) checkIP(w http.ResponseWriter, r *http.Request) bool {
+	if h.allowedByIP(r) {
+		return true
+	}
+	h.refusals.Warn("request refused: address not in AllowedCLIIPs", "path", logx.Clip(r.URL.Path), "remote", r.RemoteAddr,
+		"x_forwarded_for", logx.Clip(r.Header.Get("X-Forwarded-For")), "x_real_ip", logx.Clip(r.Header.Get("X-Real-IP")))
+	// api.md §7: the exact body.
+	WriteJSON(w, http.StatusUnauthorized, map[string]string{"message": "endpoint can only be accessed by approved IPs"})
+	return false
+}
+
+// ipAllowed guards a handler with the AllowedCLIIPs list.
+func (h *handler) ipAllowed(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.checkIP(w, r) {
+			next.ServeHTTP(w, r)
+		}
+	})
 }
 
 // timeFormat is ISO 8601 UTC with milliseconds (api.md).

@@ -17,7 +17,10 @@ type Options struct {
 	// AllowedClientIP reports whether an address is in AllowedCLIIPs
 	// (api.md §5.4). Nil refuses everyone.
 	AllowedClientIP func(netip.Addr) bool
-	Logger          *slog.Logger
+	// Metrics serves GET /metrics (Prometheus text), to callers the
+	// AllowedCLIIPs list admits. Nil: not served.
+	Metrics http.Handler
+	Logger  *slog.Logger
 }
 
 type handler struct {
@@ -40,6 +43,9 @@ func NewHandler(opts Options) http.Handler {
 		w.Write([]byte("API is running"))
 	})
 	mux.HandleFunc("GET /Clients", h.clients)
+	if opts.Metrics != nil {
+		mux.Handle("GET /metrics", h.ipAllowed(opts.Metrics))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, http.StatusNotFound, map[string]string{"message": "no such endpoint: " + r.Method + " " + r.URL.Path})
 	})

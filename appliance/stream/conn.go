@@ -210,9 +210,14 @@ func (c *conn) readErrorReason(err error) broker.Reason {
 // (net.Buffers) bounded by the write deadline. A blocked write closes the
 // session (ReasonWriteDeadline), so one client never delays the others.
 func (c *conn) writeLoop() {
-	defer close(c.writerDone)
 	var spare []*broker.Envelope
 	proto := false
+	defer func() {
+		if proto {
+			c.l.stats.protobuf.Add(-1)
+		}
+		close(c.writerDone)
+	}()
 	for {
 		select {
 		case <-c.sess.Ready():
@@ -276,8 +281,9 @@ func (c *conn) writeBatch(batch []*broker.Envelope, proto *bool, deadline time.T
 			continue
 		}
 		bufs = append(bufs, b)
-		if env.SwitchFormat {
+		if env.SwitchFormat && !*proto {
 			*proto = true
+			c.l.stats.protobuf.Add(1)
 		}
 	}
 	if len(bufs) == 0 {

@@ -64,6 +64,7 @@ type Listener struct {
 
 type listenerStats struct {
 	syntax, oversize, impostor, junkBytes, paced atomic.Uint64
+	protobuf                                     atomic.Int64 // connections speaking TAK protocol v1 now
 }
 
 // New returns a listener; nothing is bound until Listen.
@@ -224,6 +225,7 @@ func (l *Listener) CloseWhere(match func(serial *big.Int) bool, reason broker.Re
 // Stats is a snapshot of the listener's counters.
 type Stats struct {
 	Open           int    // connections now
+	Protobuf       int    // of which speak TAK protocol v1 (the rest XML)
 	OversizeEvents uint64 // events refused: larger than what clients can receive
 	Impostors      uint64 // position reports refused: uid bound to another identity
 	SyntaxErrors   uint64 // malformed messages skipped
@@ -237,7 +239,7 @@ func (l *Listener) Stats() Stats {
 	l.mu.Lock()
 	n := len(l.conns)
 	l.mu.Unlock()
-	st := Stats{Open: n, OversizeEvents: l.stats.oversize.Load(), Impostors: l.stats.impostor.Load(),
+	st := Stats{Open: n, Protobuf: int(l.stats.protobuf.Load()), OversizeEvents: l.stats.oversize.Load(), Impostors: l.stats.impostor.Load(),
 		SyntaxErrors: l.stats.syntax.Load(), JunkBytes: l.stats.junkBytes.Load(), Paced: l.stats.paced.Load()}
 	if l.ln != nil {
 		st.Net = l.ln.Stats()

@@ -1,0 +1,204 @@
+package appliance
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"outpost/appliance/broker"
+	"outpost/appliance/netx"
+	"outpost/appliance/stream"
+)
+
+// The appliance's metrics (docs/architecture.md "Metrics"), served as
+// Prometheus text at GET /metrics on the management port. The relay keeps
+// plain atomic counters on its hot path; this collector reads their
+// snapshots only when scraped. HTTP requests are counted by a middleware
+// around every HTTP listener's handler.
+
+// relayCollector turns the broker's, the listeners' and the history's
+// counters into metrics at scrape time.
+type relayCollector struct {
+	a *Appliance
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("outpost_"+name, help, labels, nil)
+}
+
+var (
+	mConnections   = desc("cot_connections", "CoT streaming connections open now, by listener and wire format.", "listener", "format")
+	mSessions      = desc("cot_sessions_joined_total", "CoT sessions that ever joined the broker.")
+	mEventsIn      = desc("cot_events_in_total", "CoT events routed (control types excluded), by class.", "class")
+	mDeliveries    = desc("cot_deliveries_total", "CoT events queued to clients, by class.", "class")
+	mCoalesced     = desc("cot_coalesced_total", "Queued position reports replaced by a newer one of the same uid (slow client).")
+	mDirected      = desc("cot_directed_total", "CoT events routed by <marti><dest>.")
+	mRepeated      = desc("cot_repeated_total", "Retained events re-broadcast (repeated geo objects, active emergencies).")
+	mDepartures    = desc("cot_departures_total", "Departures (t-x-d-d) sent for clients that left.")
+	mRefused       = desc("cot_refused_events_total", "CoT events refused, by listener and cause.", "listener", "cause")
+	mQueued        = desc("cot_queued_bytes", "Bytes waiting in client queues now (estimate).")
+	mClosed        = desc("cot_sessions_closed_total", "CoT sessions closed, by reason.", "reason")
+	mPaced         = desc("cot_paced_total", "Times a connection sending over its rate was made to wait, by listener.", "listener")
+	mJunk          = desc("cot_skipped_bytes_total", "Bytes skipped looking for the next protobuf frame, by listener.", "listener")
+	mAccepted      = desc("connections_accepted_total", "Connections accepted, by listener.", "listener")
+	mConnRefused   = desc("connections_refused_total", "Connections refused at a limit, by listener and cause.", "listener", "cause")
+	mAcceptErrors  = desc("accept_errors_total", "Failed accepts (retried with back-off), by listener.", "listener")
+	mHSFailed      = desc("tls_handshake_failures_total", "TLS handshakes that failed, by listener and cause.", "listener", "cause")
+	mHSInFlight    = desc("tls_handshakes_in_flight", "TLS handshakes in progress now, by listener.", "listener")
+	mHistEvents    = desc("history_events_total", "Events handed to the CoT history, by outcome.", "outcome")
+	mHistPruned    = desc("history_pruned_total", "History events pruned, by rule.", "rule")
+	mHistBacklog   = desc("history_backlog", "Events waiting to be written to the CoT history.")
+	mHistBytes     = desc("history_bytes", "Bytes of CoT history stored.")
+	mRetainedItems = desc("cot_retained", "Events retained for replay to new clients now.")
+)
+
+func (c relayCollector) Describe(ch chan<- *prometheus.Desc) {
+	prometheus.DescribeByCollect(c, ch)
+}
+
+func (c relayCollector) Collect(ch chan<- prometheus.Metric) {
+	a := c.a
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	if a.broker != nil {
+		st := a.broker.Stats()
+		counter(mSessions, st.Joined)
+		for _, cl := range broker.Classes() {
+			counter(mEventsIn, st.In[cl], cl.Label())
+			counter(mDeliveries, st.Out[cl], cl.Label())
+		}
+		counter(mCoalesced, st.Coalesced)
+		counter(mDirected, st.Directed)
+		counter(mRepeated, st.Repeated)
+		counter(mDepartures, st.Departures)
+		gauge(mQueued, float64(st.QueuedBytes))
+		for _, r := range broker.Reasons() {
+			counter(mClosed, st.Closed[r], r.Label())
+		}
+		gauge(mRetainedItems, float64(len(a.broker.Retained())))
+	}
+	for _, name := range a.names {
+		var ns netx.Stats
+		switch l := a.listeners[name].(type) {
+		case *stream.Listener:
+			st := l.Stats()
+			gauge(mConnections, float64(st.Open-st.Protobuf), name, "xml")
+			gauge(mConnections, float64(st.Protobuf), name, "protobuf")
+			counter(mRefused, st.OversizeEvents, name, "too_large")
+			counter(mRefused, st.Impostors, name, "uid_taken")
+			counter(mRefused, st.SyntaxErrors, name, "malformed")
+			counter(mPaced, st.Paced, name)
+			counter(mJunk, st.JunkBytes, name)
+			ns = st.Net
+		case *httpListener:
+			ns = l.Stats()
+		default:
+			continue
+		}
+		counter(mAccepted, ns.Accepted, name)
+		counter(mAcceptErrors, ns.AcceptErrors, name)
+		for cause, n := range ns.Refused {
+			counter(mConnRefused, n, name, cause)
+		}
+		for cause, n := range ns.HandshakeFailures {
+			counter(mHSFailed, n, name, cause)
+		}
+		gauge(mHSInFlight, float64(ns.Handshaking), name)
+	}
+	if a.history != nil {
+		hs := a.history.Stats()
+		counter(mHistEvents, hs.Written-hs.Repeats, "stored")
+		counter(mHistEvents, hs.Repeats, "repeat")
+		counter(mHistEvents, hs.Dropped, "dropped")
+		counter(mHistEvents, hs.DroppedBudget, "over_budget")
+		counter(mHistPruned, hs.Pruned, "retention")
+		counter(mHistPruned, hs.PrunedSize, "size")
+		gauge(mHistBacklog, float64(hs.Backlog))
+		gauge(mHistBytes, float64(hs.Bytes))
+	}
+}
+
+// httpMetrics counts requests of every HTTP listener by route and status,
+// with their latency.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "outpost_http_requests_total",
+			Help: "HTTP requests answered, by listener, route pattern and status code."}, []string{"listener", "route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "outpost_http_request_duration_seconds",
+			Help:    "Time to answer an HTTP request, by listener and route pattern.",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10, 60}}, []string{"listener", "route"}),
+	}
+	reg.MustRegister(m.requests, m.latency)
+	return m
+}
+
+// wrap instruments a listener's handler. The route is the pattern of the
+// httpapi.Mux route that answered (never the raw path, which a client
+// controls), "unmatched" otherwise.
+func (m *httpMetrics) wrap(listener string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		route := rec.route
+		if route == "" {
+			route = "unmatched"
+		}
+		m.requests.WithLabelValues(listener, route, strconv.Itoa(rec.status)).Inc()
+		m.latency.WithLabelValues(listener, route).Observe(time.Since(start).Seconds())
+	})
+}
+
+// statusRecorder remembers the status a handler wrote. Unwrap lets
+// http.ResponseController reach the connection (deadlines, hijacking).
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+	route  string // set by httpapi.Mux through NoteRoute
+}
+
+func (s *statusRecorder) NoteRoute(pattern string) { s.route = pattern }
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// Flush passes flushes through (streamed downloads).
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// newMetrics builds the registry: the relay collector, HTTP metrics, and
+// the Go runtime and process collectors. It returns the /metrics handler.
+func (a *Appliance) newMetrics() http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(relayCollector{a: a}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.httpMetrics = newHTTPMetrics(reg)
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, MaxRequestsInFlight: 4, Timeout: 10 * time.Second})
+}
