@@ -51,6 +51,7 @@ import (
 	"strings"
 	"time"
 
+	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/pki"
 	"outpost/appliance/store"
@@ -437,5 +438,5 @@ func clientAddr(remote string) string {
 }
 
 func enrollError(w http.ResponseWriter, status int, message string) {
-	writeJSON(w, status, map[string]string{"message": message})
+	httpapi.WriteMessage(w, status, message)
 }

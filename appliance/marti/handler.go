@@ -1,11 +1,11 @@
 package marti
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/http"
 
 	"outpost/appliance/broker"
+	"outpost/appliance/httpapi"
 )
 
 // Options configure the client API handler.
@@ -31,13 +31,10 @@ func NewHandler(opts Options) http.Handler {
 		opts.Logger = slog.Default()
 	}
 	h := &handler{opts: opts}
-	mux := http.NewServeMux()
+	mux := httpapi.NewMux()
 	mux.HandleFunc("GET /Marti/api/version", h.version)
 	mux.HandleFunc("GET /Marti/api/version/config", h.versionConfig)
 	mux.HandleFunc("GET /Marti/api/clientEndPoints", h.clientEndPoints)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"message": "no such endpoint: " + r.Method + " " + r.URL.Path})
-	})
 	return mux
 }
 
@@ -52,7 +49,7 @@ func (h *handler) version(w http.ResponseWriter, r *http.Request) {
 
 // versionConfig is the JSON ATAK checks first on connect (protocol.md §7).
 func (h *handler) versionConfig(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, envelope{
+	httpapi.WriteJSON(w, http.StatusOK, envelope{
 		Version: "3", Type: "ServerConfig", NodeID: h.opts.NodeID,
 		Data: map[string]string{"version": h.opts.Version, "api": "3", "hostname": h.opts.Hostname},
 	})
@@ -74,15 +71,9 @@ func (h *handler) clientEndPoints(w http.ResponseWriter, r *http.Request) {
 		for _, c := range h.opts.Broker.Clients() {
 			items = append(items, clientEndpoint{
 				Callsign: c.Callsign, UID: c.UID, Username: c.User,
-				LastEventTime: c.LastSeen.UTC().Format("2006-01-02T15:04:05.000Z"), LastStatus: "Connected",
+				LastEventTime: httpapi.FormatTime(c.LastSeen), LastStatus: "Connected",
 			})
 		}
 	}
-	writeJSON(w, http.StatusOK, envelope{Version: "3", Type: "com.bbn.marti.remote.ClientEndpoint", NodeID: h.opts.NodeID, Data: items})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	httpapi.WriteJSON(w, http.StatusOK, envelope{Version: "3", Type: "com.bbn.marti.remote.ClientEndpoint", NodeID: h.opts.NodeID, Data: items})
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 )
 
@@ -33,11 +34,11 @@ func (h *handler) clients(w http.ResponseWriter, r *http.Request) {
 		for _, c := range h.opts.Broker.Clients() {
 			items = append(items, clientItem{
 				UID: c.UID, Callsign: c.Callsign, Team: c.Team, Role: c.Role, Address: c.Address,
-				LastSeen: c.LastSeen.UTC().Format(timeFormat), User: c.User,
+				LastSeen: httpapi.FormatTime(c.LastSeen), User: c.User,
 			})
 		}
 	}
-	WriteJSON(w, http.StatusOK, items)
+	httpapi.WriteJSON(w, http.StatusOK, items)
 }
 
 // checkIP answers 401 unless the caller is in AllowedCLIIPs (api.md §5.4).
@@ -48,7 +49,7 @@ func (h *handler) checkIP(w http.ResponseWriter, r *http.Request) bool {
 	h.refusals.Warn("request refused: address not in AllowedCLIIPs", "path", logx.Clip(r.URL.Path), "remote", r.RemoteAddr,
 		"x_forwarded_for", logx.Clip(r.Header.Get("X-Forwarded-For")), "x_real_ip", logx.Clip(r.Header.Get("X-Real-IP")))
 	// api.md §7: the exact body.
-	WriteJSON(w, http.StatusUnauthorized, map[string]string{"message": "endpoint can only be accessed by approved IPs"})
+	httpapi.WriteMessage(w, http.StatusUnauthorized, "endpoint can only be accessed by approved IPs")
 	return false
 }
 
@@ -60,9 +61,6 @@ func (h *handler) ipAllowed(next http.Handler) http.Handler {
 		}
 	})
 }
-
-// timeFormat is ISO 8601 UTC with milliseconds (api.md).
-const timeFormat = "2006-01-02T15:04:05.000Z"
 
 // allowedByIP applies api.md §5.4. The connecting address must be in
 // the list; when the request came through a proxy, every address named by

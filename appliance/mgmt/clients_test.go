@@ -12,6 +12,7 @@ import (
 
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
+	"outpost/appliance/httpapi"
 )
 
 func allowList(entries ...string) func(netip.Addr) bool {
@@ -91,7 +92,7 @@ func TestClients(t *testing.T) {
 				it["address"] != "10.9.8.7" || it["user"] != "alice" {
 				t.Fatalf("item %v", it)
 			}
-			if _, err := time.Parse(timeFormat, it["lastSeen"]); err != nil {
+			if _, err := time.Parse(httpapi.TimeFormat, it["lastSeen"]); err != nil {
 				t.Fatalf("lastSeen %q", it["lastSeen"])
 			}
 		})

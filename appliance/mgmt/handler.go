@@ -1,13 +1,13 @@
 package mgmt
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"time"
 
 	"outpost/appliance/broker"
+	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 )
 
@@ -36,7 +36,7 @@ func NewHandler(opts Options) http.Handler {
 		h.log = slog.Default()
 	}
 	h.refusals = logx.NewLimiter(h.log, 10, 10*time.Second)
-	mux := http.NewServeMux()
+	mux := httpapi.NewMux()
 	// api.md §4.1: the only route without authentication.
 	mux.HandleFunc("GET /Alive", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -46,15 +46,5 @@ func NewHandler(opts Options) http.Handler {
 	if opts.Metrics != nil {
 		mux.Handle("GET /metrics", h.ipAllowed(opts.Metrics))
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		WriteJSON(w, http.StatusNotFound, map[string]string{"message": "no such endpoint: " + r.Method + " " + r.URL.Path})
-	})
 	return mux
-}
-
-// WriteJSON writes v as a JSON response with the status.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
 }

@@ -54,6 +54,7 @@ var commands = map[string]command{
 	"version": {"print version and commit", plain(cmdVersion)},
 	"backup":  {"backup FILE: write a consistent copy of the database while the server runs", plain(cmdBackup)},
 	"config":  {"list every configuration key with its environment variable and flag", plain(cmdConfig)},
+	"status":  {"print what a running server is doing (its /metrics, for people)", plain(cmdStatus)},
 	"cert":    {"cert issue|revoke|list|enrollment-package: client certificates and connection packages", setupCert},
 	"user":    {"user add|delete|list: system users (who may enroll for a certificate)", setupUser},
 }
