@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -47,8 +46,8 @@ type Appliance struct {
 	pki         *pki.Authority
 	httpMetrics *httpMetrics
 
-	cotTLS      *stream.Listener // nil when disabled
-	httpsConns  *tlsConnTracker  // nil when 8443 is disabled
+	cotTLS      *stream.Listener  // nil when disabled
+	httpsGuard  *marti.HTTPSGuard // nil when 8443 is disabled
 	stopWatch   context.CancelFunc
 	stopRevokes func()
 
@@ -56,7 +55,6 @@ type Appliance struct {
 	listeners  map[string]listener
 	allowedCLI config.AllowList // AllowedCLIIPs, parsed
 
-	ready     chan struct{}
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -66,29 +64,30 @@ func New(cfg config.Config, log *slog.Logger) *Appliance {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Appliance{cfg: cfg, log: log, listeners: map[string]listener{}, ready: make(chan struct{})}
+	return &Appliance{cfg: cfg, log: log, listeners: map[string]listener{}}
 }
 
-// Open opens the data, binds every enabled listener and starts serving. On
-// error everything already opened is closed again.
+// Open checks the configuration, opens the data (creating it on first run),
+// binds every enabled listener and starts serving; when it returns nil,
+// every listener is bound and serving (Addrs tells where). On error
+// everything already opened is closed again, through the same path as
+// Close, and the appliance cannot be opened again.
 func (a *Appliance) Open(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
-			a.abort()
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			a.Close(cctx)
 		}
 	}()
 	cfg := &a.cfg
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data directory: %w", err)
-	}
-	generated, secretsPath, err := cfg.EnsureSecrets()
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if len(generated) > 0 {
-		a.log.Info("generated secrets on first run", "keys", generated, "file", secretsPath)
+	if err := prepareData(cfg, a.log); err != nil {
+		return err
 	}
-	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log.With("component", "store"),
+	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log,
 		PasswordChecksPerSecond: float64(cfg.PasswordChecksPerSecond)})
 	if err != nil {
 		return err
@@ -98,7 +97,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		ClientRate: float64(cfg.HistoryClientRate), ClientBytes: int64(cfg.HistoryClientBytes),
 		TotalRate: float64(cfg.HistoryTotalRate), TotalBytes: int64(cfg.HistoryTotalBytes),
 	})
-	a.historyLog = logx.NewLimiter(a.log.With("component", "history"), 10, 10*time.Second)
+	a.historyLog = logx.NewLimiter(a.log.With("component", "cot-history"), 10, 10*time.Second)
 	a.pki, err = openAuthority(cfg, a.log)
 	if err != nil {
 		return err
@@ -107,7 +106,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		SoftBytes: cfg.QueueSoftBytes,
 		HardBytes: cfg.QueueHardBytes,
 		Observer:  a.observe,
-		Logger:    a.log.With("component", "broker"),
+		Logger:    a.log,
 	})
 	if a.allowedCLI, err = config.ParseAllowList(cfg.AllowedCLIIPs); err != nil {
 		return fmt.Errorf("config AllowedCLIIPs: %w", err)
@@ -129,7 +128,6 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	watchCtx, stop := context.WithCancel(context.Background())
 	a.stopWatch = stop
 	go a.pki.WatchCRL(watchCtx, crlPollInterval)
-	close(a.ready)
 	a.log.Info("Outpost is ready", "version", Version(), "data_dir", cfg.DataDir, "public_host", cfg.PublicHost)
 	return nil
 }
@@ -180,10 +178,10 @@ func (a *Appliance) buildListeners() {
 
 	a.add(ListenerREST, cfg.RESTPort, a.newHTTPListener(ListenerREST, netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}},
 		mgmt.NewHandler(mgmt.Options{Broker: a.broker, AllowedClientIP: a.allowedCLI.Contains,
-			Metrics: a.newMetrics(), Logger: a.log.With("component", "mgmt")}), api))
+			Metrics: a.newMetrics(), Logger: a.log}), api))
 	martiHandler := marti.NewHandler(marti.Options{
 		Version: Version(), Hostname: cfg.PublicHost, NodeID: nodeID, Broker: a.broker,
-		Logger: a.log.With("component", "marti"),
+		Logger: a.log,
 	})
 	a.add(ListenerHTTP, cfg.HTTPPort, a.newHTTPListener(ListenerHTTP, netx.Config{Addr: a.addr(cfg.HTTPPort), Conns: []*netx.Limits{httpConns}},
 		martiHandler, api))
@@ -212,10 +210,10 @@ func (a *Appliance) buildListeners() {
 		a.add(ListenerCoTTLS, -1, nil)
 	}
 	if cfg.HTTPSPort >= 0 {
-		a.httpsConns = newTLSConnTracker(a.pki.IsRevoked, a.log.With("listener", ListenerHTTPS))
-		l := a.newHTTPListener(ListenerHTTPS, tlsNet(cfg.HTTPSPort, mtls, httpConns), a.httpsConns.middleware(martiHandler),
+		a.httpsGuard = marti.NewHTTPSGuard(a.pki.IsRevoked, a.log.With("listener", ListenerHTTPS))
+		l := a.newHTTPListener(ListenerHTTPS, tlsNet(cfg.HTTPSPort, mtls, httpConns), a.httpsGuard.Middleware(martiHandler),
 			httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: maxRequestBody})
-		l.srv.ConnState = a.httpsConns.connState
+		l.srv.ConnState = a.httpsGuard.ConnState
 		a.add(ListenerHTTPS, cfg.HTTPSPort, l)
 	} else {
 		a.add(ListenerHTTPS, -1, nil)
@@ -227,7 +225,7 @@ func (a *Appliance) buildListeners() {
 	if cfg.EnrollPort >= 0 {
 		l := a.newHTTPListener(ListenerEnroll, tlsNet(cfg.EnrollPort, a.pki.EnrollmentTLSConfig(), httpConns),
 			marti.NewEnrollmentHandler(marti.EnrollOptions{
-				Authority: a.pki, Store: a.store, Logger: a.log.With("component", "enroll"),
+				Authority: a.pki, Store: a.store, Logger: a.log,
 			}), httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: 64 << 10})
 		l.srv.ReadTimeout = 30 * time.Second
 		a.add(ListenerEnroll, cfg.EnrollPort, l)
@@ -260,8 +258,8 @@ func (a *Appliance) disconnectRevoked() {
 	if a.cotTLS != nil {
 		n += a.cotTLS.CloseWhere(a.pki.IsRevoked, broker.ReasonRevoked)
 	}
-	if a.httpsConns != nil {
-		n += a.httpsConns.closeRevoked()
+	if a.httpsGuard != nil {
+		n += a.httpsGuard.CloseRevoked()
 	}
 	a.log.Info("revocation list grew; revoked clients disconnected", "connections", n)
 }
@@ -272,9 +270,6 @@ func NodeID(secretKey string) string {
 	sum := sha256.Sum256([]byte("outpost node id\x00" + secretKey))
 	return hex.EncodeToString(sum[:16])
 }
-
-// Ready is closed when every listener is bound and serving.
-func (a *Appliance) Ready() <-chan struct{} { return a.ready }
 
 // Addrs reports the bound address of every enabled listener.
 func (a *Appliance) Addrs() map[string]net.Addr {
@@ -300,10 +295,13 @@ func (a *Appliance) Authority() *pki.Authority { return a.pki }
 // Store exposes the store (tests and subcommands).
 func (a *Appliance) Store() *store.Store { return a.store }
 
-// Close shuts down in order: listeners stop accepting and reading and drain
-// their client queues (bounded by ctx), then the broker stops, the CoT
-// history is flushed and the store closed. It keeps the first error and
-// carries on. Idempotent.
+// Close shuts down in the documented order (architecture.md "Shutdown
+// order"): the broker drains (no departures), the listeners stop and their
+// clients get the first half of ctx's time to receive what is queued, then
+// the broker stops, the CoT history is flushed and the store closed in the
+// rest. A client that does not drain in time is closed, not an error. It
+// returns every error met (joined), carrying on after each. Idempotent: a
+// second call returns the first call's result.
 func (a *Appliance) Close(ctx context.Context) error {
 	a.closeOnce.Do(func() { a.closeErr = a.shutdown(ctx) })
 	return a.closeErr
@@ -365,25 +363,4 @@ func (a *Appliance) shutdown(ctx context.Context) error {
 	err := errors.Join(errs...)
 	a.log.Info("shut down", "took", time.Since(start).Round(time.Millisecond), "err", err)
 	return err
-}
-
-// abort releases what a failed Open had already acquired.
-func (a *Appliance) abort() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, name := range a.names {
-		if l := a.listeners[name]; l.Addr() != nil {
-			l.Shutdown(ctx)
-		}
-	}
-	if a.broker != nil {
-		a.broker.Close()
-	}
-	if a.history != nil {
-		a.history.Close(ctx)
-	}
-	if a.store != nil {
-		a.store.Close()
-	}
-	a.closeOnce.Do(func() {})
 }

@@ -30,13 +30,27 @@ func Backup(ctx context.Context, cfg config.Config, dest string) error {
 	return store.BackupFile(ctx, cfg.DBPath(), dest)
 }
 
+// prepareData makes the data directory (0700) and the generated secrets on
+// the first use of a data directory: what `run` and every subcommand that
+// touches the data do first.
+func prepareData(cfg *config.Config, log *slog.Logger) error {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	generated, secretsPath, err := cfg.EnsureSecrets()
+	if err != nil {
+		return err
+	}
+	if len(generated) > 0 {
+		log.Info("generated secrets on first run", "keys", generated, "file", secretsPath)
+	}
+	return nil
+}
+
 // authorityFor opens the certificate authority of cfg (creating it, and the
 // generated secrets, if this is the first use of the data directory).
 func authorityFor(cfg *config.Config, log *slog.Logger) (*pki.Authority, error) {
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
-	}
-	if _, _, err := cfg.EnsureSecrets(); err != nil {
+	if err := prepareData(cfg, log); err != nil {
 		return nil, err
 	}
 	return openAuthority(cfg, log)
@@ -172,8 +186,8 @@ func CertList(cfg config.Config, log *slog.Logger, name string) ([]CertInfo, err
 
 // withStore opens the appliance's database for one operation.
 func withStore(ctx context.Context, cfg *config.Config, log *slog.Logger, fn func(*store.Store) error) error {
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data directory: %w", err)
+	if err := prepareData(cfg, log); err != nil {
+		return err
 	}
 	st, err := store.Open(ctx, cfg.DBPath(), store.Options{Logger: log})
 	if err != nil {

@@ -1,15 +1,9 @@
 package appliance
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"log/slog"
-	"math/big"
-	"net"
-	"net/http"
 	"os"
 	"strings"
-	"sync"
 
 	"outpost/appliance/config"
 	"outpost/appliance/pki"
@@ -65,80 +59,4 @@ func dedupe(in []string) []string {
 		}
 	}
 	return out
-}
-
-// tlsConnTracker remembers the open connections of a mutual-TLS HTTP
-// listener so that a client whose certificate is revoked while connected
-// (api.md §5.11) can be cut off, and refuses requests from revoked
-// certificates on connections established before the revocation.
-type tlsConnTracker struct {
-	isRevoked func(serial *big.Int) bool
-	log       *slog.Logger
-
-	mu    sync.Mutex // mu guards conns
-	conns map[*tls.Conn]struct{}
-}
-
-func newTLSConnTracker(isRevoked func(*big.Int) bool, log *slog.Logger) *tlsConnTracker {
-	return &tlsConnTracker{isRevoked: isRevoked, log: log, conns: map[*tls.Conn]struct{}{}}
-}
-
-// revokedLeaf returns the client certificate of cs when it is revoked.
-func (t *tlsConnTracker) revokedLeaf(cs *tls.ConnectionState) (*x509.Certificate, bool) {
-	if cs == nil || len(cs.PeerCertificates) == 0 {
-		return nil, false
-	}
-	leaf := cs.PeerCertificates[0]
-	return leaf, t.isRevoked(leaf.SerialNumber)
-}
-
-// connState is the http.Server.ConnState hook.
-func (t *tlsConnTracker) connState(c net.Conn, st http.ConnState) {
-	tc, ok := c.(*tls.Conn)
-	if !ok {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch st {
-	case http.StateNew:
-		t.conns[tc] = struct{}{}
-	case http.StateClosed, http.StateHijacked:
-		delete(t.conns, tc)
-	}
-}
-
-// closeRevoked closes every tracked connection whose client certificate is
-// now revoked and returns how many it closed.
-func (t *tlsConnTracker) closeRevoked() int {
-	t.mu.Lock()
-	var hit []*tls.Conn
-	for c := range t.conns {
-		cs := c.ConnectionState()
-		if _, revoked := t.revokedLeaf(&cs); revoked {
-			hit = append(hit, c)
-		}
-	}
-	t.mu.Unlock()
-	for _, c := range hit {
-		c.Close()
-	}
-	return len(hit)
-}
-
-// middleware refuses a request whose connection's certificate has been
-// revoked since the handshake, and closes that connection.
-func (t *tlsConnTracker) middleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if leaf, revoked := t.revokedLeaf(r.TLS); revoked {
-			t.log.Warn("request refused: client certificate revoked", "user", leaf.Subject.CommonName,
-				"serial", leaf.SerialNumber.String(), "addr", r.RemoteAddr)
-			w.Header().Set("Connection", "close")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusForbidden)
-			w.Write([]byte(`{"message":"client certificate revoked"}` + "\n"))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }

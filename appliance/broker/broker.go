@@ -101,7 +101,7 @@ type Broker struct {
 // New returns a broker.
 func New(opts Options) *Broker {
 	opts.fill()
-	b := &Broker{opts: opts, log: opts.Logger, ids: newIdentities()}
+	b := &Broker{opts: opts, log: opts.Logger.With("component", "broker"), ids: newIdentities()}
 	b.closeLog = logx.NewLimiter(b.log, 50, time.Second)
 	b.list.Store(&[]*Session{})
 	return b

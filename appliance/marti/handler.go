@@ -30,6 +30,7 @@ func NewHandler(opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	opts.Logger = opts.Logger.With("component", "marti")
 	h := &handler{opts: opts}
 	mux := httpapi.NewMux()
 	mux.HandleFunc("GET /Marti/api/version", h.version)

@@ -35,6 +35,7 @@ func NewHandler(opts Options) http.Handler {
 	if h.log == nil {
 		h.log = slog.Default()
 	}
+	h.log = h.log.With("component", "mgmt")
 	h.refusals = logx.NewLimiter(h.log, 10, 10*time.Second)
 	mux := httpapi.NewMux()
 	// api.md §4.1: the only route without authentication.

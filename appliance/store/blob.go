@@ -193,7 +193,7 @@ func (s *Store) insertChunk(ctx context.Context, id, seq int64, data []byte) err
 		_, err = conn.ExecContext(ctx, `INSERT INTO blob_chunks(blob_id, seq, data) VALUES (?, ?, ?)`, id, seq, data)
 	}
 	if _, rerr := conn.ExecContext(context.Background(), `PRAGMA synchronous = FULL`); rerr != nil {
-		s.log.Warn("could not restore synchronous=FULL on the writer connection; discarding it", "error", rerr)
+		s.log.Warn("could not restore synchronous=FULL on the writer connection; discarding it", "err", rerr)
 		conn.Raw(func(any) error { return driver.ErrBadConn })
 		if err == nil {
 			err = rerr
@@ -277,7 +277,7 @@ func (w *BlobWriter) fail(err error) error {
 	w.err = err
 	if rerr := w.remove(); rerr != nil {
 		// The pending row stays invisible; the next Open sweeps it.
-		w.s.log.Warn("could not remove an aborted blob; it will be removed at next start", "blob", w.id, "error", rerr)
+		w.s.log.Warn("could not remove an aborted blob; it will be removed at next start", "blob", w.id, "err", rerr)
 	}
 	return err
 }

@@ -150,7 +150,7 @@ func (s *Store) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Re
 	}
 	if duplicate {
 		if err := s.purgeBlob(context.WithoutCancel(ctx), info.ID); err != nil {
-			s.log.Warn("could not remove a duplicate upload's blob; it will be removed at next start", "blob", info.ID, "error", err)
+			s.log.Warn("could not remove a duplicate upload's blob; it will be removed at next start", "blob", info.ID, "err", err)
 		}
 	}
 	return p, nil

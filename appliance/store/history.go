@@ -409,7 +409,7 @@ func (h *History) writeBatch() {
 		if h.failErr == nil {
 			h.failErr = err
 		}
-		h.log.Warn("could not store a batch of CoT events; they are lost", "events", n, "error", err)
+		h.log.Warn("could not store a batch of CoT events; they are lost", "events", n, "err", err)
 		return
 	}
 	h.written.Add(uint64(n))
@@ -570,7 +570,7 @@ func (h *History) pruneStep(p *pruner) {
 		}
 	}
 	if err != nil {
-		h.log.Warn("could not prune old CoT events; will retry at the next prune interval", "error", err)
+		h.log.Warn("could not prune old CoT events; will retry at the next prune interval", "err", err)
 		p.active = false
 		return
 	}

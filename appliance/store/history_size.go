@@ -75,7 +75,7 @@ func deleteEvents(ctx context.Context, tx *sql.Tx, query string, args ...any) (n
 func (h *History) loadUsage() {
 	var total sql.NullInt64
 	if err := h.s.r.QueryRowContext(context.Background(), `SELECT SUM(bytes) FROM cot_usage`).Scan(&total); err != nil {
-		h.log.Warn("could not read the CoT history size; the size cap counts from zero", "error", err)
+		h.log.Warn("could not read the CoT history size; the size cap counts from zero", "err", err)
 		return
 	}
 	h.bytes.Store(total.Int64)
@@ -105,7 +105,7 @@ func (h *History) pruneSizeStep() bool {
 		return err
 	})
 	if err != nil {
-		h.log.Warn("could not prune the CoT history to its size cap; retrying later", "error", err)
+		h.log.Warn("could not prune the CoT history to its size cap; retrying later", "err", err)
 		return false
 	}
 	delete(h.last, uid)

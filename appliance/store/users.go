@@ -216,7 +216,7 @@ func (s *Store) VerifyPassword(ctx context.Context, name, password string) (User
 	}
 	ok, err := checkPassword(ph, password)
 	if err != nil {
-		s.log.Error("a stored password hash cannot be read", "user_uid", u.UID, "error", err)
+		s.log.Error("a stored password hash cannot be read", "user_uid", u.UID, "err", err)
 		return User{}, fmt.Errorf("store: verify password: %w", ErrBadCredentials)
 	}
 	if !ok {
