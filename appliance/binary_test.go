@@ -1,7 +1,6 @@
-package appliance
+package appliance_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,151 +11,31 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"outpost/appliance"
 	"outpost/appliance/cot"
 	"outpost/appliance/store"
 	"outpost/appliance/takclient"
+	"outpost/internal/testkit"
 )
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// outpostBinary builds cmd/outpost once per test run, as `make build` does.
-func outpostBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "outpost-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "outpost")
-		cmd := exec.Command("go", "build", "-o", binPath, "../cmd/outpost")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = err
-			t.Logf("go build: %s", out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building outpost: %v", buildErr)
-	}
-	return binPath
-}
-
-// proc is a running outpost process.
-type proc struct {
-	cmd   *exec.Cmd
-	addrs map[string]string
-	mu    sync.Mutex
-	logs  []map[string]any
-	exit  chan error
-}
-
-func (p *proc) logged(msg string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, l := range p.logs {
-		if l["msg"] == msg {
-			return true
-		}
-	}
-	return false
-}
-
-// startBinary runs `outpost` with JSON logs and waits for "Outpost is ready",
-// collecting the listeners' real addresses from the "listening" lines.
-func startBinary(t *testing.T, dataDir string, extra ...string) *proc {
-	t.Helper()
-	args := append([]string{"--data-dir", dataDir, "--bind", "127.0.0.1", "--public-host", "127.0.0.1",
-		"--log-format", "json", "--log-level", "debug",
-		"--rest-port", "0", "--http-port", "0", "--cot-port", "0",
-		"--https-port", "-1", "--ssl-cot-port", "-1", "--enroll-port", "-1"}, extra...)
-	cmd := exec.Command(outpostBinary(t), args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, addrs: map[string]string{}, exit: make(chan error, 1)}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		once := sync.Once{}
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) != nil {
-				t.Logf("non-JSON log line: %s", sc.Text())
-				continue
-			}
-			p.mu.Lock()
-			p.logs = append(p.logs, m)
-			if m["msg"] == "listening" {
-				p.addrs[m["listener"].(string)] = m["addr"].(string)
-			}
-			p.mu.Unlock()
-			if m["msg"] == "Outpost is ready" {
-				once.Do(func() { close(ready) })
-			}
-		}
-		p.exit <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-		}
-	})
-	select {
-	case <-ready:
-	case err := <-p.exit:
-		t.Fatalf("outpost exited before ready: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("outpost not ready within 60 s")
-	}
-	return p
-}
-
-// stop sends SIGTERM and requires a clean exit within the 10 s shutdown budget.
-func (p *proc) stop(t *testing.T) time.Duration {
-	t.Helper()
-	start := time.Now()
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.exit:
-		if err != nil {
-			t.Fatalf("outpost exited with %v after SIGTERM", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("outpost did not exit within 15 s of SIGTERM")
-	}
-	return time.Since(start)
-}
 
 func TestBinaryEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
 	dataDir := t.TempDir()
-	p := startBinary(t, dataDir)
-	for _, name := range []string{ListenerREST, ListenerHTTP, ListenerCoTTCP} {
-		if p.addrs[name] == "" {
-			t.Fatalf("no address logged for %s: %v", name, p.addrs)
+	p := testkit.Start(t, dataDir)
+	for _, name := range []string{appliance.ListenerREST, appliance.ListenerHTTP, appliance.ListenerCoTTCP} {
+		if p.Addrs[name] == "" {
+			t.Fatalf("no address logged for %s: %v", name, p.Addrs)
 		}
 	}
 
 	// Management and client API answer.
-	body := httpGet(t, "http://"+p.addrs[ListenerREST]+"/Alive")
+	body := httpGet(t, "http://"+p.Addrs[appliance.ListenerREST]+"/Alive")
 	if body != "API is running" {
 		t.Fatalf("/Alive = %q", body)
 	}
@@ -164,7 +43,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 		Version, Type string
 		Data          map[string]string
 	}
-	if err := json.Unmarshal([]byte(httpGet(t, "http://"+p.addrs[ListenerHTTP]+"/Marti/api/version/config")), &vc); err != nil {
+	if err := json.Unmarshal([]byte(httpGet(t, "http://"+p.Addrs[appliance.ListenerHTTP]+"/Marti/api/version/config")), &vc); err != nil {
 		t.Fatal(err)
 	}
 	if vc.Type != "ServerConfig" || vc.Data["api"] != "3" || vc.Data["hostname"] != "127.0.0.1" {
@@ -172,7 +51,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 	}
 
 	// Three XML clients and one protobuf client exchange SAs.
-	cot8087 := p.addrs[ListenerCoTTCP]
+	cot8087 := p.Addrs[appliance.ListenerCoTTCP]
 	dial := func() *takclient.Client {
 		c, err := takclient.Dial(cot8087, nil)
 		if err != nil {
@@ -209,7 +88,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 	var eps struct {
 		Data []map[string]string
 	}
-	if err := json.Unmarshal([]byte(httpGet(t, "http://"+p.addrs[ListenerHTTP]+"/Marti/api/clientEndPoints")), &eps); err != nil {
+	if err := json.Unmarshal([]byte(httpGet(t, "http://"+p.Addrs[appliance.ListenerHTTP]+"/Marti/api/clientEndPoints")), &eps); err != nil {
 		t.Fatal(err)
 	}
 	if len(eps.Data) != 4 {
@@ -232,14 +111,17 @@ func TestBinaryEndToEnd(t *testing.T) {
 
 	// A backup while the server runs.
 	backup := filepath.Join(t.TempDir(), "backup.db")
-	out, err := exec.Command(outpostBinary(t), "backup", "--data-dir", dataDir, backup).CombinedOutput()
+	out, err := exec.Command(testkit.Binary(t), "backup", "--data-dir", dataDir, backup).CombinedOutput()
 	if err != nil {
 		t.Fatalf("backup: %v: %s", err, out)
 	}
 
-	took := p.stop(t)
+	exitErr, took := p.Stop(t, 15*time.Second)
+	if exitErr != nil {
+		t.Fatalf("outpost exited with %v after SIGTERM", exitErr)
+	}
 	t.Logf("shutdown took %v", took)
-	if !p.logged("shut down") {
+	if !p.Logged("shut down") {
 		t.Fatal("no shutdown log line")
 	}
 
@@ -267,9 +149,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Fatalf("secrets.yaml mode %v", fi.Mode().Perm())
 	}
-	p.mu.Lock()
-	allLogs, _ := json.Marshal(p.logs)
-	p.mu.Unlock()
+	allLogs := []byte(p.LogText())
 	for _, line := range strings.Split(string(sec), "\n") {
 		if _, v, ok := strings.Cut(line, ": "); ok {
 			v = strings.Trim(v, "'")
@@ -287,7 +167,7 @@ func TestBinaryCommandLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := outpostBinary(t)
+	bin := testkit.Binary(t)
 	out, err := exec.Command(bin, "version").CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "outpost ") || !strings.Contains(string(out), "commit") {
 		t.Fatalf("version: %v %q", err, out)
@@ -345,10 +225,10 @@ func TestBinaryDefaults(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(outpostBinary(t))
+	cmd := exec.Command(testkit.Binary(t))
 	cmd.Dir = dir
 	cmd.Env = os.Environ()
-	var buf safeBuffer
+	var buf testkit.Buffer
 	cmd.Stderr = &buf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -398,21 +278,4 @@ func httpGet(t *testing.T, url string) string {
 		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
 	}
 	return string(b)
-}
-
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,4 +1,4 @@
-package appliance
+package appliance_test
 
 import (
 	"archive/zip"
@@ -21,26 +21,10 @@ import (
 	"testing"
 	"time"
 
+	"outpost/appliance"
 	"outpost/appliance/takclient"
+	"outpost/internal/testkit"
 )
-
-// interopDir is where `make test` installs the third-party clients.
-const interopDir = "../scripts/interop"
-
-// requireInterop skips unless the npm packages are installed; under
-// `make test` (OUTPOST_INTEROP=1) a missing install is a failure instead.
-func requireInterop(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(interopDir, "node_modules", "@tak-ps", "node-tak")); err != nil {
-		if os.Getenv("OUTPOST_INTEROP") == "1" {
-			t.Fatalf("interop clients not installed (%v); run scripts/test-deps.sh", err)
-		}
-		t.Skip("interop clients not installed; `make test` installs them (scripts/test-deps.sh)")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node not found: %v", err)
-	}
-}
 
 // caPool is what a client trusts: the CA that `outpost` created in dataDir.
 func caPool(t *testing.T, dataDir string) *x509.CertPool {
@@ -58,7 +42,7 @@ func caPool(t *testing.T, dataDir string) *x509.CertPool {
 
 func runOutpost(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := exec.Command(outpostBinary(t), args...).CombinedOutput()
+	out, err := exec.Command(testkit.Binary(t), args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("outpost %v: %v\n%s", args, err, out)
 	}
@@ -74,20 +58,20 @@ func TestBinaryTLSInterop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	requireInterop(t)
+	testkit.RequireInterop(t, "@tak-ps/node-tak")
 	dataDir := t.TempDir()
 	out := t.TempDir()
 	for _, name := range []string{"alice", "bob"} {
 		runOutpost(t, "cert", "issue", name, "--data-dir", dataDir, "--out", filepath.Join(out, name), "--log-level", "warn")
 	}
-	p := startBinary(t, dataDir, "--ssl-cot-port", "0", "--https-port", "0")
-	cotTLS := p.addrs[ListenerCoTTLS]
+	p := testkit.Start(t, dataDir, "--ssl-cot-port", "0", "--https-port", "0")
+	cotTLS := p.Addrs[appliance.ListenerCoTTLS]
 	if cotTLS == "" {
-		t.Fatalf("no cot-tls address: %v", p.addrs)
+		t.Fatalf("no cot-tls address: %v", p.Addrs)
 	}
 
 	cmd := exec.Command("node", "tls-clients.mjs")
-	cmd.Dir = interopDir
+	cmd.Dir = testkit.InteropDir(t)
 	cmd.Env = append(os.Environ(),
 		"OUTPOST_COT_URL=ssl://"+cotTLS,
 		"CERT_A="+filepath.Join(out, "alice", "alice.pem"), "KEY_A="+filepath.Join(out, "alice", "alice.key"),
@@ -145,7 +129,9 @@ func TestBinaryTLSInterop(t *testing.T) {
 	if err != nil || json.Unmarshal(data, &crl) != nil || len(crl.Revoked) != 1 || crl.Revoked[0]["reason"] != "key_compromise" {
 		t.Fatalf("crl.json %s %v", data, err)
 	}
-	p.stop(t)
+	if err, _ := p.Stop(t, 15*time.Second); err != nil {
+		t.Fatalf("outpost exited with %v after SIGTERM", err)
+	}
 }
 
 // TestBinaryEnrollment is certificate enrollment as ATAK's quick connect
@@ -158,7 +144,7 @@ func TestBinaryEnrollment(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dataDir := t.TempDir()
-	add := exec.Command(outpostBinary(t), "user", "add", "frank", "--password-stdin", "--data-dir", dataDir, "--log-level", "warn")
+	add := exec.Command(testkit.Binary(t), "user", "add", "frank", "--password-stdin", "--data-dir", dataDir, "--log-level", "warn")
 	add.Stdin = strings.NewReader("correct horse battery\n")
 	if out, err := add.CombinedOutput(); err != nil {
 		t.Fatalf("user add: %v %s", err, out)
@@ -186,7 +172,7 @@ func TestBinaryEnrollment(t *testing.T) {
 		t.Fatalf("enrollment .pref lacks enrollForCertificateWithTrust0:\n%s", pref)
 	}
 
-	p := startBinary(t, dataDir, "--ssl-cot-port", "0", "--enroll-port", "0")
+	p := testkit.Start(t, dataDir, "--ssl-cot-port", "0", "--enroll-port", "0")
 	pool := caPool(t, dataDir)
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}}}
 
@@ -198,7 +184,7 @@ func TestBinaryEnrollment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := "https://" + p.addrs[ListenerEnroll] + "/Marti/api/tls/signClient/v2?clientUid=ANDROID-frank&version=5.2"
+	url := "https://" + p.Addrs[appliance.ListenerEnroll] + "/Marti/api/tls/signClient/v2?clientUid=ANDROID-frank&version=5.2"
 	post := func(user, pass string) *http.Response {
 		req, _ := http.NewRequest("POST", url, strings.NewReader(base64.StdEncoding.EncodeToString(csrDER)))
 		req.SetBasicAuth(user, pass)
@@ -234,7 +220,7 @@ func TestBinaryEnrollment(t *testing.T) {
 	}
 
 	// The enrolled certificate connects to 8089 and relays.
-	c, err := takclient.Dial(p.addrs[ListenerCoTTLS], &tls.Config{
+	c, err := takclient.Dial(p.Addrs[appliance.ListenerCoTTLS], &tls.Config{
 		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
 		RootCAs:      pool, ServerName: "127.0.0.1",
 	})
@@ -255,5 +241,7 @@ func TestBinaryEnrollment(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("deleted user's certificate still connected")
 	}
-	p.stop(t)
+	if err, _ := p.Stop(t, 15*time.Second); err != nil {
+		t.Fatalf("outpost exited with %v after SIGTERM", err)
+	}
 }

@@ -1,4 +1,4 @@
-package appliance
+package appliance_test
 
 import (
 	"archive/zip"
@@ -13,7 +13,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
-	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -23,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"outpost/appliance"
+	"outpost/appliance/apptest"
 	"outpost/appliance/broker"
 	"outpost/appliance/config"
 	"outpost/appliance/cot"
@@ -30,86 +31,6 @@ import (
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
 )
-
-// startAppliance runs an appliance in-process on free ports of 127.0.0.1
-// with a real data directory (SQLite file, certificates).
-func startAppliance(t *testing.T, mutate func(*config.Config)) (*Appliance, config.Config) {
-	t.Helper()
-	cfg := config.Defaults()
-	cfg.DataDir = t.TempDir()
-	cfg.Bind = "127.0.0.1"
-	cfg.PublicHost = "127.0.0.1"
-	cfg.KeyType = "ecdsa-p256" // fast key generation; the binary tests use the RSA default
-	cfg.RESTPort, cfg.HTTPPort, cfg.HTTPSPort, cfg.CoTPort, cfg.SSLCoTPort, cfg.EnrollPort = 0, 0, 0, 0, 0, 0
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	cfg.Finish()
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	a := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err := a.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := a.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	// Open filled in the generated secrets: return the configuration it runs with.
-	return a, a.cfg
-}
-
-// clientTLS is what a TAK client holds: its certificate and our CA.
-func clientTLS(a *Appliance, cert *tls.Certificate) *tls.Config {
-	pool := x509.NewCertPool()
-	pool.AddCert(a.Authority().CACert())
-	c := &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
-	if cert != nil {
-		c.Certificates = []tls.Certificate{*cert}
-	}
-	return c
-}
-
-func issue(t *testing.T, a *Appliance, name string) *tls.Certificate {
-	t.Helper()
-	cc, err := a.Authority().IssueClient(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := tls.X509KeyPair(cc.CertPEM, cc.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &c
-}
-
-func addrOf(t *testing.T, a *Appliance, name string) string {
-	t.Helper()
-	addr := a.Addrs()[name]
-	if addr == nil {
-		t.Fatalf("listener %s not bound: %v", name, a.Addrs())
-	}
-	return addr.String()
-}
-
-func httpsClient(a *Appliance, cert *tls.Certificate) *http.Client {
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: clientTLS(a, cert)}}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 func clientByUID(b *broker.Broker, uid string) (broker.ClientInfo, bool) {
 	for _, c := range b.Clients() {
@@ -121,15 +42,15 @@ func clientByUID(b *broker.Broker, uid string) (broker.ClientInfo, bool) {
 }
 
 func TestMutualTLSAccepted(t *testing.T) {
-	a, _ := startAppliance(t, nil)
-	alice := issue(t, a, "alice")
+	a := apptest.Start(t, nil)
+	alice := a.Issue(t, "alice")
 
-	tlsClient, err := takclient.Dial(addrOf(t, a, ListenerCoTTLS), clientTLS(a, alice))
+	tlsClient, err := takclient.Dial(a.Addr(t, appliance.ListenerCoTTLS), a.ClientTLS(alice))
 	if err != nil {
 		t.Fatalf("valid certificate refused on 8089: %v", err)
 	}
 	defer tlsClient.Close()
-	tcpClient, err := takclient.Dial(addrOf(t, a, ListenerCoTTCP), nil)
+	tcpClient, err := takclient.Dial(a.Addr(t, appliance.ListenerCoTTCP), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +64,7 @@ func TestMutualTLSAccepted(t *testing.T) {
 		t.Fatalf("TCP client did not receive the TLS client's SA: %v", err)
 	}
 	ci, ok := clientByUID(a.Broker(), "ALICE-1")
-	if !ok || ci.User != "alice" || ci.Listener != ListenerCoTTLS {
+	if !ok || ci.User != "alice" || ci.Listener != appliance.ListenerCoTTLS {
 		t.Fatalf("registry row %+v, want user alice on cot-tls", ci)
 	}
 	// The TLS client gets pongs too.
@@ -152,7 +73,7 @@ func TestMutualTLSAccepted(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	resp, err := httpsClient(a, alice).Get("https://" + addrOf(t, a, ListenerHTTPS) + "/Marti/api/version/config")
+	resp, err := a.HTTPSClient(alice).Get("https://" + a.Addr(t, appliance.ListenerHTTPS) + "/Marti/api/version/config")
 	if err != nil {
 		t.Fatalf("valid certificate refused on 8443: %v", err)
 	}
@@ -162,7 +83,7 @@ func TestMutualTLSAccepted(t *testing.T) {
 		t.Fatalf("8443: %d %s", resp.StatusCode, body)
 	}
 	// The HTTPS client list shows the user name from the certificate.
-	resp, err = httpsClient(a, alice).Get("https://" + addrOf(t, a, ListenerHTTPS) + "/Marti/api/clientEndPoints")
+	resp, err = a.HTTPSClient(alice).Get("https://" + a.Addr(t, appliance.ListenerHTTPS) + "/Marti/api/clientEndPoints")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +93,7 @@ func TestMutualTLSAccepted(t *testing.T) {
 		t.Fatalf("clientEndPoints %s", body)
 	}
 	// And so does the management API's /Clients (127.0.0.1 is allowed by default).
-	resp, err = http.Get("http://" + addrOf(t, a, ListenerREST) + "/Clients")
+	resp, err = http.Get("http://" + a.Addr(t, appliance.ListenerREST) + "/Clients")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,9 +169,9 @@ func foreignCert(t *testing.T) *tls.Certificate {
 // refusedOnCoT reports whether the 8089 listener refused the certificate:
 // the handshake fails, or (TLS 1.3, where the client finishes first) the
 // connection is closed before anything is relayed.
-func refusedOnCoT(t *testing.T, a *Appliance, cert *tls.Certificate) bool {
+func refusedOnCoT(t *testing.T, a *apptest.App, cert *tls.Certificate) bool {
 	t.Helper()
-	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addrOf(t, a, ListenerCoTTLS), clientTLS(a, cert))
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", a.Addr(t, appliance.ListenerCoTTLS), a.ClientTLS(cert))
 	if err != nil {
 		return true
 	}
@@ -268,8 +189,9 @@ func refusedOnCoT(t *testing.T, a *Appliance, cert *tls.Certificate) bool {
 }
 
 func TestMutualTLSRefused(t *testing.T) {
-	a, cfg := startAppliance(t, nil)
-	revoked := issue(t, a, "mallory")
+	a := apptest.Start(t, nil)
+	cfg := a.Cfg
+	revoked := a.Issue(t, "mallory")
 	if _, err := a.Authority().RevokeName("mallory", "key_compromise"); err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +209,7 @@ func TestMutualTLSRefused(t *testing.T) {
 			if !refusedOnCoT(t, a, tc.cert) {
 				t.Fatal("8089 accepted the connection")
 			}
-			resp, err := httpsClient(a, tc.cert).Get("https://" + addrOf(t, a, ListenerHTTPS) + "/Marti/api/version")
+			resp, err := a.HTTPSClient(tc.cert).Get("https://" + a.Addr(t, appliance.ListenerHTTPS) + "/Marti/api/version")
 			if err == nil {
 				resp.Body.Close()
 				t.Fatalf("8443 answered %d", resp.StatusCode)
@@ -300,28 +222,29 @@ func TestMutualTLSRefused(t *testing.T) {
 }
 
 func TestRevokedWhileConnected(t *testing.T) {
-	a, cfg := startAppliance(t, nil)
-	carol := issue(t, a, "carol")
-	dave := issue(t, a, "dave")
-	cc, err := takclient.Dial(addrOf(t, a, ListenerCoTTLS), clientTLS(a, carol))
+	a := apptest.Start(t, nil)
+	cfg := a.Cfg
+	carol := a.Issue(t, "carol")
+	dave := a.Issue(t, "dave")
+	cc, err := takclient.Dial(a.Addr(t, appliance.ListenerCoTTLS), a.ClientTLS(carol))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	dc, err := takclient.Dial(addrOf(t, a, ListenerCoTTLS), clientTLS(a, dave))
+	dc, err := takclient.Dial(a.Addr(t, appliance.ListenerCoTTLS), a.ClientTLS(dave))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dc.Close()
 	cc.Send(takclient.SA("CAROL", "CAROL", 1, 1))
 	dc.Send(takclient.SA("DAVE", "DAVE", 1, 1))
-	waitUntil(t, "both identified", func() bool {
+	testkit.WaitFor(t, "both identified", func() bool {
 		_, c := clientByUID(a.Broker(), "CAROL")
 		_, d := clientByUID(a.Broker(), "DAVE")
 		return c && d
 	})
-	hc := httpsClient(a, carol)
-	url := "https://" + addrOf(t, a, ListenerHTTPS) + "/Marti/api/version"
+	hc := a.HTTPSClient(carol)
+	url := "https://" + a.Addr(t, appliance.ListenerHTTPS) + "/Marti/api/version"
 	resp, err := hc.Get(url) // keeps a connection alive in hc's pool
 	if err != nil {
 		t.Fatal(err)
@@ -331,7 +254,7 @@ func TestRevokedWhileConnected(t *testing.T) {
 
 	// Revoke the way an operator does: another process rewrites the CRL
 	// file (outpost cert revoke); the server notices and cuts carol off.
-	if n, err := CertRevoke(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "carol", "privilege_withdrawn"); err != nil || n != 1 {
+	if n, err := appliance.CertRevoke(cfg, testkit.Discard(), "carol", "privilege_withdrawn"); err != nil || n != 1 {
 		t.Fatalf("revoke: %d %v", n, err)
 	}
 	select {
@@ -339,7 +262,7 @@ func TestRevokedWhileConnected(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("revoked client still connected to 8089")
 	}
-	waitUntil(t, "close reason", func() bool { return a.Broker().Stats().Closed[broker.ReasonRevoked] == 1 })
+	testkit.WaitFor(t, "close reason", func() bool { return a.Broker().Stats().Closed[broker.ReasonRevoked] == 1 })
 	// dave is untouched and sees carol leave.
 	if _, err := dc.WaitFor(takclient.Type("t-x-d-d"), 10*time.Second); err != nil {
 		t.Fatalf("other client: %v", err)
@@ -359,7 +282,7 @@ func TestRevokedWhileConnected(t *testing.T) {
 			t.Fatalf("revoked certificate still served on 8443: %d", resp.StatusCode)
 		}
 	}
-	fresh := httpsClient(a, carol)
+	fresh := a.HTTPSClient(carol)
 	if resp, err := fresh.Get(url); err == nil {
 		resp.Body.Close()
 		t.Fatalf("revoked certificate completed a new handshake on 8443: %d", resp.StatusCode)
@@ -375,13 +298,13 @@ func TestRevokedWhileConnected(t *testing.T) {
 // another address (127.0.0.2), more of them than its share of handshakes
 // in flight: the surplus is refused at once.
 func TestSilentClientCutAtHandshakeTimeout(t *testing.T) {
-	a, _ := startAppliance(t, nil)
-	alice := issue(t, a, "alice")
-	for _, name := range []string{ListenerCoTTLS, ListenerHTTPS} {
+	a := apptest.Start(t, nil)
+	alice := a.Issue(t, "alice")
+	for _, name := range []string{appliance.ListenerCoTTLS, appliance.ListenerHTTPS} {
 		t.Run(name, func(t *testing.T) {
 			var silent []net.Conn
 			for i := 0; i < 20; i++ {
-				c, err := testkit.DialFrom("127.0.0.2", addrOf(t, a, name))
+				c, err := testkit.DialFrom("127.0.0.2", a.Addr(t, name))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -390,7 +313,7 @@ func TestSilentClientCutAtHandshakeTimeout(t *testing.T) {
 			}
 			start := time.Now()
 			// Meanwhile a real client completes its handshake at once.
-			good, err := tls.Dial("tcp", addrOf(t, a, name), clientTLS(a, alice))
+			good, err := tls.Dial("tcp", a.Addr(t, name), a.ClientTLS(alice))
 			if err != nil {
 				t.Fatalf("handshake blocked by silent clients: %v", err)
 			}
@@ -414,7 +337,7 @@ func TestSilentClientCutAtHandshakeTimeout(t *testing.T) {
 }
 
 func TestIssueUserPackageIntoStore(t *testing.T) {
-	a, _ := startAppliance(t, nil)
+	a := apptest.Start(t, nil)
 	ctx := context.Background()
 	up, err := a.Authority().IssueUserPackage(ctx, "erin", pki.DeviceATAK, a.Store())
 	if err != nil {

@@ -2,14 +2,13 @@ package broker
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"outpost/appliance/cot"
+	"outpost/internal/testkit"
 )
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -65,7 +64,7 @@ func uidsOf(envs []*Envelope) []string {
 	return out
 }
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+var quiet = testkit.Discard()
 
 func newBroker(t *testing.T, o Options) *Broker {
 	t.Helper()

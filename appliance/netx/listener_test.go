@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"outpost/internal/testkit"
 	"strings"
 	"sync"
 	"testing"
@@ -49,17 +50,6 @@ func acceptAll(l *Listener) (got func() []net.Conn) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // closedByServer reports whether the server closed c (read returns EOF or
 // a reset) within the timeout.
 func closedByServer(c net.Conn, within time.Duration) bool {
@@ -82,7 +72,7 @@ func TestPerSourceAndTotalLimits(t *testing.T) {
 		}
 		clients = append(clients, c)
 	}
-	waitFor(t, "3 accepted", func() bool { return len(got()) == 3 })
+	testkit.WaitFor(t, "3 accepted", func() bool { return len(got()) == 3 })
 	extra, _ := net.Dial("tcp", l.Addr().String())
 	if !closedByServer(extra, 5*time.Second) {
 		t.Fatal("a 4th connection from one source was kept")
@@ -92,10 +82,10 @@ func TestPerSourceAndTotalLimits(t *testing.T) {
 	}
 	// Closing a connection gives its slot back in every limit.
 	got()[0].Close()
-	waitFor(t, "the slot to come back", func() bool { return shared.InUse() == 2 && own.InUse() == 2 })
+	testkit.WaitFor(t, "the slot to come back", func() bool { return shared.InUse() == 2 && own.InUse() == 2 })
 	again, _ := net.Dial("tcp", l.Addr().String())
 	defer again.Close()
-	waitFor(t, "a new connection to be accepted", func() bool { return len(got()) == 4 })
+	testkit.WaitFor(t, "a new connection to be accepted", func() bool { return len(got()) == 4 })
 	for _, c := range clients {
 		c.Close()
 	}
@@ -108,7 +98,7 @@ func TestTotalLimit(t *testing.T) {
 	b, _ := net.Dial("tcp", l.Addr().String())
 	defer a.Close()
 	defer b.Close()
-	waitFor(t, "2 accepted", func() bool { return len(got()) == 2 })
+	testkit.WaitFor(t, "2 accepted", func() bool { return len(got()) == 2 })
 	c, _ := net.Dial("tcp", l.Addr().String())
 	if !closedByServer(c, 5*time.Second) || l.Stats().Refused[CauseTotal] != 1 {
 		t.Fatalf("third connection kept: %+v", l.Stats())
@@ -132,7 +122,7 @@ func TestSilentHandshakeDoesNotBlock(t *testing.T) {
 		t.Fatalf("good client: %v", err)
 	}
 	defer client.Close()
-	waitFor(t, "the good connection to be accepted", func() bool { return len(got()) == 1 })
+	testkit.WaitFor(t, "the good connection to be accepted", func() bool { return len(got()) == 1 })
 	tc, ok := got()[0].(*tls.Conn)
 	if !ok {
 		t.Fatalf("Accept returned %T", got()[0])
@@ -150,7 +140,7 @@ func TestSilentHandshakeDoesNotBlock(t *testing.T) {
 	if !closedByServer(silent, 15*time.Second) {
 		t.Fatal("the silent client was never cut")
 	}
-	waitFor(t, "the timeout to be counted", func() bool { return l.Stats().HandshakeFailures["timeout"] == 1 })
+	testkit.WaitFor(t, "the timeout to be counted", func() bool { return l.Stats().HandshakeFailures["timeout"] == 1 })
 }
 
 // TestHandshakeCaps: one source cannot hold more handshakes in flight than
@@ -168,7 +158,7 @@ func TestHandshakeCaps(t *testing.T) {
 		defer c.Close()
 		silent = append(silent, c)
 	}
-	waitFor(t, "2 handshakes in flight", func() bool { return hs.InUse() == 2 })
+	testkit.WaitFor(t, "2 handshakes in flight", func() bool { return hs.InUse() == 2 })
 	third, _ := net.Dial("tcp", l.Addr().String())
 	if !closedByServer(third, 5*time.Second) {
 		t.Fatal("third concurrent handshake from one source kept")
@@ -179,14 +169,14 @@ func TestHandshakeCaps(t *testing.T) {
 	for _, c := range silent {
 		c.Close()
 	}
-	waitFor(t, "handshake slots back", func() bool { return hs.InUse() == 0 })
+	testkit.WaitFor(t, "handshake slots back", func() bool { return hs.InUse() == 0 })
 	cert := p.issue(t, "ok", x509.ExtKeyUsageClientAuth)
 	c, err := tls.Dial("tcp", l.Addr().String(), p.clientConfig(&cert))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	waitFor(t, "accepted", func() bool { return len(got()) == 1 })
+	testkit.WaitFor(t, "accepted", func() bool { return len(got()) == 1 })
 	if hs.InUse() != 0 {
 		t.Fatalf("a completed handshake still holds its slot: %d", hs.InUse())
 	}
@@ -210,7 +200,7 @@ func TestHandshakeFailureCauses(t *testing.T) {
 		c.Read(make([]byte, 1)) // TLS 1.3 reports the refusal here
 		c.Close()
 	}
-	waitFor(t, "both failures counted", func() bool {
+	testkit.WaitFor(t, "both failures counted", func() bool {
 		f := l.Stats().HandshakeFailures
 		return f["not_tls"] == 1 && f["certificate"] == 1
 	})
@@ -230,7 +220,7 @@ func TestCloseEndsEverything(t *testing.T) {
 	}
 	pending, _ := net.Dial("tcp", l.Addr().String())
 	defer pending.Close()
-	waitFor(t, "the pending handshake", func() bool { return l.Stats().Handshaking == 1 })
+	testkit.WaitFor(t, "the pending handshake", func() bool { return l.Stats().Handshaking == 1 })
 	acceptErr := make(chan error, 1)
 	go func() { _, err := l.Accept(); acceptErr <- err }()
 	if err := l.Close(); err != nil {

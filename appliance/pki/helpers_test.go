@@ -159,16 +159,4 @@ func poolOf(a *Authority) *x509.CertPool {
 	return p
 }
 
-// waitFor polls cond until it holds or a generous bound passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func b64(der []byte) string { return base64.StdEncoding.EncodeToString(der) + "\n" }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"outpost/internal/testkit"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -164,7 +165,7 @@ func TestWatchCRLPicksUpOtherProcess(t *testing.T) {
 	if err := cli.Revoke(cc.Cert.SerialNumber, "key_compromise"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the watcher to load the revocation", func() bool { return server.IsRevoked(cc.Cert.SerialNumber) })
+	testkit.WaitFor(t, "the watcher to load the revocation", func() bool { return server.IsRevoked(cc.Cert.SerialNumber) })
 	select {
 	case <-fired:
 	case <-time.After(15 * time.Second):

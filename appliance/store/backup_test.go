@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"outpost/internal/testkit"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -89,7 +90,7 @@ func TestBackupWhileWriting(t *testing.T) {
 			uploads.Add(1)
 		}
 	}()
-	waitFor(t, "traffic", func() bool { return h.Stats().Written > 200 && uploads.Load() > 2 })
+	testkit.WaitFor(t, "traffic", func() bool { return h.Stats().Written > 200 && uploads.Load() > 2 })
 	dir := t.TempDir()
 	var dests []string
 	for i := range 3 {

@@ -6,25 +6,13 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"io"
-	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"outpost/appliance/cot"
+	"outpost/internal/testkit"
 )
-
-// testLogger discards log lines unless -v is given.
-func testLogger(t testing.TB) *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.DiscardHandler)
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
 // openTest opens a fresh store in t.TempDir() and closes it at cleanup.
 // Password hashing is made cheap; TestPasswordFormatDefault checks the real
@@ -37,7 +25,7 @@ func openTest(t testing.TB, opts Options) *Store {
 func openAt(t testing.TB, path string, opts Options) *Store {
 	t.Helper()
 	if opts.Logger == nil {
-		opts.Logger = testLogger(t)
+		opts.Logger = testkit.Logger(t)
 	}
 	s, err := Open(context.Background(), path, opts)
 	if err != nil {
@@ -128,18 +116,6 @@ func testEvent(uid, callsign string, lat, lon float64, at time.Time) *cot.Event 
 			XML:     []byte(`<contact callsign="` + callsign + `"/>`),
 			Contact: &cot.Contact{Callsign: callsign},
 		},
-	}
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

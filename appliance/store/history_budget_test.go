@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"outpost/internal/testkit"
 	"testing"
 	"time"
 )
@@ -143,7 +144,7 @@ func TestHistorySizeCap(t *testing.T) {
 	if err := h.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the size cap", func() bool { return h.Stats().Bytes <= maxBytes })
+	testkit.WaitFor(t, "the size cap", func() bool { return h.Stats().Bytes <= maxBytes })
 	var total int64
 	s.r.QueryRow(`SELECT SUM(length(xml)) FROM cot_events`).Scan(&total)
 	if total > maxBytes || total != h.Stats().Bytes {
@@ -163,7 +164,7 @@ func TestHistorySizeCap(t *testing.T) {
 	// A reopened history knows the size.
 	h.Close(ctx)
 	h2 := s.StartHistory(HistoryOptions{})
-	waitFor(t, "the size to be loaded", func() bool { return h2.Stats().Bytes == total })
+	testkit.WaitFor(t, "the size to be loaded", func() bool { return h2.Stats().Bytes == total })
 }
 
 func TestHistoryRetentionKeepsUsage(t *testing.T) {
@@ -176,7 +177,7 @@ func TestHistoryRetentionKeepsUsage(t *testing.T) {
 	}
 	h.Add(testEvent("u1", "c", 99, 1, timeNow()), nil, timeNow(), "s", 0)
 	h.Flush(ctx)
-	waitFor(t, "pruning", func() bool { return h.Stats().Pruned == 50 })
+	testkit.WaitFor(t, "pruning", func() bool { return h.Stats().Pruned == 50 })
 	usageAgrees(t, s)
 	var n int
 	s.r.QueryRow(`SELECT COUNT(*) FROM cot_usage`).Scan(&n)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"outpost/internal/testkit"
 	"sync"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func TestHistoryBatchesBySize(t *testing.T) {
 	for i := range 35 {
 		h.Add(testEvent(fmt.Sprint("u", i%7), "c", 1, 1, now), nil, now.Add(time.Duration(i)*time.Millisecond), "s", 0)
 	}
-	waitFor(t, "three full batches", func() bool { return h.Stats().Batches == 3 })
+	testkit.WaitFor(t, "three full batches", func() bool { return h.Stats().Batches == 3 })
 	if err := h.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestHistoryFlushInterval(t *testing.T) {
 	s := openTest(t, Options{})
 	h := s.StartHistory(HistoryOptions{FlushInterval: 10 * time.Millisecond})
 	h.Add(testEvent("u", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0)
-	waitFor(t, "the timer to write the partial batch", func() bool { return h.Stats().Written == 1 })
+	testkit.WaitFor(t, "the timer to write the partial batch", func() bool { return h.Stats().Written == 1 })
 }
 
 func TestHistoryDropsWhenFull(t *testing.T) {
@@ -101,7 +102,7 @@ func TestHistoryDropsWhenFull(t *testing.T) {
 	}
 	now := timeNow()
 	adds, accepted := 0, 0
-	waitFor(t, "Add to refuse", func() bool {
+	testkit.WaitFor(t, "Add to refuse", func() bool {
 		adds++
 		if h.Add(testEvent("u", "c", 1, 1, now), nil, now, "s", 0) {
 			accepted++
@@ -206,7 +207,7 @@ func TestHistoryPrune(t *testing.T) {
 	if err := h.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "pruning", func() bool { return h.Stats().Pruned == nOld && countRows(t, s, "cot_latest") == 2 })
+	testkit.WaitFor(t, "pruning", func() bool { return h.Stats().Pruned == nOld && countRows(t, s, "cot_latest") == 2 })
 	if n := countRows(t, s, "cot_events"); n != 2 {
 		t.Errorf("%d events left, want 2", n)
 	}

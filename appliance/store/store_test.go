@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"os"
+	"outpost/internal/testkit"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -182,7 +183,7 @@ func TestMigrationRefusesNewerDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	_, err := Open(context.Background(), path, Options{Logger: testLogger(t)})
+	_, err := Open(context.Background(), path, Options{Logger: testkit.Logger(t)})
 	if !errors.Is(err, ErrSchemaTooNew) {
 		t.Fatalf("Open of a newer database: err = %v, want ErrSchemaTooNew", err)
 	}
@@ -270,7 +271,7 @@ func TestOpenErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := Open(tt.ctx, tt.path, Options{Logger: testLogger(t)})
+			s, err := Open(tt.ctx, tt.path, Options{Logger: testkit.Logger(t)})
 			if err == nil {
 				s.Close()
 				t.Fatal("Open succeeded")

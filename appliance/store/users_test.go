@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"outpost/internal/testkit"
 	"strings"
 	"testing"
 )
@@ -180,7 +181,7 @@ func TestCreateUserUsesDefaultIterations(t *testing.T) {
 	if _, err := s.VerifyPassword(ctx, "n", "p"); err != nil {
 		t.Error(err)
 	}
-	fresh, err := Open(ctx, s.path+"2", Options{Logger: testLogger(t)})
+	fresh, err := Open(ctx, s.path+"2", Options{Logger: testkit.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

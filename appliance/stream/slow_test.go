@@ -12,6 +12,7 @@ import (
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
 	"outpost/appliance/takclient"
+	"outpost/internal/testkit"
 )
 
 // TestSlowConsumer: a client that stops reading is disconnected with reason
@@ -32,12 +33,12 @@ func TestSlowConsumer(t *testing.T) {
 	}
 	defer stalled.Close()
 	stalled.(*net.TCPConn).SetReadBuffer(4096)
-	waitFor(t, "stalled session", func() bool { return len(s.b.Sessions()) == 1 })
+	testkit.WaitFor(t, "stalled session", func() bool { return len(s.b.Sessions()) == 1 })
 	stalledSess := s.b.Sessions()[0]
 
 	tx := s.dial(t)
 	rx := s.dial(t)
-	waitFor(t, "three sessions", func() bool { return len(s.b.Sessions()) == 3 })
+	testkit.WaitFor(t, "three sessions", func() bool { return len(s.b.Sessions()) == 3 })
 
 	// Chats are never coalesced: the stalled queue must grow to the hard
 	// limit (or the write deadline must pass). Each carries its send time.
@@ -79,7 +80,7 @@ func TestSlowConsumer(t *testing.T) {
 	// The server really let go of the stalled connection. (Reading the
 	// client side to EOF is not a good check: with the tiny receive window
 	// the kernel's zero-window probes back off and the tail arrives slowly.)
-	waitFor(t, "the server to drop the stalled connection", func() bool { return s.l.Stats().Open == 2 })
+	testkit.WaitFor(t, "the server to drop the stalled connection", func() bool { return s.l.Stats().Open == 2 })
 }
 
 func sentAt(t *testing.T, ev *cot.Event) time.Time {

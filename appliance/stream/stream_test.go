@@ -16,6 +16,7 @@ import (
 	"outpost/appliance/cot"
 	"outpost/appliance/netx"
 	"outpost/appliance/takclient"
+	"outpost/internal/testkit"
 )
 
 const wait = 5 * time.Second
@@ -76,18 +77,6 @@ func (s *server) dial(t *testing.T) *takclient.Client {
 	return c
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // joinAs connects a client, sends its SA and waits until the broker knows it.
 func (s *server) joinAs(t *testing.T, uid, callsign string) *takclient.Client {
 	t.Helper()
@@ -95,7 +84,7 @@ func (s *server) joinAs(t *testing.T, uid, callsign string) *takclient.Client {
 	if err := c.Send(takclient.SA(uid, callsign, 59.3, 18.0)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, uid+" in the registry", func() bool {
+	testkit.WaitFor(t, uid+" in the registry", func() bool {
 		for _, ci := range s.b.Clients() {
 			if ci.UID == uid {
 				return true
@@ -188,7 +177,7 @@ func TestProtobufOnTheWire(t *testing.T) {
 		msg.Event.Detail.TakControl.Response == nil || !*msg.Event.Detail.TakControl.Response {
 		t.Fatalf("response %+v %v", msg.Event, err)
 	}
-	waitFor(t, "the protobuf SA to be routed", func() bool {
+	testkit.WaitFor(t, "the protobuf SA to be routed", func() bool {
 		for _, c := range s.b.Clients() {
 			if c.UID == "P" && c.Callsign == "PEE" {
 				return true
@@ -292,7 +281,7 @@ func TestDepartureAndDirected(t *testing.T) {
 			t.Fatalf("%s: departure links %+v", name, dep.Detail.Links)
 		}
 	}
-	waitFor(t, "A's close reason", func() bool { return s.b.Stats().Closed[broker.ReasonClientClosed] == 1 })
+	testkit.WaitFor(t, "A's close reason", func() bool { return s.b.Stats().Closed[broker.ReasonClientClosed] == 1 })
 }
 
 func TestReplayThenOffer(t *testing.T) {
@@ -324,7 +313,7 @@ func TestTooLargeMessage(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("oversized sender not disconnected")
 	}
-	waitFor(t, "close reason", func() bool { return s.b.Stats().Closed[broker.ReasonTooLarge] == 1 })
+	testkit.WaitFor(t, "close reason", func() bool { return s.b.Stats().Closed[broker.ReasonTooLarge] == 1 })
 	// The server keeps serving others.
 	other := s.dial(t)
 	other.Send(takclient.SA("O", "OTHER", 1, 1))
@@ -354,7 +343,7 @@ func TestIdleTimeout(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("idle client not closed")
 	}
-	waitFor(t, "idle reason", func() bool { return s.b.Stats().Closed[broker.ReasonIdle] == 1 })
+	testkit.WaitFor(t, "idle reason", func() bool { return s.b.Stats().Closed[broker.ReasonIdle] == 1 })
 }
 
 func TestPingsKeepAlive(t *testing.T) {
@@ -377,7 +366,7 @@ func TestMaxConnections(t *testing.T) {
 	s := start(t, Config{Net: netx.Config{Conns: []*netx.Limits{netx.NewLimits(0, 2)}}}, broker.Options{})
 	s.dial(t)
 	s.dial(t)
-	waitFor(t, "two connections", func() bool { return s.l.Stats().Open == 2 })
+	testkit.WaitFor(t, "two connections", func() bool { return s.l.Stats().Open == 2 })
 	third := s.dial(t)
 	select {
 	case <-third.Done():
@@ -449,7 +438,7 @@ func TestOversizeEventRefused(t *testing.T) {
 		t.Fatalf("test event: protobuf %d bytes, XML %d bytes", len(p), len(big.AppendXML(nil)))
 	}
 	tx.SendRaw(cot.AppendStreamFrame(nil, p))
-	waitFor(t, "the refusal", func() bool { return s.l.Stats().OversizeEvents == 1 })
+	testkit.WaitFor(t, "the refusal", func() bool { return s.l.Stats().OversizeEvents == 1 })
 	tx.Send(takclient.SA("TX", "TX", 1, 1))
 	if _, err := rx.WaitFor(isSAFrom("TX"), wait); err != nil {
 		t.Fatalf("the sender was cut off or the relay stalled: %v", err)
