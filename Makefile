@@ -74,6 +74,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode$$ -fuzztime 30s ./appliance/cot
 	$(GO) test -run '^$$' -fuzz FuzzStreamDecoder -fuzztime 30s ./appliance/cot
 	$(GO) test -run '^$$' -fuzz FuzzProtoFrames -fuzztime 30s ./appliance/cot
+	$(GO) test -run '^$$' -fuzz FuzzParseCSR -fuzztime 30s ./appliance/marti
 
 clean:
 	rm -rf bin dist
