@@ -120,14 +120,9 @@ func parseMGRS(s string) (mgrsRef, error) {
 		j++
 	}
 	if j-i > 2 {
-		return r, fmt.Errorf("%w: the zone number has more than two digits", errNotMGRS)
+		return r, fmt.Errorf("%w: expected a grid zone and two 100 km square letters", errNotMGRS)
 	}
-	if j > i {
-		r.zone, _ = strconv.Atoi(s[i:j])
-		if r.zone == 0 {
-			return r, errors.New("UTM zone 0 is outside 1 to 60")
-		}
-	}
+	zoneDigits := s[i:j]
 	var letters [3]byte
 	k := 0
 	for i = j; k < 3; k++ {
@@ -139,6 +134,19 @@ func parseMGRS(s string) (mgrsRef, error) {
 		i++
 	}
 	r.band, r.col, r.row = letters[0], letters[1], letters[2]
+	if zoneDigits == "" && r.band != 'A' && r.band != 'B' && r.band != 'Y' && r.band != 'Z' {
+		return r, fmt.Errorf("%w: expected a UTM zone number or a UPS zone letter (A, B, Y, Z)", errNotMGRS)
+	}
+	// The letters end a word: nothing follows, or digits.
+	if k := skipSpace(s, i); i < len(s) && isLetter(s[i]) || k < len(s) && !isDigit(s[k]) {
+		return r, fmt.Errorf("%w: expected digits after the 100 km square letters", errNotMGRS)
+	}
+	if zoneDigits != "" {
+		r.zone, _ = strconv.Atoi(zoneDigits)
+		if r.zone == 0 {
+			return r, errors.New("UTM zone 0 is outside 1 to 60")
+		}
+	}
 	var groups []string
 	for i = skipSpace(s, i); i < len(s); i = skipSpace(s, i) {
 		j = i
@@ -146,7 +154,7 @@ func parseMGRS(s string) (mgrsRef, error) {
 			j++
 		}
 		if j == i || j < len(s) && !isSpace(s[j]) {
-			return r, fmt.Errorf("%w: unexpected %q after the 100 km square", errNotMGRS, clip(s[i:]))
+			return r, fmt.Errorf("unexpected %q after the 100 km square", clip(s[i:]))
 		}
 		groups = append(groups, s[i:j])
 		i = j

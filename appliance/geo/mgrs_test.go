@@ -193,7 +193,7 @@ func TestFromMGRSErrors(t *testing.T) {
 		{"", "grid zone"},
 		{"33V", "grid zone"},
 		{"Stockholm", "not an MGRS"},
-		{"333VXF", "more than two digits"},
+		{"333VXF", "expected a grid zone"},
 		{"33VXF7400", ""}, // 4 digits: fine, checked below not to fail
 		{"33VXF740008000", "even number"},
 		{"33VXF 7400 80000", "same number of digits"},
@@ -215,7 +215,7 @@ func TestFromMGRSErrors(t *testing.T) {
 		{"33VXW", "row letter"},
 		{"33UXF7400080000", "not in latitude band U"},
 		{"33PXF7400080000", "not in latitude band P"},
-		{"CAA", "not a UPS zone letter"},
+		{"CAA", "a UPS zone letter (A, B, Y, Z)"},
 		{"ZDA", "not a 100 km square of UPS zone Z"},
 		{"ZAQ", "not a 100 km square of UPS zone Z"},
 		{"YQA0000000000", "outside the polar area"},
