@@ -35,7 +35,11 @@ type ParseError struct {
 	Notation string
 	// Reason says what is wrong, naming the offending part.
 	Reason string
+	err    error // what Unwrap gives, such as ErrNoGeocoder
 }
+
+// Unwrap returns the cause the error wraps, if any.
+func (e *ParseError) Unwrap() error { return e.err }
 
 func (e *ParseError) Error() string {
 	if e.Notation == "" {
