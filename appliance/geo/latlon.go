@@ -205,7 +205,7 @@ func llNumber(s string) (llTok, int, error) {
 		return tok, 0, parseErr(NotationLatLon, "%q is not a number", clip(text))
 	case dots > 1:
 		return tok, 0, parseErr(NotationLatLon, "%q has more than one decimal point (the decimal mark is the point; a comma separates latitude and longitude)", clip(text))
-	case i-start > 20:
+	case i-start > 40:
 		return tok, 0, parseErr(NotationLatLon, "the number %q is too long", clip(text))
 	}
 	v, err := strconv.ParseFloat(s[start:i], 64)

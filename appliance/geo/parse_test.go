@@ -125,63 +125,64 @@ func TestParse(t *testing.T) {
 	}
 }
 
+var parseErrorCases = []struct {
+	in, notation, want string
+}{
+	{"", "", "empty"},
+	{"   ", "", "empty"},
+	{strings.Repeat("1", MaxInputLen+1), "", "longer than"},
+	{"59.3\xff 18", "", "UTF-8"},
+	{"Stockholm", "", "not a coordinate"},
+	{"10 Downing Street", "", "not a coordinate"},
+	{"Bay", "", "not a coordinate"},
+	{"lat 59 lon 18", "", "not a coordinate"},
+	{"()", "", "empty"},
+	{"91, 18", NotationLatLon, "latitude 91 is outside -90 to 90"},
+	{"-90.5 0", NotationLatLon, "latitude -90.5 is outside"},
+	{"59, 181", NotationLatLon, "longitude 181 is outside -180 to 180"},
+	{"59 75 N 18 4 E", NotationLatLon, "minutes 75 must be less than 60"},
+	{"59 19 61 N 18 4 7 E", NotationLatLon, "seconds 61 must be less than 60"},
+	{"59.5 30 N 18 E", NotationLatLon, "degrees 59.5 must be whole when minutes follow"},
+	{"59 30.5 10 N 18 E", NotationLatLon, "minutes 30.5 must be whole"},
+	{"-59 S 18 E", NotationLatLon, "both a sign and a hemisphere letter"},
+	{"59 -30 N 18 E", NotationLatLon, "only the degrees may have a sign"},
+	{"59 N 18 S", NotationLatLon, "both values are latitudes"},
+	{"E59 W18", NotationLatLon, "both values are longitudes"},
+	{"59.3 18.0 12.0", NotationLatLon, "cannot tell where the latitude ends"},
+	{"59.3 18.0 12.0 1 2", NotationLatLon, "cannot tell where the latitude ends"},
+	{"59.3,18.0,12", NotationLatLon, "more than one comma"},
+	{"59,3293 18,0686", NotationLatLon, "more than one comma"},
+	{"59.3.2 18", NotationLatLon, "more than one decimal point"},
+	{"59° 18° 17°", NotationLatLon, "cannot tell where"},
+	{"59 19 45 18 4", NotationLatLon, "cannot tell where"},
+	{"°59 18", NotationLatLon, "does not follow a number"},
+	{"59'' 18", NotationLatLon, "marked as seconds"},
+	{"59 18 @", NotationLatLon, `unexpected "@"`},
+	{"N", NotationLatLon, "a latitude and a longitude are needed"},
+	{"59.3", NotationLatLon, "a latitude and a longitude are needed"},
+	{"59.3 N", NotationLatLon, "a latitude and a longitude are needed"},
+	{"- 59 18", NotationLatLon, "not a number"},
+	{"N 59 N", NotationLatLon, "each with a number"},
+	{"12345678901234567890123456789012345678901 5", NotationLatLon, "too long"},
+	{"33VXF 74000 8000", NotationMGRS, "same number of digits"},
+	{"33VXF7400080000x", NotationMGRS, "unexpected"},
+	{"33VAF7400080000", NotationMGRS, "column letter A is not used in zone 33"},
+	{"32XMH1111", NotationMGRS, "does not exist"},
+	{"33UXF7400080000", NotationMGRS, "not in latitude band U"},
+	{"MGRS 12345", NotationMGRS, "expected a grid zone"},
+	{"MGRS 59N 18E", NotationMGRS, "expected a grid zone"},
+	{"ZDA12", NotationMGRS, "not a 100 km square"},
+	{"33N 674000 6580000", NotationUTM, "latitude band, not the hemisphere"},
+	{"33V 950000 6580000", NotationUTM, "easting 950000 is outside"},
+	{"61V 674000 6580000", NotationUTM, "zone 61"},
+	{"UTM hello", NotationUTM, "expected a zone"},
+	{"Z 1000000 1000000", NotationUPS, "not in zone Z"},
+	{"Z 2000000 3000000", NotationUPS, "outside the polar area"},
+	{"UPS 12", NotationUPS, "expected a zone letter"},
+}
+
 func TestParseErrors(t *testing.T) {
-	cases := []struct {
-		in, notation, want string
-	}{
-		{"", "", "empty"},
-		{"   ", "", "empty"},
-		{strings.Repeat("1", MaxInputLen+1), "", "longer than"},
-		{"59.3\xff 18", "", "UTF-8"},
-		{"Stockholm", "", "not a coordinate"},
-		{"10 Downing Street", "", "not a coordinate"},
-		{"Bay", "", "not a coordinate"},
-		{"lat 59 lon 18", "", "not a coordinate"},
-		{"()", "", "empty"},
-		{"91, 18", NotationLatLon, "latitude 91 is outside -90 to 90"},
-		{"-90.5 0", NotationLatLon, "latitude -90.5 is outside"},
-		{"59, 181", NotationLatLon, "longitude 181 is outside -180 to 180"},
-		{"59 75 N 18 4 E", NotationLatLon, "minutes 75 must be less than 60"},
-		{"59 19 61 N 18 4 7 E", NotationLatLon, "seconds 61 must be less than 60"},
-		{"59.5 30 N 18 E", NotationLatLon, "degrees 59.5 must be whole when minutes follow"},
-		{"59 30.5 10 N 18 E", NotationLatLon, "minutes 30.5 must be whole"},
-		{"-59 S 18 E", NotationLatLon, "both a sign and a hemisphere letter"},
-		{"59 -30 N 18 E", NotationLatLon, "only the degrees may have a sign"},
-		{"59 N 18 S", NotationLatLon, "both values are latitudes"},
-		{"E59 W18", NotationLatLon, "both values are longitudes"},
-		{"59.3 18.0 12.0", NotationLatLon, "cannot tell where the latitude ends"},
-		{"59.3 18.0 12.0 1 2", NotationLatLon, "cannot tell where the latitude ends"},
-		{"59.3,18.0,12", NotationLatLon, "more than one comma"},
-		{"59,3293 18,0686", NotationLatLon, "more than one comma"},
-		{"59.3.2 18", NotationLatLon, "more than one decimal point"},
-		{"59° 18° 17°", NotationLatLon, "cannot tell where"},
-		{"59 19 45 18 4", NotationLatLon, "cannot tell where"},
-		{"°59 18", NotationLatLon, "does not follow a number"},
-		{"59'' 18", NotationLatLon, "marked as seconds"},
-		{"59 18 @", NotationLatLon, `unexpected "@"`},
-		{"N", NotationLatLon, "a latitude and a longitude are needed"},
-		{"59.3", NotationLatLon, "a latitude and a longitude are needed"},
-		{"59.3 N", NotationLatLon, "a latitude and a longitude are needed"},
-		{"- 59 18", NotationLatLon, "not a number"},
-		{"N 59 N", NotationLatLon, "each with a number"},
-		{"1234567890123456789012 5", NotationLatLon, "too long"},
-		{"33VXF 74000 8000", NotationMGRS, "same number of digits"},
-		{"33VXF7400080000x", NotationMGRS, "unexpected"},
-		{"33VAF7400080000", NotationMGRS, "column letter A is not used in zone 33"},
-		{"32XMH1111", NotationMGRS, "does not exist"},
-		{"33UXF7400080000", NotationMGRS, "not in latitude band U"},
-		{"MGRS 12345", NotationMGRS, "expected a grid zone"},
-		{"MGRS 59N 18E", NotationMGRS, "expected a grid zone"},
-		{"ZDA12", NotationMGRS, "not a 100 km square"},
-		{"33N 674000 6580000", NotationUTM, "latitude band, not the hemisphere"},
-		{"33V 950000 6580000", NotationUTM, "easting 950000 is outside"},
-		{"61V 674000 6580000", NotationUTM, "zone 61"},
-		{"UTM hello", NotationUTM, "expected a zone"},
-		{"Z 1000000 1000000", NotationUPS, "not in zone Z"},
-		{"Z 2000000 3000000", NotationUPS, "outside the polar area"},
-		{"UPS 12", NotationUPS, "expected a zone letter"},
-	}
-	for _, c := range cases {
+	for _, c := range parseErrorCases {
 		p, err := Parse(c.in)
 		var pe *ParseError
 		if !errors.As(err, &pe) {
@@ -214,6 +215,10 @@ func TestNotationsExamplesParse(t *testing.T) {
 
 // String and DMS read back through Parse to the same point.
 func TestFormatsReadBack(t *testing.T) {
+	// Tiny values are written to 15 decimals, not in full.
+	if s := (Point{1e-300, -5e-324}).String(); s != "0, -0" {
+		t.Errorf("String of tiny values = %q", s)
+	}
 	for _, p := range []Point{{59.3293, 18.0686}, sydney, {0, 0}, {-90, 180}, {89.99999999, -179.99999999}, {1e-9, -1e-9}} {
 		if q, err := Parse(p.String()); err != nil || q != p {
 			t.Errorf("Parse(%q) = %v, %v", p.String(), q, err)

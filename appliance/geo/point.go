@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Point is a WGS-84 position in decimal degrees: Lat positive north, Lon
@@ -32,9 +33,18 @@ func (p Point) Check() error {
 func (p Point) Valid() bool { return p.Check() == nil }
 
 // String formats p as "lat, lon" in decimal degrees with the fewest digits
-// that read back (through Parse) to exactly p.
+// that read back (through Parse) to exactly p, but at most 15 decimals
+// (1e-15° is a ten-millionth of a millimetre).
 func (p Point) String() string {
-	return strconv.FormatFloat(p.Lat, 'f', -1, 64) + ", " + strconv.FormatFloat(p.Lon, 'f', -1, 64)
+	return decimal(p.Lat) + ", " + decimal(p.Lon)
+}
+
+func decimal(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if i := strings.IndexByte(s, '.'); i >= 0 && len(s)-i-1 > 15 {
+		s = strings.TrimRight(strings.TrimRight(strconv.FormatFloat(v, 'f', 15, 64), "0"), ".")
+	}
+	return s
 }
 
 const (
