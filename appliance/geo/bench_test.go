@@ -55,3 +55,73 @@ func BenchmarkDestination(b *testing.B) {
 		sink += p.Lat
 	}
 }
+
+// The getGeoObject workload: distance from one query point to 100,000
+// stored objects spread over about 200 × 230 km. One op is the whole scan.
+func BenchmarkDistance100k(b *testing.B) {
+	c, ps := benchPoints(100000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, p := range ps {
+			sink += Distance(c, p)
+		}
+	}
+}
+
+// The same from a prepared Origin.
+func BenchmarkOriginDistance100k(b *testing.B) {
+	c, ps := benchPoints(100000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		o := NewOrigin(c)
+		for _, p := range ps {
+			sink += o.Distance(p)
+		}
+	}
+}
+
+// The same with the bounding-box prefilter of a 10 km radius search, then
+// distance and direction for the rows in the box. One op is the whole scan.
+func BenchmarkRadiusQuery100k(b *testing.B) {
+	c, ps := benchPoints(100000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		box := BoundingBox(c, 10000)
+		o := NewOrigin(c)
+		for _, p := range ps {
+			if !box.Contains(p) {
+				continue
+			}
+			if s, az, _ := o.Inverse(p); s <= 10000 {
+				sink += az
+			}
+		}
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	for _, c := range []struct{ name, in string }{
+		{"decimal", "59.3293, 18.0686"},
+		{"DMS", `59°19'45.5"N 18°4'7"E`},
+		{"DDM", "N59 19.758 E018 04.117"},
+		{"UTM", "33V 674000 6580000"},
+		{"MGRS", "33VXF7400080000"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				p, err := Parse(c.in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sink += p.Lat
+			}
+		})
+	}
+}
+
+func BenchmarkToMGRS(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		s, _ := ToMGRS(Point{59.3293, 18.0686}, 5)
+		sink += float64(len(s))
+	}
+}

@@ -49,6 +49,33 @@ func Destination(p Point, bearingDeg, metres float64) Point {
 	return Point{Lat: lat, Lon: lon}
 }
 
+// Origin is a point prepared as the first end of many geodesics, as in a
+// radius search from one query point: its own terms are computed once.
+// Its methods give the same results as Distance and Inverse.
+type Origin struct {
+	p          Point
+	sinU, cosU float64
+}
+
+// NewOrigin prepares p.
+func NewOrigin(p Point) Origin {
+	o := Origin{p: p}
+	o.sinU, o.cosU = wgs84.reduced(p.Lat)
+	return o
+}
+
+// Distance is Distance(o's point, q).
+func (o Origin) Distance(q Point) float64 {
+	s, _, _ := wgs84.inverseFrom(o.p, o.sinU, o.cosU, q, false)
+	return s
+}
+
+// Inverse is Inverse(o's point, q).
+func (o Origin) Inverse(q Point) (metres, initialBearing, finalBearing float64) {
+	s, az1, az2 := wgs84.inverseFrom(o.p, o.sinU, o.cosU, q, true)
+	return s, norm360(az1 * rad), norm360(az2 * rad)
+}
+
 // reduced returns sine and cosine of the reduced (parametric) latitude β of
 // a geodetic latitude in degrees: tan β = (1-f) tan φ.
 func (e *ellipsoid) reduced(latDeg float64) (sinB, cosB float64) {
@@ -85,12 +112,17 @@ func (e *ellipsoid) lonCorrection(sinA0, cos2A0, sigma, sinS, cosS, cos2Sm float
 // inverse returns the geodesic distance in metres from p to q and, when
 // wantAz, the azimuths in radians at both ends.
 func (e *ellipsoid) inverse(p, q Point, wantAz bool) (s, az1, az2 float64) {
+	sinU1, cosU1 := e.reduced(p.Lat)
+	return e.inverseFrom(p, sinU1, cosU1, q, wantAz)
+}
+
+// inverseFrom is inverse with the reduced latitude of p given.
+func (e *ellipsoid) inverseFrom(p Point, sinU1, cosU1 float64, q Point, wantAz bool) (s, az1, az2 float64) {
 	if math.IsNaN(p.Lat+p.Lon+q.Lat+q.Lon) || math.IsInf(p.Lat+p.Lon+q.Lat+q.Lon, 0) ||
 		math.Abs(p.Lat) > 90 || math.Abs(q.Lat) > 90 {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
 	L := normLon(q.Lon-p.Lon) * deg
-	sinU1, cosU1 := e.reduced(p.Lat)
 	sinU2, cosU2 := e.reduced(q.Lat)
 	sU1sU2, cU1cU2 := sinU1*sinU2, cosU1*cosU2
 	sU1cU2, cU1sU2 := sinU1*cosU2, cosU1*sinU2

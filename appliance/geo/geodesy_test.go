@@ -316,3 +316,21 @@ func TestInverseEdgeCases(t *testing.T) {
 		}
 	}
 }
+
+// Origin gives exactly what Distance and Inverse give.
+func TestOrigin(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for i := 0; i < 1000; i++ {
+		p := Point{rng.Float64()*180 - 90, rng.Float64()*360 - 180}
+		q := Point{rng.Float64()*180 - 90, rng.Float64()*360 - 180}
+		o := NewOrigin(p)
+		s, a1, a2 := Inverse(p, q)
+		os, oa1, oa2 := o.Inverse(q)
+		if os != s || oa1 != a1 || oa2 != a2 || o.Distance(q) != s {
+			t.Fatalf("%v → %v: Origin %v %v %v, Inverse %v %v %v", p, q, os, oa1, oa2, s, a1, a2)
+		}
+	}
+	if d := NewOrigin(Point{math.NaN(), 0}).Distance(Point{0, 0}); !math.IsNaN(d) {
+		t.Errorf("NaN origin: %v", d)
+	}
+}
