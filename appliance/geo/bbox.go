@@ -44,7 +44,8 @@ const bboxMargin = 1e-9
 // parallel is N·cos φ with N ≥ a).
 //
 // When the circle may reach a pole, the box spans all longitudes and extends
-// to that pole. A negative or NaN radius counts as 0.
+// to that pole. The centre must be a valid point (Point.Check); a negative
+// or NaN radius counts as 0.
 func BoundingBox(center Point, radius float64) Box {
 	if !(radius > 0) {
 		radius = 0

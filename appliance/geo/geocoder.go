@@ -159,9 +159,11 @@ func Resolve(ctx context.Context, s string, g *Geocoder) (Point, error) {
 		return p, nil
 	}
 	var pe *ParseError
-	if !errors.As(err, &pe) || pe.Notation != "" ||
-		strings.TrimSpace(s) == "" || len(s) > MaxAddressLen || !utf8.ValidString(s) {
+	if !errors.As(err, &pe) || pe.Notation != "" || strings.TrimSpace(s) == "" || !utf8.ValidString(s) {
 		return Point{}, err
+	}
+	if len(s) > MaxAddressLen {
+		return Point{}, parseErr("", "the text is longer than %d bytes", MaxAddressLen)
 	}
 	if g == nil || g.URL == "" {
 		return Point{}, &ParseError{

@@ -178,10 +178,12 @@ func TestResolve(t *testing.T) {
 			t.Errorf("Resolve(%q): %v", s, err)
 		}
 	}
-	for _, s := range []string{"91, 18", "33VXF 74000 8000", "59 75 N 18 E", "", strings.Repeat("x", MaxAddressLen+1)} {
+	for s, want := range map[string]string{"91, 18": "latitude 91", "33VXF 74000 8000": "MGRS",
+		"59 75 N 18 E": "minutes 75", "": "empty", "\xff": "UTF-8",
+		strings.Repeat("x", MaxAddressLen+1): "longer than 256 bytes"} {
 		var pe *ParseError
-		if _, err := Resolve(ctx, s, g); !errors.As(err, &pe) {
-			t.Errorf("Resolve(%.20q): %v, want a *ParseError", s, err)
+		if _, err := Resolve(ctx, s, g); !errors.As(err, &pe) || !strings.Contains(err.Error(), want) {
+			t.Errorf("Resolve(%.20q): %v, want a *ParseError with %q", s, err, want)
 		}
 	}
 	if got := n.requests.Load(); got != 0 {

@@ -13,9 +13,9 @@ import (
 // The text is cut into numbers (a sign may lead), unit marks (degrees,
 // minutes, seconds), hemisphere letters and separators. It is then split
 // into the latitude and the longitude: at the separator if there is one;
-// else at the hemisphere letters (each begins a value when the text starts
-// with a letter, else each ends one); else where the unit marks show a new
-// value begins; else by count (2, 4 or 6 numbers: half each).
+// else at the hemisphere letters (a letter begins its value or ends it, see
+// llTok.lead); else where the unit marks show a new value begins; else by
+// count (2, 4 or 6 numbers: half each).
 
 type llKind int
 
@@ -100,7 +100,7 @@ func parseLatLon(t string) (Point, error) {
 	return p, nil
 }
 
-func fmtDeg(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+func fmtDeg(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // llTokens cuts the text into tokens. A word other than a hemisphere or
 // "d"/"deg" makes the text not a coordinate (Notation "").

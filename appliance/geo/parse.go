@@ -10,11 +10,12 @@ import (
 // Notations lists the coordinate notations Parse accepts, with an example
 // of each. Every *ParseError's text ends with it, so an API can answer a
 // bad coordinate with the error text alone.
-const Notations = `decimal degrees "59.3293, 18.0686" or "-33.8688 151.2093"; ` +
-	`degrees, minutes and seconds "59°19'45.5\"N 18°4'7\"E" or "59 19 45.5 N 18 04 07 E"; ` +
-	`degrees and decimal minutes "N59 19.758 E018 04.117"; ` +
-	`UTM "33V 674000 6580000" (zone and latitude band letter); UPS "Z 2426773 1530125"; ` +
-	`MGRS "33VXF7400080000" or "33V XF 74000 80000"`
+const Notations = `decimal degrees: 59.3293, 18.0686 or -33.8688 151.2093; ` +
+	`degrees, minutes and seconds: 59°19'45.5"N 18°4'7"E or 59 19 45.5 N 18 04 07 E; ` +
+	`degrees and decimal minutes: N59 19.758 E018 04.117; ` +
+	`UTM (zone, latitude band letter, easting, northing): 33V 674000 6580000; ` +
+	`UPS (zone letter, easting, northing): Z 2426773 1530125; ` +
+	`MGRS: 33VXF7400080000 or 33V XF 74000 80000`
 
 // MaxInputLen is the longest text (bytes) Parse reads.
 const MaxInputLen = 200
@@ -86,21 +87,19 @@ func parseGrid(t string) (p Point, ok bool, err error) {
 	word, rest := firstWord(t)
 	switch strings.ToUpper(word) {
 	case "MGRS":
-		return gridResult(NotationMGRS, true, parseMGRSText(rest, true))
+		return readMGRS(rest, true)
 	case "UTM":
-		p, ok, err := parseUTMText(rest)
-		if !ok {
-			return p, true, parseErr(NotationUTM, "expected a zone and latitude band, an easting and a northing, as in \"33V 674000 6580000\"")
+		if p, ok, err := parseUTMText(rest); ok {
+			return p, true, err
 		}
-		return p, true, err
+		return Point{}, true, parseErr(NotationUTM, "expected a zone and latitude band, an easting and a northing, as in \"33V 674000 6580000\"")
 	case "UPS":
-		p, ok, err := parseUPSText(rest)
-		if !ok {
-			return p, true, parseErr(NotationUPS, "expected a zone letter (A, B, Y or Z), an easting and a northing, as in \"Z 2426773 1530125\"")
+		if p, ok, err := parseUPSText(rest); ok {
+			return p, true, err
 		}
-		return p, true, err
+		return Point{}, true, parseErr(NotationUPS, "expected a zone letter (A, B, Y or Z), an easting and a northing, as in \"Z 2426773 1530125\"")
 	}
-	if p, ok, err := gridResult(NotationMGRS, false, parseMGRSText(t, false)); ok {
+	if p, ok, err := readMGRS(t, false); ok {
 		return p, ok, err
 	}
 	if p, ok, err := parseUTMText(t); ok {
@@ -109,42 +108,23 @@ func parseGrid(t string) (p Point, ok bool, err error) {
 	return parseUPSText(t)
 }
 
-// mgrsOutcome carries parseMGRSText's result to gridResult.
-type mgrsOutcome struct {
-	p   Point
-	err error
-}
-
-func gridResult(notation string, named bool, o mgrsOutcome) (Point, bool, error) {
-	if o.err == nil {
-		return o.p, true, nil
-	}
-	var pe *ParseError
-	if errors.As(o.err, &pe) {
-		return Point{}, true, pe
-	}
-	if errors.Is(o.err, errNotMGRS) && !named {
+// readMGRS reads an MGRS reference; ok is false when the text does not
+// have the shape of one and was not named as one. A reference without
+// digits (a whole 100 km square) must be in capitals unless named, so that
+// a short word such as "Bay" is not taken for one.
+func readMGRS(t string, named bool) (p Point, ok bool, err error) {
+	r, err := parseMGRS(t)
+	if !named && (errors.Is(err, errNotMGRS) ||
+		err == nil && !hasDigitAfterLetters(t) && t != strings.ToUpper(t)) {
 		return Point{}, false, nil
 	}
-	return Point{}, true, parseErr(notation, "%s", strings.TrimPrefix(o.err.Error(), errNotMGRS.Error()+": "))
-}
-
-// parseMGRSText reads an MGRS reference. A reference without digits (a
-// whole 100 km square) must be in capitals unless named, so that a short
-// word such as "Bay" is not taken for one.
-func parseMGRSText(t string, named bool) mgrsOutcome {
-	r, err := parseMGRS(t)
+	if err == nil {
+		p, err = r.point()
+	}
 	if err != nil {
-		return mgrsOutcome{err: err}
+		return Point{}, true, parseErr(NotationMGRS, "%s", strings.TrimPrefix(err.Error(), errNotMGRS.Error()+": "))
 	}
-	if !named && !hasDigitAfterLetters(t) && t != strings.ToUpper(t) {
-		return mgrsOutcome{err: errNotMGRS}
-	}
-	p, err := r.point()
-	if err != nil {
-		return mgrsOutcome{err: parseErr(NotationMGRS, "%v", err)}
-	}
-	return mgrsOutcome{p: p}
+	return p, true, nil
 }
 
 func hasDigitAfterLetters(t string) bool {

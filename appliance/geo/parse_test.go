@@ -201,15 +201,18 @@ func TestParseErrors(t *testing.T) {
 
 // The examples in Notations are themselves accepted.
 func TestNotationsExamplesParse(t *testing.T) {
-	for _, ex := range []string{"59.3293, 18.0686", "-33.8688 151.2093", `59°19'45.5\"N 18°4'7\"E`,
-		"59 19 45.5 N 18 04 07 E", "N59 19.758 E018 04.117", "33V 674000 6580000",
-		"Z 2426773 1530125", "33VXF7400080000", "33V XF 74000 80000"} {
-		if !strings.Contains(Notations, `"`+ex+`"`) {
-			t.Errorf("Notations does not show %q", ex)
+	n := 0
+	for _, part := range strings.Split(Notations, "; ") {
+		_, examples, _ := strings.Cut(part, ": ")
+		for _, ex := range strings.Split(examples, " or ") {
+			n++
+			if _, err := Parse(ex); err != nil {
+				t.Errorf("example %q: %v", ex, err)
+			}
 		}
-		if _, err := Parse(strings.ReplaceAll(ex, `\"`, `"`)); err != nil {
-			t.Errorf("example %q: %v", ex, err)
-		}
+	}
+	if n != 9 {
+		t.Errorf("%d examples in %q", n, Notations)
 	}
 }
 
@@ -234,5 +237,12 @@ func TestFormatsReadBack(t *testing.T) {
 	}
 	if got := FormatDMS(Point{-33.8688, -0.0000001}); got != `33°52'07.680"S 0°00'00.000"W` {
 		t.Errorf("FormatDMS = %q", got)
+	}
+}
+
+func TestParseHugeNumberMessage(t *testing.T) {
+	_, err := Parse(strings.Repeat("9", 39) + " 5")
+	if err == nil || !strings.Contains(err.Error(), "latitude 1e+39 is outside") {
+		t.Errorf("huge latitude: %v", err)
 	}
 }
