@@ -77,6 +77,9 @@ func ToMGRS(p Point, digits int) (string, error) {
 		g := upsGrid[zone]
 		col := int(math.Floor((e - g.east0) / 100000))
 		row := int(math.Floor((n - g.north0) / 100000))
+		if col < 0 || col >= len(g.cols) || row < 0 || row >= len(g.rows) { // not reached in the polar caps
+			return "", fmt.Errorf("UPS position %s %s is outside the 100 km squares of zone %c", metres(e), metres(n), zone)
+		}
 		b.WriteByte(zone)
 		b.WriteByte(g.cols[col])
 		b.WriteByte(g.rows[row])
