@@ -51,8 +51,8 @@ import (
 	"strings"
 	"time"
 
-	"outpost/appliance/pki"
 	"outpost/appliance/httpapi"
+	"outpost/appliance/pki"
 	"outpost/appliance/store"
 )
 
