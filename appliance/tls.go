@@ -41,6 +41,7 @@ func openAuthority(cfg *config.Config, log *slog.Logger) (*pki.Authority, error)
 		Password:           cfg.Password,
 		SSLCoTPort:         publishedPort(cfg.SSLCoTPort, 8089),
 		EnrollPort:         publishedPort(cfg.EnrollPort, 8446),
+		HTTPSPort:          publishedPort(cfg.HTTPSPort, 8443),
 		Logger:             log,
 	})
 }
