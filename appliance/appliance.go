@@ -44,6 +44,7 @@ type Appliance struct {
 	broker  *broker.Broker
 	pki     *pki.Authority
 
+	mgmt        *mgmt.API        // nil when the management listener is disabled
 	cotTLS      *stream.Listener // nil when disabled
 	httpsConns  *tlsConnTracker  // nil when 8443 is disabled
 	stopWatch   context.CancelFunc
@@ -85,8 +86,11 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	if len(generated) > 0 {
 		a.log.Info("generated secrets on first run", "keys", generated, "file", secretsPath)
 	}
-	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log.With("component", "store")})
+	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log.With("component", "store"), MaxBlobSize: cfg.MaxUploadBytes})
 	if err != nil {
+		return err
+	}
+	if err := a.ensureAdminToken(ctx); err != nil {
 		return err
 	}
 	a.history = a.store.StartHistory(store.HistoryOptions{Retention: cfg.HistoryRetention})
@@ -109,6 +113,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	a.publishBoundPorts()
 	for _, name := range a.names {
 		l := a.listeners[name]
 		l.Serve()
@@ -120,6 +125,9 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	watchCtx, stop := context.WithCancel(context.Background())
 	a.stopWatch = stop
 	go a.pki.WatchCRL(watchCtx, crlPollInterval)
+	if a.mgmt != nil {
+		go a.mgmt.Maintain(watchCtx) // audit retention, expired login tokens
+	}
 	close(a.ready)
 	a.log.Info("Outpost is ready", "version", Version(), "data_dir", cfg.DataDir, "public_host", cfg.PublicHost)
 	return nil
@@ -155,9 +163,14 @@ func (a *Appliance) add(name string, port int, l listener) {
 func (a *Appliance) buildListeners() {
 	cfg := &a.cfg
 	nodeID := NodeID(cfg.SecretKey)
-	a.add(ListenerREST, cfg.RESTPort, newHTTPListener(ListenerREST, a.addr(cfg.RESTPort),
-		mgmt.NewHandler(mgmt.Options{Broker: a.broker, AllowedClientIP: a.allowedCLI.Contains,
-			Logger: a.log.With("component", "mgmt")}), 2*time.Minute, nil, a.log))
+	if cfg.RESTPort >= 0 {
+		a.mgmt = mgmt.New(mgmt.Options{
+			Broker: a.broker, Store: a.store, Authority: a.pki, AllowedClientIP: a.allowedCLI.Contains,
+			MaxUploadBytes: cfg.MaxUploadBytes, LoginTokenLifetime: cfg.LoginTokenLifetime, AuditRetention: cfg.AuditRetention,
+			Logger: a.log.With("component", "mgmt"),
+		})
+	}
+	a.add(ListenerREST, cfg.RESTPort, newHTTPListener(ListenerREST, a.addr(cfg.RESTPort), a.mgmt, 2*time.Minute, nil, a.log))
 	martiHandler := marti.NewHandler(marti.Options{
 		Version: Version(), Hostname: cfg.PublicHost, NodeID: nodeID, Broker: a.broker,
 		Logger: a.log.With("component", "marti"),

@@ -1,10 +1,14 @@
 package mgmt
 
 import (
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/logx"
 )
 
 // clientItem is one connected client (api.md §2.11). User is the identity
@@ -22,12 +26,12 @@ type clientItem struct {
 
 // clients answers GET /Clients (api.md §4.1, §2.11). It is protected by the IP
 // allow-list AllowedCLIIPs instead of a token (api.md §5.4).
-func (h *handler) clients(w http.ResponseWriter, r *http.Request) {
+func (h *API) clients(w http.ResponseWriter, r *http.Request) {
 	if !h.allowedByIP(r) {
-		h.log.Warn("/Clients refused: address not in AllowedCLIIPs", "addr", r.RemoteAddr,
-			"x_forwarded_for", r.Header.Get("X-Forwarded-For"), "x_real_ip", r.Header.Get("X-Real-IP"))
+		h.authLog.Log(slog.LevelWarn, "/Clients refused: address not in AllowedCLIIPs", "addr", r.RemoteAddr,
+			"x_forwarded_for", logx.Clip(r.Header.Get("X-Forwarded-For")), "x_real_ip", logx.Clip(r.Header.Get("X-Real-IP")))
 		// api.md §7: the exact body.
-		WriteJSON(w, http.StatusUnauthorized, map[string]string{"message": "endpoint can only be accessed by approved IPs"})
+		httpapi.WriteMessage(w, http.StatusUnauthorized, "endpoint can only be accessed by approved IPs")
 		return
 	}
 	items := []clientItem{}
@@ -35,22 +39,19 @@ func (h *handler) clients(w http.ResponseWriter, r *http.Request) {
 		for _, c := range h.opts.Broker.Clients() {
 			items = append(items, clientItem{
 				UID: c.UID, Callsign: c.Callsign, Team: c.Team, Role: c.Role, Address: c.Address,
-				LastSeen: c.LastSeen.UTC().Format(timeFormat), User: c.User,
+				LastSeen: httpapi.FormatTime(c.LastSeen), User: c.User,
 			})
 		}
 	}
-	WriteJSON(w, http.StatusOK, items)
+	httpapi.WriteJSON(w, http.StatusOK, items)
 }
-
-// timeFormat is ISO 8601 UTC with milliseconds (api.md).
-const timeFormat = "2006-01-02T15:04:05.000Z"
 
 // allowedByIP applies api.md §5.4. The connecting address must be in
 // the list; when the request came through a proxy, every address named by
 // X-Forwarded-For and X-Real-IP must be in the list too. Requiring both
 // (rather than trusting the headers alone) keeps a remote client from
 // claiming an allowed address by sending the header itself.
-func (h *handler) allowedByIP(r *http.Request) bool {
+func (h *API) allowedByIP(r *http.Request) bool {
 	if h.opts.AllowedClientIP == nil {
 		return false
 	}

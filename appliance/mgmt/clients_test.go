@@ -12,6 +12,7 @@ import (
 
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
+	"outpost/appliance/httpapi"
 )
 
 func allowList(entries ...string) func(netip.Addr) bool {
@@ -60,7 +61,7 @@ func TestClients(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(NewHandler(Options{Broker: b, AllowedClientIP: allowList(tc.allowed...),
+			srv := httptest.NewServer(New(Options{Broker: b, AllowedClientIP: allowList(tc.allowed...),
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 			defer srv.Close()
 			req, _ := http.NewRequest("GET", srv.URL+"/Clients", nil)
@@ -91,7 +92,7 @@ func TestClients(t *testing.T) {
 				it["address"] != "10.9.8.7" || it["user"] != "alice" {
 				t.Fatalf("item %v", it)
 			}
-			if _, err := time.Parse(timeFormat, it["lastSeen"]); err != nil {
+			if _, err := time.Parse(httpapi.TimeFormat, it["lastSeen"]); err != nil {
 				t.Fatalf("lastSeen %q", it["lastSeen"])
 			}
 		})
