@@ -64,7 +64,7 @@ func TestFirstRunAdminToken(t *testing.T) {
 
 // TestAuthentication: the middleware in front of every route.
 func TestAuthentication(t *testing.T) {
-	e := newEnv(t, func(c *config.Config) { c.HTTPPort, c.CoTPort, c.LoginTokenLifetime = -1, -1, 2 * time.Second })
+	e := newEnv(t, func(c *config.Config) { c.HTTPPort, c.CoTPort, c.LoginTokenLifetime = -1, -1, 2*time.Second })
 	kimUID, kimToken := e.createUser("kim", "kim-password-1")
 
 	cases := []struct {
