@@ -11,7 +11,8 @@ package mgmt
 //     content (the upload handler writes it, see setAuditNote);
 //   - anything else: a note with its size and type.
 // The record is written after the handler has answered, before the response
-// is complete, so a client that has its answer can read its audit record.
+// is complete, so a client that has its answer can read its audit record. A
+// call whose client went away before the answer is recorded with status 499.
 
 import (
 	"bytes"
@@ -57,8 +58,16 @@ func (a *API) audited(w http.ResponseWriter, r *http.Request, p store.Principal,
 	r = r.WithContext(context.WithValue(r.Context(), auditNoteKey{}, note))
 	sw := &statusWriter{ResponseWriter: w}
 	next.ServeHTTP(sw, r)
-	a.recordAudit(r, p, start, sw.code(), capture, note.text)
+	status := sw.code()
+	if sw.status == 0 && r.Context().Err() != nil {
+		status = statusClientGone
+	}
+	a.recordAudit(r, p, start, status, capture, note.text)
 }
+
+// statusClientGone is the status recorded for a call whose client went away
+// before it was answered (the convention of nginx's 499).
+const statusClientGone = 499
 
 // recordAudit writes one audit record; a failure is logged, never answered.
 func (a *API) recordAudit(r *http.Request, p store.Principal, at time.Time, status int, body *captureBody, note string) {

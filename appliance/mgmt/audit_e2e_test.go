@@ -1,10 +1,15 @@
 package mgmt_test
 
 import (
+	"bytes"
+	"fmt"
+	"mime/multipart"
+	"net"
 	"strings"
 	"testing"
 
 	"outpost/appliance/store"
+	"outpost/internal/testkit"
 )
 
 // TestAudit: calls of system users are recorded with their body (secrets
@@ -74,6 +79,24 @@ func TestAudit(t *testing.T) {
 	if lg := entries[5]; lg.Endpoint != "/api/login" || lg.Body != `{"password":"***","username":"kim"}` {
 		t.Fatalf("login record %+v", lg)
 	}
+	// An upload abandoned by its client is recorded as such (499), by size.
+	var part bytes.Buffer
+	mw := multipart.NewWriter(&part)
+	fw, _ := mw.CreateFormFile("assetfile", "x.bin")
+	fw.Write(bytes.Repeat([]byte("z"), 20<<10))
+	conn, err := net.Dial("tcp", e.app.Addr(t, "rest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "POST /DataPackageTable?filename=gone.bin&creatorUid=A HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
+		kimToken, mw.FormDataContentType(), part.Len()+10<<10)
+	conn.Write(part.Bytes())
+	testkit.WaitFor(t, "the upload to start", func() bool { return e.count("blobs", "state = 0") == 1 })
+	conn.Close()
+	testkit.WaitFor(t, "the abandoned upload's audit record", func() bool {
+		return e.count("audit_log", "status = 499 AND endpoint LIKE '/DataPackageTable?%gone.bin%'") == 1
+	})
+
 	// Clipped: a large body is cut to a bounded record.
 	big := strings.Repeat("a", 10<<10)
 	e.do("GET", "/ManageSystemUser/getSystemUser", kimToken, map[string]string{"username": big})
