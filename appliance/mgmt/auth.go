@@ -57,7 +57,7 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 		token, ok := bearerToken(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="Outpost"`)
-			httpapi.WriteMessage(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <token>")
+			httpapi.WriteMessage(w, http.StatusUnauthorized, "authentication required: send the header Authorization: Bearer followed by your token")
 			return
 		}
 		if a.opts.Store == nil {
