@@ -46,6 +46,7 @@ type Appliance struct {
 	pki         *pki.Authority
 	httpMetrics *httpMetrics
 
+	mgmt        *mgmt.API         // nil when the management listener is disabled
 	cotTLS      *stream.Listener  // nil when disabled
 	httpsGuard  *marti.HTTPSGuard // nil when 8443 is disabled
 	stopWatch   context.CancelFunc
@@ -87,9 +88,12 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	if err := prepareData(cfg, a.log); err != nil {
 		return err
 	}
-	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log,
+	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log, MaxBlobSize: cfg.MaxUploadBytes,
 		PasswordChecksPerSecond: float64(cfg.PasswordChecksPerSecond)})
 	if err != nil {
+		return err
+	}
+	if err := a.ensureAdminToken(ctx); err != nil {
 		return err
 	}
 	a.history = a.store.StartHistory(store.HistoryOptions{
@@ -117,6 +121,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	a.publishBoundPorts()
 	for _, name := range a.names {
 		l := a.listeners[name]
 		l.Serve()
@@ -128,6 +133,9 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	watchCtx, stop := context.WithCancel(context.Background())
 	a.stopWatch = stop
 	go a.pki.WatchCRL(watchCtx, crlPollInterval)
+	if a.mgmt != nil {
+		go a.mgmt.Maintain(watchCtx) // audit retention, expired login tokens
+	}
 	a.log.Info("Outpost is ready", "version", Version(), "data_dir", cfg.DataDir, "public_host", cfg.PublicHost)
 	return nil
 }
@@ -174,11 +182,20 @@ func (a *Appliance) buildListeners() {
 		return netx.Config{Addr: a.addr(port), Conns: conns, TLS: c, HandshakeTimeout: cfg.SSLHandshakeTimeout,
 			Handshakes: handshakes, Classify: classifyHandshake}
 	}
-	api := httpLimits{idle: 2 * time.Minute, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: maxRequestBody}
+	maxBody := cfg.MaxUploadBytes + multipartSlack
+	api := httpLimits{idle: 2 * time.Minute, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: maxBody}
 
-	a.add(ListenerREST, cfg.RESTPort, a.newHTTPListener(ListenerREST, netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}},
-		mgmt.NewHandler(mgmt.Options{Broker: a.broker, AllowedClientIP: a.allowedCLI.Contains,
-			Metrics: a.newMetrics(), Logger: a.log}), api))
+	if cfg.RESTPort >= 0 {
+		a.mgmt = mgmt.New(mgmt.Options{
+			Broker: a.broker, Store: a.store, Authority: a.pki, AllowedClientIP: a.allowedCLI.Contains,
+			MaxUploadBytes: cfg.MaxUploadBytes, LoginTokenLifetime: cfg.LoginTokenLifetime, AuditRetention: cfg.AuditRetention,
+			Metrics: a.newMetrics(), Logger: a.log,
+		})
+		a.add(ListenerREST, cfg.RESTPort, a.newHTTPListener(ListenerREST,
+			netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}}, a.mgmt, api))
+	} else {
+		a.add(ListenerREST, -1, nil)
+	}
 	martiHandler := marti.NewHandler(marti.Options{
 		Version: Version(), Hostname: cfg.PublicHost, NodeID: nodeID, Broker: a.broker,
 		Logger: a.log,
@@ -212,7 +229,7 @@ func (a *Appliance) buildListeners() {
 	if cfg.HTTPSPort >= 0 {
 		a.httpsGuard = marti.NewHTTPSGuard(a.pki.IsRevoked, a.log.With("listener", ListenerHTTPS))
 		l := a.newHTTPListener(ListenerHTTPS, tlsNet(cfg.HTTPSPort, mtls, httpConns), a.httpsGuard.Middleware(martiHandler),
-			httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: maxRequestBody})
+			httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: maxBody})
 		l.srv.ConnState = a.httpsGuard.ConnState
 		a.add(ListenerHTTPS, cfg.HTTPSPort, l)
 	} else {
@@ -234,9 +251,10 @@ func (a *Appliance) buildListeners() {
 	}
 }
 
-// maxRequestBody bounds a request body on the API listeners (uploads
-// included).
-const maxRequestBody = 2 << 30
+// multipartSlack is what a request body may carry beyond maxUploadBytes
+// (multipart headers and boundaries); the handlers enforce the upload limit
+// itself, this bounds the body as a whole.
+const multipartSlack = 1 << 20
 
 // classifyHandshake names revocations among failed TLS handshakes (netx
 // classifies the rest).

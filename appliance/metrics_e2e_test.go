@@ -1,6 +1,8 @@
 package appliance_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -117,11 +119,24 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	})
 }
 
-// TestMetricsRefusedOutsideAllowList: /metrics follows AllowedCLIIPs.
-func TestMetricsRefusedOutsideAllowList(t *testing.T) {
+// TestMetricsOutsideAllowList: outside AllowedCLIIPs, /metrics needs a
+// bearer token.
+func TestMetricsOutsideAllowList(t *testing.T) {
 	a := apptest.Start(t, func(c *config.Config) { c.AllowedCLIIPs = []string{"10.0.0.0/8"} })
-	r := testkit.Do(t, nil, "GET", a.URL(t, appliance.ListenerREST, "/metrics"), nil)
-	if r.Status != 401 || r.Message() != "endpoint can only be accessed by approved IPs" {
-		t.Fatalf("%d %s", r.Status, r.Body)
+	url := a.URL(t, appliance.ListenerREST, "/metrics")
+	if r := testkit.Do(t, nil, "GET", url, nil); r.Status != 401 ||
+		r.Message() != "endpoint can only be accessed by approved IPs or with a bearer token" {
+		t.Fatalf("no token: %d %s", r.Status, r.Body)
+	}
+	if r := testkit.Do(t, nil, "GET", url, nil, "Authorization", "Bearer not-a-token"); r.Status != 401 {
+		t.Fatalf("wrong token: %d %s", r.Status, r.Body)
+	}
+	token, err := os.ReadFile(filepath.Join(a.Cfg.DataDir, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := testkit.Do(t, nil, "GET", url, nil, "Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	if r.Status != 200 || !strings.Contains(string(r.Body), "outpost_cot_events_in_total") {
+		t.Fatalf("with the admin token: %d %.200s", r.Status, r.Body)
 	}
 }

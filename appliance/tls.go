@@ -2,6 +2,7 @@ package appliance
 
 import (
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 
@@ -35,6 +36,7 @@ func openAuthority(cfg *config.Config, log *slog.Logger) (*pki.Authority, error)
 		Password:           cfg.Password,
 		SSLCoTPort:         publishedPort(cfg.SSLCoTPort, 8089),
 		EnrollPort:         publishedPort(cfg.EnrollPort, 8446),
+		HTTPSPort:          publishedPort(cfg.HTTPSPort, 8443),
 		Logger:             log,
 	})
 }
@@ -59,4 +61,32 @@ func dedupe(in []string) []string {
 		}
 	}
 	return out
+}
+
+// publishBoundPorts tells the certificate authority the real ports of the
+// listeners configured with port 0, so connection packages built by this
+// process name the ports clients can reach.
+func (a *Appliance) publishBoundPorts() {
+	port := func(name string, configured int) int {
+		if configured != 0 {
+			return 0 // configured (or disabled): the published default stays
+		}
+		if l, ok := a.listeners[name]; ok && l.Addr() != nil {
+			if ta, ok := l.Addr().(*net.TCPAddr); ok {
+				return ta.Port
+			}
+		}
+		return 0
+	}
+	p := pki.Ports{
+		SSLCoT: port(ListenerCoTTLS, a.cfg.SSLCoTPort),
+		HTTPS:  port(ListenerHTTPS, a.cfg.HTTPSPort),
+		Enroll: port(ListenerEnroll, a.cfg.EnrollPort),
+	}
+	if p == (pki.Ports{}) {
+		return
+	}
+	if err := a.pki.SetPorts(p); err != nil {
+		a.log.Warn("could not publish the bound ports in connection packages", "err", err)
+	}
 }

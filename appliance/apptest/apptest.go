@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -35,6 +36,13 @@ type App struct {
 // appliance is closed when the test ends, and a close error fails it.
 func Start(t testing.TB, mutate func(*config.Config)) *App {
 	t.Helper()
+	return StartWithLog(t, mutate, testkit.Discard())
+}
+
+// StartWithLog is Start with the appliance's log lines going to log (tests
+// that check what is logged, e.g. that a credential never is).
+func StartWithLog(t testing.TB, mutate func(*config.Config), log *slog.Logger) *App {
+	t.Helper()
 	cfg := config.Defaults()
 	cfg.DataDir = t.TempDir()
 	cfg.Bind = "127.0.0.1"
@@ -48,7 +56,7 @@ func Start(t testing.TB, mutate func(*config.Config)) *App {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	a := appliance.New(cfg, testkit.Discard())
+	a := appliance.New(cfg, log)
 	if err := a.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -60,6 +60,11 @@ type Config struct {
 	HistoryTotalRate   int           // historyTotalRate: events per second all connections may add (0: none)
 	HistoryTotalBytes  int           // historyTotalBytes: bytes per second all connections may add (0: none)
 	ShutdownTimeout    time.Duration // shutdownTimeout: the whole orderly shutdown
+	MaxUploadBytes     int64         // maxUploadBytes: largest data package upload (413 above it)
+
+	// Management API (api.md §5).
+	AuditRetention     time.Duration // auditRetention: how long audit records are kept (0 keeps them forever)
+	LoginTokenLifetime time.Duration // loginTokenLifetime: validity of a token from POST /api/login
 
 	// Certificates (api.md §5.12). Empty file locations mean the
 	// spec's default names inside CertsPath.
@@ -129,6 +134,9 @@ func Defaults() Config {
 		HistoryTotalRate:   1000,
 		HistoryTotalBytes:  4 << 20,
 		ShutdownTimeout:    10 * time.Second,
+		MaxUploadBytes:     2 << 30,
+		AuditRetention:     90 * 24 * time.Hour,
+		LoginTokenLifetime: 12 * time.Hour,
 		KeyType:            "rsa",
 		AllowedCLIIPs:      []string{"127.0.0.1", "::1"},
 		AllowCLIIPs:        []string{"127.0.0.1", "::1"},
@@ -211,6 +219,15 @@ func (c *Config) Validate() error {
 	}
 	if c.HistoryRetention < 0 {
 		return keyErr("historyRetention", "must not be negative (0 keeps history forever)")
+	}
+	if c.AuditRetention < 0 {
+		return keyErr("auditRetention", "must not be negative (0 keeps audit records forever)")
+	}
+	if c.LoginTokenLifetime < time.Second || c.LoginTokenLifetime > 366*24*time.Hour {
+		return keyErr("loginTokenLifetime", "must be between 1s and 366d")
+	}
+	if c.MaxUploadBytes < 1024 || c.MaxUploadBytes > 1<<40 {
+		return keyErr("maxUploadBytes", "must be between 1 KiB and 1024 GiB")
 	}
 	if c.MaxMessageBytes < 1024 || c.MaxMessageBytes > 8<<20 {
 		return keyErr("maxMessageBytes", "must be between 1 KiB and 8 MiB (events over 64 KiB are never relayed)")

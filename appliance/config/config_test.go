@@ -65,6 +65,25 @@ func TestDefaults(t *testing.T) {
 	if c.SecretKey != "" || c.WebsocketKey != "" || c.Password != "" {
 		t.Error("defaults must not carry fixed secrets")
 	}
+	if c.MaxUploadBytes != 2<<30 || c.AuditRetention != 90*24*time.Hour || c.LoginTokenLifetime != 12*time.Hour {
+		t.Errorf("management defaults: maxUploadBytes %d auditRetention %v loginTokenLifetime %v",
+			c.MaxUploadBytes, c.AuditRetention, c.LoginTokenLifetime)
+	}
+}
+
+func TestManagementKeys(t *testing.T) {
+	file := writeFile(t, "maxUploadBytes: 5GiB\nauditRetention: 0\n")
+	c, err := load(t, []string{"--config", file, "--login-token-lifetime", "30m"}, map[string]string{"OUTPOST_MAX_UPLOAD_BYTES": "64KiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxUploadBytes != 64<<10 || c.AuditRetention != 0 || c.LoginTokenLifetime != 30*time.Minute {
+		t.Fatalf("maxUploadBytes %d auditRetention %v loginTokenLifetime %v", c.MaxUploadBytes, c.AuditRetention, c.LoginTokenLifetime)
+	}
+	c, err = load(t, []string{"--config", file}, nil)
+	if err != nil || c.MaxUploadBytes != 5<<30 {
+		t.Fatalf("5GiB: %d %v", c.MaxUploadBytes, err)
+	}
 }
 
 func TestPrecedence(t *testing.T) {
@@ -151,6 +170,10 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"bad key type", []string{"--key-type", "dsa"}, nil, "", "keyType"},
 		{"hard below soft", nil, map[string]string{"OUTPOST_QUEUE_HARD_BYTES": "4096"}, "", "queueHardBytes"},
 		{"bad server name", []string{"--server-name", "../x"}, nil, "", "serverName"},
+		{"upload limit too small", []string{"--max-upload-bytes", "10"}, nil, "", "maxUploadBytes"},
+		{"upload limit overflow", []string{"--max-upload-bytes", "99999999999999GiB"}, nil, "", "maxUploadBytes"},
+		{"negative audit retention", nil, map[string]string{"OUTPOST_AUDIT_RETENTION": "-1h"}, "", "auditRetention"},
+		{"zero login lifetime", nil, nil, "loginTokenLifetime: 0\n", "loginTokenLifetime"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -57,6 +57,9 @@ var fields = []field{
 	{"historyTotalRate", "OUTPOST_HISTORY_TOTAL_RATE", "", "events per second all connections together may add to history (0: no limit)", false, func(c *Config) any { return &c.HistoryTotalRate }},
 	{"historyTotalBytes", "OUTPOST_HISTORY_TOTAL_BYTES", "", "bytes per second all connections together may add to history (0: no limit)", false, func(c *Config) any { return &c.HistoryTotalBytes }},
 	{"shutdownTimeout", "OUTPOST_SHUTDOWN_TIMEOUT", "shutdown-timeout", "deadline of an orderly shutdown", false, func(c *Config) any { return &c.ShutdownTimeout }},
+	{"maxUploadBytes", "OUTPOST_MAX_UPLOAD_BYTES", "max-upload-bytes", "largest data package upload (e.g. 2GiB); larger ones are refused with 413", false, func(c *Config) any { return &c.MaxUploadBytes }},
+	{"auditRetention", "OUTPOST_AUDIT_RETENTION", "audit-retention", "how long management API audit records are kept (e.g. 90d; 0 keeps forever)", false, func(c *Config) any { return &c.AuditRetention }},
+	{"loginTokenLifetime", "OUTPOST_LOGIN_TOKEN_LIFETIME", "login-token-lifetime", "validity of a token issued by POST /api/login (e.g. 12h)", false, func(c *Config) any { return &c.LoginTokenLifetime }},
 	{"certsPath", "OUTPOST_CERTS_PATH", "certs-path", "certificate directory (default <data-dir>/certs)", false, func(c *Config) any { return &c.CertsPath }},
 	{"keyType", "OUTPOST_KEY_TYPE", "key-type", "key type of new certificates: rsa or ecdsa-p256", false, func(c *Config) any { return &c.KeyType }},
 	{"keyDir", "OUTPOST_KEY_DIR", "", "server key file", false, func(c *Config) any { return &c.KeyDir }},
@@ -93,6 +96,12 @@ func (f field) set(c *Config, s string) error {
 		*p = s
 	case *int:
 		n, err := parseSize(s)
+		if err != nil || n != int64(int(n)) {
+			return keyErr(f.key, fmt.Sprintf("%q is not a whole number", s))
+		}
+		*p = int(n)
+	case *int64:
+		n, err := parseSize(s)
 		if err != nil {
 			return keyErr(f.key, fmt.Sprintf("%q is not a whole number", s))
 		}
@@ -122,24 +131,24 @@ func (f field) setList(c *Config, items []string) error {
 }
 
 // parseSize accepts a whole number with an optional KiB/MiB/GiB suffix.
-func parseSize(s string) (int, error) {
+func parseSize(s string) (int64, error) {
 	s = strings.TrimSpace(s)
-	mult := 1
+	var mult int64 = 1
 	for _, u := range []struct {
 		suffix string
-		m      int
+		m      int64
 	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
 		if strings.HasSuffix(s, u.suffix) {
 			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.m
 			break
 		}
 	}
-	n, err := strconv.Atoi(s)
+	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		return 0, err
 	}
-	if n > math.MaxInt/mult || n < math.MinInt/mult {
-		return 0, fmt.Errorf("%q is too large", s)
+	if n > math.MaxInt64/mult || n < math.MinInt64/mult {
+		return 0, fmt.Errorf("%q is out of range", s)
 	}
 	return n * mult, nil
 }

@@ -109,3 +109,26 @@ func TestWriteError(t *testing.T) {
 		t.Fatal("FormatTime")
 	}
 }
+
+func TestDecodeValue(t *testing.T) {
+	var item struct {
+		Name  string `json:"Name"`
+		Inner struct {
+			N int `json:"n"`
+		} `json:"inner"`
+	}
+	if err := DecodeValue([]byte(`{"Name":"a","inner":{"n":2}}`), &item, "systemUsers[0]"); err != nil || item.Name != "a" || item.Inner.N != 2 {
+		t.Fatalf("%+v %v", item, err)
+	}
+	for in, want := range map[string]string{
+		`{"Name":5}`:          "systemUsers[3].Name: must be a string, not number",
+		`{"inner":{"n":"x"}}`: "systemUsers[3].inner.n: must be a whole number, not string",
+		`"just a string"`:     "systemUsers[3]: must be an object, not string",
+	} {
+		err := DecodeValue([]byte(in), &item, "systemUsers[3]")
+		e, ok := err.(*Error)
+		if !ok || e.Status != 400 || e.Msg != want {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+}

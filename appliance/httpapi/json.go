@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -103,6 +104,28 @@ func DecodeJSON(r *http.Request, limit int64, dst any) error {
 		return BadRequest("", "malformed JSON: more than one value in the body")
 	}
 	return nil
+}
+
+// DecodeValue decodes data, one JSON value inside a larger body (an item of
+// an array), into dst. Type errors are 400s naming field and the path inside
+// the item ("systemUsers[2].Certs: must be ..."); unknown fields are
+// accepted.
+func DecodeValue(data []byte, dst any, field string) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	err := dec.Decode(dst)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		path := field
+		if te.Field != "" {
+			path += "." + te.Field
+		}
+		return BadRequest(path, "must be %s, not %s", jsonKind(te.Type.Kind().String()), te.Value)
+	}
+	return BadRequest(field, "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 }
 
 func decodeError(err error, limit int64) error {

@@ -106,7 +106,7 @@ func NewEnrollmentHandler(opts EnrollOptions) http.Handler {
 	h := &enrollHandler{
 		opts:    opts,
 		log:     opts.Logger.With("component", "enroll"),
-		limiter: newFailureLimiter(enrollMaxFailures, enrollWindow, enrollBlock, enrollMaxTracked, opts.Now),
+		limiter: httpapi.NewFailureLimiter(enrollMaxFailures, enrollWindow, enrollBlock, enrollMaxTracked, opts.Now),
 	}
 	h.busyLog = logx.NewLimiter(h.log, 5, 10*time.Second)
 	if opts.Authority == nil || opts.Store == nil {
@@ -131,7 +131,7 @@ type enrollRoute struct {
 type enrollHandler struct {
 	opts      EnrollOptions
 	log       *slog.Logger
-	limiter   *failureLimiter
+	limiter   *httpapi.FailureLimiter
 	busyLog   *logx.Limiter // "too many password checks" lines
 	configXML []byte
 	routes    map[string]enrollRoute
@@ -185,7 +185,7 @@ func (h *enrollHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // authenticate checks the Basic credentials under the failure limiter. It
 // writes the refusal itself and reports whether the request may go on.
 func (h *enrollHandler) authenticate(w http.ResponseWriter, r *http.Request, remote string) (store.User, bool) {
-	if wait, blocked := h.limiter.blocked(remote); blocked {
+	if wait, blocked := h.limiter.Blocked(remote); blocked {
 		h.refuseBlocked(w, remote, "", wait)
 		return store.User{}, false
 	}
@@ -196,13 +196,13 @@ func (h *enrollHandler) authenticate(w http.ResponseWriter, r *http.Request, rem
 		return store.User{}, false
 	}
 	logName := logx.Clip(name)
-	if wait, ok := h.limiter.begin(remote); !ok {
+	if wait, ok := h.limiter.Begin(remote); !ok {
 		h.refuseBlocked(w, remote, logName, wait)
 		return store.User{}, false
 	}
 	user, err := h.opts.Store.VerifyPassword(r.Context(), name, password)
 	failed := errors.Is(err, store.ErrBadCredentials)
-	h.limiter.end(remote, failed)
+	h.limiter.End(remote, failed)
 	switch {
 	case failed:
 		h.log.Warn("enrollment login failed", "user", logName, "remote", remote, "reason", "bad user name or password")
@@ -228,10 +228,7 @@ func (h *enrollHandler) authenticate(w http.ResponseWriter, r *http.Request, rem
 }
 
 func (h *enrollHandler) refuseBlocked(w http.ResponseWriter, remote, user string, wait time.Duration) {
-	secs := int((wait + time.Second - 1) / time.Second)
-	if secs < 1 {
-		secs = 1
-	}
+	secs := httpapi.RetryAfter(wait)
 	h.log.Warn("enrollment refused", "user", user, "remote", remote, "reason", "too many failed logins", "retry_after_s", secs)
 	w.Header().Set("Retry-After", fmt.Sprint(secs))
 	enrollError(w, http.StatusTooManyRequests, "too many failed logins from this address; retry later")

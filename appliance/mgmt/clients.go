@@ -1,6 +1,7 @@
 package mgmt
 
 import (
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -25,8 +26,12 @@ type clientItem struct {
 
 // clients answers GET /Clients (api.md §4.1, §2.11). It is protected by the IP
 // allow-list AllowedCLIIPs instead of a token (api.md §5.4).
-func (h *handler) clients(w http.ResponseWriter, r *http.Request) {
-	if !h.checkIP(w, r) {
+func (h *API) clients(w http.ResponseWriter, r *http.Request) {
+	if !h.allowedByIP(r) {
+		h.authLog.Log(slog.LevelWarn, "/Clients refused: address not in AllowedCLIIPs", "remote", r.RemoteAddr,
+			"x_forwarded_for", logx.Clip(r.Header.Get("X-Forwarded-For")), "x_real_ip", logx.Clip(r.Header.Get("X-Real-IP")))
+		// api.md §7: the exact body.
+		httpapi.WriteMessage(w, http.StatusUnauthorized, "endpoint can only be accessed by approved IPs")
 		return
 	}
 	items := []clientItem{}
@@ -41,33 +46,12 @@ func (h *handler) clients(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, items)
 }
 
-// checkIP answers 401 unless the caller is in AllowedCLIIPs (api.md §5.4).
-func (h *handler) checkIP(w http.ResponseWriter, r *http.Request) bool {
-	if h.allowedByIP(r) {
-		return true
-	}
-	h.refusals.Warn("request refused: address not in AllowedCLIIPs", "path", logx.Clip(r.URL.Path), "remote", r.RemoteAddr,
-		"x_forwarded_for", logx.Clip(r.Header.Get("X-Forwarded-For")), "x_real_ip", logx.Clip(r.Header.Get("X-Real-IP")))
-	// api.md §7: the exact body.
-	httpapi.WriteMessage(w, http.StatusUnauthorized, "endpoint can only be accessed by approved IPs")
-	return false
-}
-
-// ipAllowed guards a handler with the AllowedCLIIPs list.
-func (h *handler) ipAllowed(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h.checkIP(w, r) {
-			next.ServeHTTP(w, r)
-		}
-	})
-}
-
 // allowedByIP applies api.md §5.4. The connecting address must be in
 // the list; when the request came through a proxy, every address named by
 // X-Forwarded-For and X-Real-IP must be in the list too. Requiring both
 // (rather than trusting the headers alone) keeps a remote client from
 // claiming an allowed address by sending the header itself.
-func (h *handler) allowedByIP(r *http.Request) bool {
+func (h *API) allowedByIP(r *http.Request) bool {
 	if h.opts.AllowedClientIP == nil {
 		return false
 	}

@@ -61,7 +61,7 @@ func TestClients(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(NewHandler(Options{Broker: b, AllowedClientIP: allowList(tc.allowed...),
+			srv := httptest.NewServer(New(Options{Broker: b, AllowedClientIP: allowList(tc.allowed...),
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 			defer srv.Close()
 			req, _ := http.NewRequest("GET", srv.URL+"/Clients", nil)

@@ -1,10 +1,17 @@
 // Package mgmt serves the management listener (port 19023): the REST API of
-// api.md §4.1, the socket.io channel (api.md §6.1) and the web console's
-// files. Authentication is api.md §5 (bearer tokens; /Alive open;
-// /Clients by IP allow-list).
+// api.md §4.1 and, later, the socket.io channel (api.md §6.1) and the web
+// console's files.
 //
-// So far it serves /Alive and /Clients and answers every other path with a
-// JSON 404; the other API routes arrive with their issues.
+//   - handler.go: options, routes, the public-route hook, maintenance
+//     (audit retention, expired login tokens);
+//   - auth.go: the one authentication middleware (api.md §5.1-5.3) and the
+//     per-address failure limiter's use;
+//   - audit.go: records of calls made as system users (api.md §5.5);
+//   - login.go: POST /api/login;
+//   - users*.go, certpkg.go: system users and their certificate packages;
+//   - datapackages.go, upload.go: /DataPackageTable;
+//   - clients.go: GET /Clients (IP allow-list, api.md §5.4);
+//   - decode.go: field checks and the mapping of store errors to answers.
 //
-// Imports: broker, store, cot, geo, pki; never another transport.
+// Imports: broker, store, pki, httpapi, logx; never another transport.
 package mgmt

@@ -1,51 +1,197 @@
 package mgmt
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"path"
+	"strings"
 	"time"
 
 	"outpost/appliance/broker"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
+	"outpost/appliance/pki"
+	"outpost/appliance/store"
 )
 
-// Options configure the management handler.
+// Defaults of Options.
+const (
+	DefaultMaxUploadBytes     = 2 << 30
+	DefaultLoginTokenLifetime = 12 * time.Hour
+)
+
+// Limits of the management API.
+const (
+	maxJSONBody     = 1 << 20     // every JSON request body
+	maxBatch        = 100         // users in one postSystemUser / putSystemUser / deleteSystemUser
+	maxPackageBatch = 1000        // items of one PUT or DELETE /DataPackageTable
+	authMaxFailures = 10          // failed logins or unknown tokens per client address...
+	authWindow      = time.Minute // ...within this window...
+	authBlock       = time.Minute // ...block the address this long (429)
+	authMaxTracked  = 4096        // client addresses the limiter remembers
+	maintainEvery   = time.Hour   // audit and login-token pruning
+	minClientToken  = 16          // shortest bearer token a client may choose
+)
+
+// Options configure the management API.
 type Options struct {
-	Broker *broker.Broker
+	Broker    *broker.Broker
+	Store     *store.Store   // users, tokens, audit, data packages; nil: only public routes work
+	Authority *pki.Authority // certificate packages and revocation of deleted users
 	// AllowedClientIP reports whether an address is in AllowedCLIIPs
 	// (api.md §5.4). Nil refuses everyone.
 	AllowedClientIP func(netip.Addr) bool
-	// Metrics serves GET /metrics (Prometheus text), to callers the
-	// AllowedCLIIPs list admits. Nil: not served.
+	// MaxUploadBytes is the largest data package upload (maxUploadBytes).
+	MaxUploadBytes int64
+	// LoginTokenLifetime is the validity of a POST /api/login token.
+	LoginTokenLifetime time.Duration
+	// AuditRetention is how long audit records are kept (0: forever).
+	AuditRetention time.Duration
+	// Metrics serves GET /metrics (Prometheus text) to callers in
+	// AllowedCLIIPs or with a bearer token. Nil: not served.
 	Metrics http.Handler
 	Logger  *slog.Logger
+	Now     func() time.Time // clock of tokens and the limiter (tests)
 }
 
-type handler struct {
-	opts     Options
-	log      *slog.Logger
-	refusals *logx.Limiter // /Clients refusals: at most a few lines per interval
+// API is the management listener's handler (api.md §4.1).
+type API struct {
+	opts    Options
+	log     *slog.Logger
+	mux     *httpapi.Mux
+	handler http.Handler // mux behind authentication
+
+	// Routes served without a bearer token (see handlePublic).
+	publicPaths    map[string]bool
+	publicPrefixes []string
+
+	limiter *httpapi.FailureLimiter // failed logins and unknown tokens, per address
+	authLog *logx.Limiter           // refused-token warnings a client can cause at will
 }
 
-// NewHandler returns the management API handler.
-func NewHandler(opts Options) http.Handler {
-	h := &handler{opts: opts, log: opts.Logger}
-	if h.log == nil {
-		h.log = slog.Default()
+// New returns the management API.
+func New(opts Options) *API {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
 	}
-	h.log = h.log.With("component", "mgmt")
-	h.refusals = logx.NewLimiter(h.log, 10, 10*time.Second)
-	mux := httpapi.NewMux()
+	opts.Logger = opts.Logger.With("component", "mgmt")
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxUploadBytes <= 0 {
+		opts.MaxUploadBytes = DefaultMaxUploadBytes
+	}
+	if opts.LoginTokenLifetime <= 0 {
+		opts.LoginTokenLifetime = DefaultLoginTokenLifetime
+	}
+	a := &API{
+		opts:        opts,
+		log:         opts.Logger,
+		mux:         httpapi.NewMux(),
+		publicPaths: map[string]bool{},
+		limiter:     httpapi.NewFailureLimiter(authMaxFailures, authWindow, authBlock, authMaxTracked, opts.Now),
+		authLog:     logx.NewLimiter(opts.Logger, 10, time.Minute),
+	}
 	// api.md §4.1: the only route without authentication.
-	mux.HandleFunc("GET /Alive", func(w http.ResponseWriter, r *http.Request) {
+	a.handlePublic("GET /Alive", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("API is running"))
 	})
-	mux.HandleFunc("GET /Clients", h.clients)
+	// api.md §5.4: an IP allow-list instead of a token.
+	a.handlePublic("GET /Clients", a.clients)
+	// api.md §5.7: the credential is the body's user name and password.
+	a.handlePublic("POST /api/login", a.login)
 	if opts.Metrics != nil {
-		mux.Handle("GET /metrics", h.ipAllowed(opts.Metrics))
+		// The allow-list or a bearer token (checked by the handler).
+		a.handlePublic("GET /metrics", a.metrics)
 	}
-	return mux
+
+	a.mux.HandleFunc("GET /api/users", a.getAllUsers)
+	a.mux.HandleFunc("GET /ManageSystemUser/getAll", a.getAllUsers)
+	a.mux.HandleFunc("GET /ManageSystemUser/getSystemUser", a.getSystemUser)
+	a.mux.HandleFunc("POST /ManageSystemUser/postSystemUser", a.postSystemUser)
+	a.mux.HandleFunc("PUT /ManageSystemUser/putSystemUser", a.putSystemUser)
+	a.mux.HandleFunc("DELETE /ManageSystemUser/deleteSystemUser", a.deleteSystemUser)
+	a.mux.HandleFunc("GET /ManageSystemUser/certificatePackage", a.certificatePackage)
+
+	a.mux.HandleFunc("GET /DataPackageTable", a.listPackages)
+	a.mux.HandleFunc("POST /DataPackageTable", a.uploadPackage)
+	a.mux.HandleFunc("PUT /DataPackageTable", a.updatePackages)
+	a.mux.HandleFunc("DELETE /DataPackageTable", a.deletePackages)
+	a.mux.HandleFunc("GET /DataPackageTable/{hash}", a.downloadPackage)
+
+	a.handler = a.authenticate(a.mux)
+	return a
+}
+
+// handlePublic registers a route served WITHOUT a bearer token. It is the one
+// place a route opts out of authentication: /Alive, /Clients (IP allow-list)
+// and /api/login today; the socket.io channel (/socket.io/, its own key) and
+// the console's static files are meant to be added here. A pattern whose path
+// ends in "/" makes everything below it public.
+func (a *API) handlePublic(pattern string, h http.HandlerFunc) {
+	a.mux.HandleFunc(pattern, h)
+	p := pattern
+	if i := strings.IndexByte(p, ' '); i >= 0 {
+		p = strings.TrimSpace(p[i+1:])
+	}
+	if strings.HasSuffix(p, "/") {
+		a.publicPrefixes = append(a.publicPrefixes, p)
+	} else {
+		a.publicPaths[p] = true
+	}
+}
+
+// isPublic reports whether the (cleaned) path is a public route.
+func (a *API) isPublic(p string) bool {
+	p = path.Clean("/" + p)
+	if a.publicPaths[p] {
+		return true
+	}
+	for _, pre := range a.publicPrefixes {
+		if strings.HasPrefix(p+"/", pre) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.handler.ServeHTTP(w, r) }
+
+// Maintain prunes audit records older than AuditRetention and expired login
+// tokens, now and every hour, until ctx ends.
+func (a *API) Maintain(ctx context.Context) {
+	if a.opts.Store == nil {
+		return
+	}
+	t := time.NewTicker(maintainEvery)
+	defer t.Stop()
+	for {
+		a.prune(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (a *API) prune(ctx context.Context) {
+	now := a.opts.Now()
+	if a.opts.AuditRetention > 0 {
+		n, err := a.opts.Store.PruneAudit(ctx, now.Add(-a.opts.AuditRetention))
+		if err != nil && ctx.Err() == nil {
+			a.log.Error("could not prune the audit log", "err", err)
+		} else if n > 0 {
+			a.log.Info("pruned old audit records", "records", n, "retention", a.opts.AuditRetention)
+		}
+	}
+	n, err := a.opts.Store.PruneLoginTokens(ctx, now)
+	if err != nil && ctx.Err() == nil {
+		a.log.Error("could not prune expired login tokens", "err", err)
+	} else if n > 0 {
+		a.log.Debug("pruned expired login tokens", "tokens", n)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,7 @@ const (
 	DefaultServerName     = "outpost"
 	DefaultSSLCoTPort     = 8089
 	DefaultEnrollPort     = 8446
+	DefaultHTTPSPort      = 8443
 	DefaultClientValidity = 2 * 365 * 24 * time.Hour
 	caValidity            = 10 * 365 * 24 * time.Hour
 	serverValidity        = 5 * 365 * 24 * time.Hour
@@ -52,7 +54,8 @@ type Config struct {
 	Password   string   // PKCS#12 password for packages, truststores and server.p12; required
 
 	SSLCoTPort     int           // connect string port (8089)
-	EnrollPort     int           // enrollment port written into enrollment packages (8446)
+	EnrollPort     int           // enrollment port written into packages as apiCertEnrollmentPort (8446)
+	HTTPSPort      int           // client API port written into packages as apiSecureServerPort (8443)
 	ClientValidity time.Duration // default 2 years; the CA gets 10 years, the server 5
 
 	Now    func() time.Time // for tests; default time.Now
@@ -78,6 +81,8 @@ type Authority struct {
 	crlPEMPath string
 
 	idxMu sync.Mutex // serialises this process's writes of issued.json (the lock file covers other processes)
+
+	ports atomic.Pointer[Ports] // published in packages; SetPorts replaces them
 
 	crl crlState // revocation state; has its own locks
 }
@@ -105,6 +110,7 @@ func Open(cfg Config) (*Authority, error) {
 		crlPEMPath: crlPEMPathFor(cfg.CRLFile),
 	}
 	a.crl.init()
+	a.ports.Store(&Ports{SSLCoT: cfg.SSLCoTPort, HTTPS: cfg.HTTPSPort, Enroll: cfg.EnrollPort})
 
 	if err := os.MkdirAll(cfg.CertsDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create certificate directory %s: %w", cfg.CertsDir, err)
@@ -184,8 +190,11 @@ func (c *Config) resolve() error {
 	if c.EnrollPort == 0 {
 		c.EnrollPort = DefaultEnrollPort
 	}
-	if c.SSLCoTPort < 1 || c.SSLCoTPort > 65535 || c.EnrollPort < 1 || c.EnrollPort > 65535 {
-		return fmt.Errorf("pki: port out of range (SSLCoTPort %d, EnrollPort %d)", c.SSLCoTPort, c.EnrollPort)
+	if c.HTTPSPort == 0 {
+		c.HTTPSPort = DefaultHTTPSPort
+	}
+	if err := (Ports{c.SSLCoTPort, c.HTTPSPort, c.EnrollPort}).check(); err != nil {
+		return fmt.Errorf("pki: %w", err)
 	}
 	if c.ClientValidity == 0 {
 		c.ClientValidity = DefaultClientValidity
@@ -392,3 +401,48 @@ func (a *Authority) ServerCertificate() tls.Certificate { return a.serverCert }
 
 // ServerName returns the configured server identity.
 func (a *Authority) ServerName() string { return a.cfg.ServerName }
+
+// Ports are the listener ports that connection packages name: the CoT TLS
+// port of the connect string, the client API's HTTPS port
+// (apiSecureServerPort) and the enrollment port (apiCertEnrollmentPort).
+type Ports struct {
+	SSLCoT int
+	HTTPS  int
+	Enroll int
+}
+
+func (p Ports) check() error {
+	for _, v := range []struct {
+		name string
+		port int
+	}{{"SSLCoTPort", p.SSLCoT}, {"HTTPSPort", p.HTTPS}, {"EnrollPort", p.Enroll}} {
+		if v.port < 1 || v.port > 65535 {
+			return fmt.Errorf("%s %d is out of range (a port is 1-65535)", v.name, v.port)
+		}
+	}
+	return nil
+}
+
+// Ports returns the ports packages are built with now.
+func (a *Authority) Ports() Ports { return *a.ports.Load() }
+
+// SetPorts replaces the published ports, for a server whose listeners were
+// given port 0 and learned their real ports on binding. Zero fields keep
+// their value.
+func (a *Authority) SetPorts(p Ports) error {
+	cur := a.Ports()
+	if p.SSLCoT == 0 {
+		p.SSLCoT = cur.SSLCoT
+	}
+	if p.HTTPS == 0 {
+		p.HTTPS = cur.HTTPS
+	}
+	if p.Enroll == 0 {
+		p.Enroll = cur.Enroll
+	}
+	if err := p.check(); err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	a.ports.Store(&p)
+	return nil
+}

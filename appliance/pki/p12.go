@@ -3,7 +3,9 @@ package pki
 import (
 	"bytes"
 	"crypto"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -20,6 +22,11 @@ var p12Encoder = pkcs12.LegacyDES
 // clientP12 packs a client key, its certificate and the CA.
 func (a *Authority) clientP12(key crypto.Signer, cert *x509.Certificate) ([]byte, error) {
 	p12, err := p12Encoder.Encode(key, cert, []*x509.Certificate{a.caCert}, a.cfg.Password)
+	if err != nil {
+		return nil, fmt.Errorf("encode PKCS#12 for %q: %w", cert.Subject.CommonName, err)
+	}
+	// The key's entry is named after its user on the device (p12name.go).
+	p12, err = withKeyFriendlyName(p12, a.cfg.Password, cert.Subject.CommonName)
 	if err != nil {
 		return nil, fmt.Errorf("encode PKCS#12 for %q: %w", cert.Subject.CommonName, err)
 	}
@@ -49,11 +56,14 @@ func (a *Authority) serverP12Current(cert *x509.Certificate) bool {
 }
 
 // TrustStoreName is the base name (without ".p12") of the CA truststore in
-// packages: "truststore-<ServerName>". WinTAK keeps every imported truststore
-// in one folder and breaks when two servers ship the same file name
-// (tkuester/taky issue #39), so the name is unique per server.
+// packages: "truststore-<ServerName>-<first 8 hex digits of the CA
+// certificate's SHA-256>". WinTAK keeps every imported truststore in one
+// folder and breaks when two servers ship the same file name (tkuester/taky
+// issue #39); two appliances left on the default server name still differ by
+// their CAs.
 func (a *Authority) TrustStoreName() string {
-	return "truststore-" + fileToken(a.cfg.ServerName)
+	sum := sha256.Sum256(a.caCert.Raw)
+	return "truststore-" + fileToken(a.cfg.ServerName) + "-" + hex.EncodeToString(sum[:4])
 }
 
 // TrustStoreP12 returns a PKCS#12 holding only the CA certificate, marked as

@@ -187,11 +187,11 @@ func (a *Authority) ClientPackage(cc *ClientCert, d Device) (filename string, zi
 		packageID: "client|" + cc.Name,
 		prefBase:  fileToken(cc.Name) + ".pref",
 		streams:   streams,
-		app: []prefEntry{
+		app: append([]prefEntry{
 			boolean("displayServerConnectionWidget", true),
 			str("caLocation", "cert/"+tsFile), str("caPassword", pw),
 			str("certificateLocation", "cert/"+clientFile), str("clientPassword", pw),
-		},
+		}, b.apiPorts()...),
 		p12s: []zipFile{{tsFile, b.truststore}, {clientFile, cc.P12}},
 	}
 	data, err := a.buildPackage(spec)
@@ -203,7 +203,7 @@ func (a *Authority) ClientPackage(cc *ClientCert, d Device) (filename string, zi
 
 // EnrollmentPackage builds a package without a client certificate: the CA
 // truststore and a connection that enrolls for a certificate with the user's
-// name and password (protocol.md §8) on Config.EnrollPort.
+// name and password (protocol.md §8) on the enrollment port.
 func (a *Authority) EnrollmentPackage(d Device) (filename string, zipData []byte, err error) {
 	b, err := a.packageBase(d)
 	if err != nil {
@@ -221,11 +221,10 @@ func (a *Authority) EnrollmentPackage(d Device) (filename string, zipData []byte
 			boolean("useAuth0", true),
 			str("cacheCreds0", "Cache credentials"),
 		),
-		app: []prefEntry{
+		app: append([]prefEntry{
 			boolean("displayServerConnectionWidget", true),
 			str("caLocation", "cert/"+tsFile), str("caPassword", pw),
-			str("apiCertEnrollmentPort", strconv.Itoa(a.cfg.EnrollPort)),
-		},
+		}, b.apiPorts()...),
 		p12s: []zipFile{{tsFile, b.truststore}},
 	}
 	data, err := a.buildPackage(spec)
@@ -238,7 +237,7 @@ func (a *Authority) EnrollmentPackage(d Device) (filename string, zipData []byte
 // packageBase is what every connection package of this server shares.
 type packageBase struct {
 	host       string // connect string host
-	sslPort    int
+	ports      Ports
 	name       string // server name, as shown on the device
 	server     string // server name made file-safe
 	tsFile     string // truststore file name
@@ -258,7 +257,7 @@ func (a *Authority) packageBase(d Device) (packageBase, error) {
 		return packageBase{}, err
 	}
 	return packageBase{
-		host: host, sslPort: a.cfg.SSLCoTPort, name: a.cfg.ServerName,
+		host: host, ports: a.Ports(), name: a.cfg.ServerName,
 		server: fileToken(a.cfg.ServerName), tsFile: a.TrustStoreName() + ".p12", truststore: ts,
 	}, nil
 }
@@ -269,7 +268,16 @@ func (b packageBase) stream0() []prefEntry {
 		{"count", classInt, "1"},
 		str("description0", b.name),
 		boolean("enabled0", true),
-		str("connectString0", fmt.Sprintf("%s:%d:ssl", b.host, b.sslPort)),
+		str("connectString0", fmt.Sprintf("%s:%d:ssl", b.host, b.ports.SSLCoT)),
+	}
+}
+
+// apiPorts name the client API's HTTPS port and the enrollment port, so a
+// server off the default ports needs no hand configuration on the device.
+func (b packageBase) apiPorts() []prefEntry {
+	return []prefEntry{
+		str("apiSecureServerPort", strconv.Itoa(b.ports.HTTPS)),
+		str("apiCertEnrollmentPort", strconv.Itoa(b.ports.Enroll)),
 	}
 }
 
@@ -299,6 +307,9 @@ func (a *Authority) buildPackage(s pkgSpec) ([]byte, error) {
 			Params: []manifestParam{
 				{"uid", a.packageUID(s.packageID, s.device)},
 				{"name", strings.TrimSuffix(s.filename, ".zip")},
+				// Import on receipt when the package arrives over the
+				// network (sent as a mission package), delete after import.
+				{"onReceiveImport", "true"},
 				{"onReceiveDelete", "true"},
 			},
 		}

@@ -3,6 +3,8 @@ package pki
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/xml"
 	"io"
 	"os"
@@ -128,6 +130,102 @@ func checkClientP12(t *testing.T, a *Authority, data []byte, name string) {
 	if !strings.Contains(out, "Shrouded Keybag") {
 		t.Errorf("client p12 has no key bag:\n%s", out)
 	}
+	// The key's entry carries the user's name (what the device shows).
+	blocks, err := pkcs12.ToPEM(data, testPassword)
+	if err != nil {
+		t.Fatalf("client p12 bags: %v", err)
+	}
+	keyNamed := false
+	for _, b := range blocks {
+		if b.Type == "PRIVATE KEY" && b.Headers["friendlyName"] == name && b.Headers["localKeyId"] != "" {
+			keyNamed = true
+		}
+	}
+	if !keyNamed {
+		t.Errorf("the client key bag has no friendlyName %q", name)
+	}
+	if strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ._-") != "" {
+		return // openssl prints non-ASCII names its own way
+	}
+	keyOut, err := exec.Command("openssl", "pkcs12", "-nocerts", "-nodes", "-passin", "pass:"+testPassword, "-in", writeTemp(t, data)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("openssl pkcs12 -nocerts: %v\n%s", err, keyOut)
+	}
+	if !strings.Contains(string(keyOut), "friendlyName: "+name) || !strings.Contains(string(keyOut), "localKeyID:") {
+		t.Errorf("client key bag attributes lack friendlyName %q:\n%s", name, keyOut)
+	}
+}
+
+// TestPackagesNamePorts: a server off the default ports says so in every
+// package, and SetPorts (ports learned on binding) is what packages carry.
+func TestPackagesNamePorts(t *testing.T) {
+	cfg := testConfig(t, "")
+	cfg.SSLCoTPort, cfg.HTTPSPort, cfg.EnrollPort = 9089, 9443, 9446
+	a := openTest(t, cfg)
+	cc := issue(t, a, "ports")
+	check := func(ssl, https, enroll string) {
+		t.Helper()
+		for _, build := range []func() ([]byte, error){
+			func() ([]byte, error) { _, z, err := a.ClientPackage(cc, DeviceATAK); return z, err },
+			func() ([]byte, error) { _, z, err := a.EnrollmentPackage(DeviceWinTAK); return z, err },
+			func() ([]byte, error) { _, z, err := a.ClientPackage(cc, DeviceITAK); return z, err },
+		} {
+			z, err := build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, _ := unzip(t, z)
+			for name, b := range files {
+				if !strings.HasSuffix(name, ".pref") {
+					continue
+				}
+				p := parsePref(t, b)
+				p.want(t, "cot_streams", "connectString0", classString, testHost+":"+ssl+":ssl")
+				p.want(t, "com.atakmap.app_preferences", "apiSecureServerPort", classString, https)
+				p.want(t, "com.atakmap.app_preferences", "apiCertEnrollmentPort", classString, enroll)
+			}
+		}
+	}
+	check("9089", "9443", "9446")
+	if err := a.SetPorts(Ports{HTTPS: 40443}); err != nil {
+		t.Fatal(err)
+	}
+	check("9089", "40443", "9446")
+	if err := a.SetPorts(Ports{SSLCoT: 70000}); err == nil {
+		t.Fatal("SetPorts accepted port 70000")
+	}
+	if a.Ports() != (Ports{9089, 40443, 9446}) {
+		t.Fatalf("a refused SetPorts changed the ports: %+v", a.Ports())
+	}
+}
+
+// TestTrustStoreNamesDiffer: two authorities left on the default server name
+// ship differently named truststores (WinTAK keeps them in one folder).
+func TestTrustStoreNamesDiffer(t *testing.T) {
+	c1, c2 := testConfig(t, ""), testConfig(t, "")
+	c1.ServerName, c2.ServerName = "", ""
+	a1, a2 := openTest(t, c1), openTest(t, c2)
+	n1, n2 := a1.TrustStoreName(), a2.TrustStoreName()
+	if n1 == n2 || !strings.HasPrefix(n1, "truststore-outpost-") || len(n1) != len("truststore-outpost-")+8 {
+		t.Fatalf("truststore names %q and %q", n1, n2)
+	}
+}
+
+// TestFriendlyNameKeepsMAC: the rewritten file verifies with the password and
+// not with another one, and a non-BMP name is refused.
+func TestFriendlyNameKeepsMAC(t *testing.T) {
+	a := newTestAuthority(t)
+	cc := issue(t, a, "Zoë Ops")
+	if _, _, _, err := pkcs12.DecodeChain(cc.P12, "wrong"); err == nil {
+		t.Fatal("the rewritten PKCS#12 opens with a wrong password")
+	}
+	checkClientP12(t, a, cc.P12, "Zoë Ops")
+	if _, err := withKeyFriendlyName(cc.P12, testPassword, "emoji \U0001F600"); err == nil {
+		t.Fatal("a name outside the BMP was accepted")
+	}
+	if _, err := withKeyFriendlyName([]byte("not asn.1"), testPassword, "x"); err == nil {
+		t.Fatal("garbage accepted")
+	}
 }
 
 func TestClientAndEnrollmentPackages(t *testing.T) {
@@ -197,7 +295,8 @@ func TestClientAndEnrollmentPackages(t *testing.T) {
 				for _, p := range doc.Params {
 					params[p.Name] = p.Value
 				}
-				if len(params["uid"]) != 36 || params["name"] != strings.TrimSuffix(fn, ".zip") || params["onReceiveDelete"] != "true" {
+				if len(params["uid"]) != 36 || params["name"] != strings.TrimSuffix(fn, ".zip") ||
+					params["onReceiveImport"] != "true" || params["onReceiveDelete"] != "true" {
 					t.Errorf("manifest parameters %v", params)
 				}
 				var listed []string
@@ -225,13 +324,14 @@ func TestClientAndEnrollmentPackages(t *testing.T) {
 			p.want(t, app, "displayServerConnectionWidget", classBool, "true")
 			p.want(t, app, "caLocation", classString, "cert/"+ts)
 			p.want(t, app, "caPassword", classString, testPassword)
+			p.want(t, app, "apiSecureServerPort", classString, "8443")
+			p.want(t, app, "apiCertEnrollmentPort", classString, "8446")
 			if tc.enroll {
 				p.want(t, "cot_streams", "caLocation0", classString, "cert/"+ts)
 				p.want(t, "cot_streams", "caPassword0", classString, testPassword)
 				p.want(t, "cot_streams", "enrollForCertificateWithTrust0", classBool, "true")
 				p.want(t, "cot_streams", "useAuth0", classBool, "true")
 				p.want(t, "cot_streams", "cacheCreds0", classString, "Cache credentials")
-				p.want(t, app, "apiCertEnrollmentPort", classString, "8446")
 				if _, ok := p[app]["certificateLocation"]; ok {
 					t.Error("enrollment package names a client certificate")
 				}
@@ -289,7 +389,8 @@ func TestPackageEscapesNames(t *testing.T) {
 	cfg := testConfig(t, "")
 	cfg.ServerName = `Ops & "Recon" <HQ>`
 	a := openTest(t, cfg)
-	if got := a.TrustStoreName(); got != "truststore-Ops____Recon___HQ_" {
+	sum := sha256.Sum256(a.CACert().Raw)
+	if got := a.TrustStoreName(); got != "truststore-Ops____Recon___HQ_-"+hex.EncodeToString(sum[:4]) {
 		t.Errorf("TrustStoreName = %q", got)
 	}
 	_, data, err := a.EnrollmentPackage(DeviceATAK)

@@ -81,3 +81,18 @@ func (a *Authority) IssueUserPackage(ctx context.Context, name string, d Device,
 		"file", path, "serial", cc.Cert.SerialNumber.String(), "stored", sink != nil)
 	return up, nil
 }
+
+// RemoveUserPackageFile removes a connection package written by
+// IssueUserPackage from ClientPackagesDir (deleting its user: the package
+// holds a private key of a now revoked certificate). filename must be a bare
+// file name; a missing file is not an error.
+func (a *Authority) RemoveUserPackageFile(filename string) error {
+	if filename == "" || filename != filepath.Base(filename) || filename == "." || filename == ".." {
+		return fmt.Errorf("remove user package: %q is not a file name", filename)
+	}
+	err := os.Remove(filepath.Join(a.cfg.ClientPackagesDir, filename))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove user package: %w", err)
+	}
+	return nil
+}

@@ -83,6 +83,20 @@ func TestIssueUserPackage(t *testing.T) {
 			if !found {
 				t.Error("no client .p12 in the package")
 			}
+			if err := a.RemoveUserPackageFile(up.FileName); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(a.cfg.ClientPackagesDir, up.FileName)); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("package file still there: %v", err)
+			}
+			if err := a.RemoveUserPackageFile(up.FileName); err != nil {
+				t.Fatalf("removing a missing file: %v", err)
+			}
+			for _, bad := range []string{"", "../secrets.yaml", "a/b.zip", ".."} {
+				if err := a.RemoveUserPackageFile(bad); err == nil {
+					t.Errorf("RemoveUserPackageFile(%q) accepted", bad)
+				}
+			}
 		})
 	}
 }

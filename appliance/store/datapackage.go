@@ -14,8 +14,10 @@ package store
 // operation of the API (download, metadata/{hash}/tool, delete) therefore
 // names exactly one package.
 //
-// The store keeps keywords as given; adding the spec's automatic keywords
-// ("missionpackage", file name, submitter, api.md §2.8/2.9) is the API's job.
+// The store keeps keywords as given; the spec's automatic keywords
+// ("missionpackage", file name, submitter, api.md §2.8/2.9) follow the rules
+// in keywords.go, which both APIs use. An empty MIME type is detected from
+// the content (mime.go).
 
 import (
 	"context"
@@ -50,7 +52,7 @@ type DataPackageInput struct {
 	SubmissionUser string
 	CreatorUID     string
 	Keywords       []string
-	MIMEType       string
+	MIMEType       string    // empty: detected from the content (DetectMIME)
 	Private        bool      // api.md §2.8 Privacy 1 / api.md §2.9 Tool "private"
 	ExpectedHash   string    // optional: the SHA-256 (hex) the content must have
 	SubmittedAt    time.Time // zero: now
@@ -84,6 +86,12 @@ func (s *Store) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Re
 	kw, err := json.Marshal(in.Keywords)
 	if err != nil {
 		return DataPackage{}, fmt.Errorf("store: put data package: keywords: %w", err)
+	}
+	if in.MIMEType == "" {
+		// Detected from the first bytes while streaming (mime.go).
+		if in.MIMEType, r, err = sniffMIME(r); err != nil {
+			return DataPackage{}, fmt.Errorf("store: put data package: read content: %w", err)
+		}
 	}
 	w, err := s.CreateBlob(ctx)
 	if err != nil {

@@ -6,7 +6,11 @@
 //     rows so memory stays flat whatever the file size;
 //   - data-package metadata (api.md §2.8, §2.9);
 //   - system users with PBKDF2 password hashes and hashed bearer tokens
-//     (api.md §2.1, api.md §5);
+//     (api.md §2.1, api.md §5), API users (api.md §2.2), login tokens, and
+//     the one-query token lookup of every management API request;
+//   - the audit log of the management API (api.md §5.5);
+//   - the keyword rules and content-based MIME detection of data packages,
+//     shared by both HTTP interfaces;
 //   - the asynchronous, batched CoT history writer and its queries;
 //   - online backups (VACUUM INTO).
 //

@@ -1,7 +1,7 @@
 package store
 
 // The history size cap and the per-uid usage it is built on (migration
-// 0005: cot_usage). Every transaction that inserts or deletes cot_events
+// 0007: cot_usage). Every transaction that inserts or deletes cot_events
 // rows adjusts cot_usage in the same transaction, so the total is always a
 // cheap sum. Above HistoryOptions.MaxBytes the writer prunes, a bounded batch
 // per transaction, the oldest events of the uid that holds the most bytes,

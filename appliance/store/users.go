@@ -8,11 +8,7 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -45,6 +41,7 @@ type User struct {
 	Group                  string
 	DeviceType             string
 	CertificatePackageName string
+	CertificatePackageHash string // SHA-256 of the package's data package ("" when none)
 	CreatedAt              time.Time
 	// Token is the bearer token in clear, set only in CreateUser's result
 	// (it is stored hashed and cannot be read back).
@@ -66,11 +63,9 @@ func (s *Store) CreateUser(ctx context.Context, in UserInput) (User, error) {
 	}
 	token := in.Token
 	if token == "" {
-		var b [32]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return User{}, fmt.Errorf("store: create user: random token: %w", err)
+		if token, err = newToken(); err != nil {
+			return User{}, fmt.Errorf("store: create user: %w", err)
 		}
-		token = base64.RawURLEncoding.EncodeToString(b[:])
 	}
 	// The slow hash is computed before the transaction: it never holds the writer.
 	ph, err := hashPassword(in.Password, s.passwordIter)
@@ -101,18 +96,27 @@ func (s *Store) CreateUser(ctx context.Context, in UserInput) (User, error) {
 	return u, nil
 }
 
-func validateUserInput(in UserInput) error {
-	if in.Name == "" {
+// validateUserName checks a system user name: 1-64 characters of valid
+// UTF-8 without control characters or surrounding spaces.
+func validateUserName(name string) error {
+	if name == "" {
 		return fmt.Errorf("%w: user name is required", ErrInvalid)
 	}
-	if n := utf8.RuneCountInString(in.Name); n > maxUserNameRunes {
+	if n := utf8.RuneCountInString(name); n > maxUserNameRunes {
 		return fmt.Errorf("%w: user name has %d characters, at most %d", ErrInvalid, n, maxUserNameRunes)
 	}
-	if err := checkText("user name", in.Name, 1, 4*maxUserNameRunes); err != nil {
+	if err := checkText("user name", name, 1, 4*maxUserNameRunes); err != nil {
 		return err
 	}
-	if strings.TrimSpace(in.Name) != in.Name {
+	if strings.TrimSpace(name) != name {
 		return fmt.Errorf("%w: user name has leading or trailing spaces", ErrInvalid)
+	}
+	return nil
+}
+
+func validateUserInput(in UserInput) error {
+	if err := validateUserName(in.Name); err != nil {
+		return err
 	}
 	if len(in.Password) < 1 || len(in.Password) > maxPasswordBytes {
 		return fmt.Errorf("%w: password must be 1 to %d bytes", ErrInvalid, maxPasswordBytes)
@@ -132,20 +136,14 @@ func validateUserInput(in UserInput) error {
 	return nil
 }
 
-// tokenHash is what is stored and looked up for a bearer token.
-func tokenHash(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
-
-const userColumns = `uid, name, grp, certificate_package_name, device_type, created_at`
+const userColumns = `uid, name, grp, certificate_package_name, certificate_package_hash, device_type, created_at`
 
 func scanUser(sc interface{ Scan(...any) error }, extra ...any) (User, error) {
 	var (
 		u       User
 		created int64
 	)
-	dest := append([]any{&u.UID, &u.Name, &u.Group, &u.CertificatePackageName, &u.DeviceType, &created}, extra...)
+	dest := append([]any{&u.UID, &u.Name, &u.Group, &u.CertificatePackageName, &u.CertificatePackageHash, &u.DeviceType, &created}, extra...)
 	if err := sc.Scan(dest...); err != nil {
 		return User{}, err
 	}

@@ -1,0 +1,226 @@
+package mgmt
+
+// /DataPackageTable (api.md §4.1, §2.8): list, change, delete and download
+// data packages. Uploads are in upload.go. These are the rows the client
+// API's enterprise sync serves (api.md §2.9): one table, two interfaces.
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/logx"
+	"outpost/appliance/store"
+)
+
+// packagesError starts the contract's 500 text for data packages (api.md §7);
+// a short description of what failed follows (never the internal error).
+const packagesError = "An error occurred accessing datapackage details: "
+
+// packageItem is one package as api.md §2.8 lists it.
+type packageItem struct {
+	PrimaryKey         string `json:"PrimaryKey"`
+	Name               string `json:"Name"`
+	Hash               string `json:"Hash"`
+	SubmissionUser     string `json:"SubmissionUser"`
+	SubmissionDateTime string `json:"SubmissionDateTime"`
+	Size               int64  `json:"Size"`
+	Privacy            int    `json:"Privacy"`
+	Keywords           string `json:"Keywords"`
+}
+
+// listPackages answers GET /DataPackageTable: {"json_list": [...]}, newest
+// first.
+func (a *API) listPackages(w http.ResponseWriter, r *http.Request) {
+	list, err := a.opts.Store.DataPackages(r.Context())
+	if err != nil {
+		a.fail(w, r, err, packagesError+"the list could not be read", "listing data packages failed")
+		return
+	}
+	items := make([]packageItem, len(list))
+	for i, p := range list {
+		items[i] = packageItem{
+			PrimaryKey:         strconv.FormatInt(p.PrimaryKey, 10),
+			Name:               p.Name,
+			Hash:               p.Hash,
+			SubmissionUser:     p.SubmissionUser,
+			SubmissionDateTime: httpapi.FormatTime(p.SubmittedAt),
+			Size:               p.Size,
+			Privacy:            p.Privacy,
+			Keywords:           store.JoinKeywords(p.Keywords),
+		}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, struct {
+		JSONList []packageItem `json:"json_list"`
+	}{items})
+}
+
+// packageBatch reads {"DataPackages": [...]} with 1 to maxPackageBatch items.
+func packageBatch(r *http.Request) ([]json.RawMessage, error) {
+	var body struct {
+		DataPackages []json.RawMessage `json:"DataPackages"`
+	}
+	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
+		return nil, err
+	}
+	if body.DataPackages == nil {
+		return nil, httpapi.BadRequest("DataPackages", "required")
+	}
+	if len(body.DataPackages) == 0 || len(body.DataPackages) > maxPackageBatch {
+		return nil, httpapi.BadRequest("DataPackages", "must hold 1 to %d items", maxPackageBatch)
+	}
+	return body.DataPackages, nil
+}
+
+// updatePackages answers PUT /DataPackageTable: every item's PrimaryKey
+// (required) gets its Name, Keywords and Privacy (each optional), all in one
+// transaction.
+func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
+	items, err := packageBatch(r)
+	if err != nil {
+		httpapi.WriteError(w, err, packagesError)
+		return
+	}
+	ups := make([]store.DataPackageUpdate, 0, len(items))
+	fields := map[int64]string{}
+	for i, raw := range items {
+		field := fmt.Sprintf("DataPackages[%d]", i)
+		var it struct {
+			PrimaryKey any     `json:"PrimaryKey"`
+			Name       *string `json:"Name"`
+			Keywords   any     `json:"Keywords"`
+			Privacy    any     `json:"Privacy"`
+		}
+		if err := httpapi.DecodeValue(raw, &it, field); err != nil {
+			httpapi.WriteError(w, err, packagesError)
+			return
+		}
+		var up store.DataPackageUpdate
+		if up.PrimaryKey, err = asKey(field+".PrimaryKey", it.PrimaryKey); err != nil {
+			httpapi.WriteError(w, err, packagesError)
+			return
+		}
+		if it.Name != nil {
+			if err := checkText(field+".Name", *it.Name, true, 255); err != nil {
+				httpapi.WriteError(w, err, packagesError)
+				return
+			}
+			up.Name = it.Name
+		}
+		if it.Keywords != nil {
+			kw, err := asKeywords(field+".Keywords", it.Keywords)
+			if err != nil {
+				httpapi.WriteError(w, err, packagesError)
+				return
+			}
+			up.Keywords = &kw
+		}
+		if it.Privacy != nil {
+			priv, err := asPrivacy(field+".Privacy", it.Privacy)
+			if err != nil {
+				httpapi.WriteError(w, err, packagesError)
+				return
+			}
+			up.Private = &priv
+		}
+		if _, ok := fields[up.PrimaryKey]; !ok {
+			fields[up.PrimaryKey] = field
+		}
+		ups = append(ups, up)
+	}
+	if err := a.opts.Store.UpdateDataPackages(r.Context(), ups); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			err = httpapi.Errorf(http.StatusNotFound, "%s", notFoundKey(err, fields))
+		}
+		a.fail(w, r, clientError(err, "DataPackages"), packagesError+"the packages could not be updated", "updating data packages failed")
+		return
+	}
+	a.log.Info("data packages updated", "packages", len(ups))
+	httpapi.WriteMessage(w, http.StatusOK, "success")
+}
+
+// notFoundKey names the item whose PrimaryKey the store did not find.
+func notFoundKey(err error, fields map[int64]string) string {
+	for key, field := range fields {
+		if strings.HasSuffix(err.Error(), fmt.Sprintf("PrimaryKey %d", key)) {
+			return fmt.Sprintf("%s.PrimaryKey: no data package %d", field, key)
+		}
+	}
+	return "DataPackages: " + storeDetail(err, store.ErrNotFound)
+}
+
+// deletePackages answers DELETE /DataPackageTable: every item's hash must
+// name a package, or nothing is deleted.
+func (a *API) deletePackages(w http.ResponseWriter, r *http.Request) {
+	items, err := packageBatch(r)
+	if err != nil {
+		httpapi.WriteError(w, err, packagesError)
+		return
+	}
+	hashes := make([]string, 0, len(items))
+	for i, raw := range items {
+		field := fmt.Sprintf("DataPackages[%d].hash", i)
+		var it struct {
+			Hash *string `json:"hash"`
+		}
+		if err := httpapi.DecodeValue(raw, &it, fmt.Sprintf("DataPackages[%d]", i)); err != nil {
+			httpapi.WriteError(w, err, packagesError)
+			return
+		}
+		h, err := checkHash(field, str(it.Hash))
+		if err != nil {
+			httpapi.WriteError(w, err, packagesError)
+			return
+		}
+		if _, err := a.opts.Store.DataPackageByHash(r.Context(), h); errors.Is(err, store.ErrNotFound) {
+			httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "%s: no data package with hash %s", field, h), packagesError)
+			return
+		} else if err != nil {
+			a.fail(w, r, err, packagesError+"the packages could not be read", "looking up a data package failed")
+			return
+		}
+		hashes = append(hashes, h)
+	}
+	if err := a.opts.Store.DeleteDataPackagesByHash(r.Context(), hashes); err != nil {
+		a.fail(w, r, clientError(err, "DataPackages"), packagesError+"the packages could not be deleted", "deleting data packages failed")
+		return
+	}
+	a.log.Info("data packages deleted", "packages", len(hashes))
+	httpapi.WriteMessage(w, http.StatusOK, "success")
+}
+
+// checkHash accepts a SHA-256 in hex (any case) and returns it lower-case.
+func checkHash(field, h string) (string, error) {
+	if h == "" {
+		return "", httpapi.BadRequest(field, "required")
+	}
+	if b, err := hex.DecodeString(h); err != nil || len(b) != 32 {
+		return "", httpapi.BadRequest(field, "must be a SHA-256 in hex (64 hex digits), not %q", clipValue(h))
+	}
+	return strings.ToLower(h), nil
+}
+
+// downloadPackage answers GET /DataPackageTable/{hash} with the content.
+func (a *API) downloadPackage(w http.ResponseWriter, r *http.Request) {
+	h, err := checkHash("hash", r.PathValue("hash"))
+	if err != nil {
+		httpapi.WriteError(w, err, packagesError)
+		return
+	}
+	p, err := a.opts.Store.DataPackageByHash(r.Context(), h)
+	if errors.Is(err, store.ErrNotFound) {
+		httpapi.WriteMessage(w, http.StatusNotFound, "hash: no data package with hash "+h)
+		return
+	}
+	if err != nil {
+		a.fail(w, r, err, packagesError+"the package could not be read", "looking up a data package failed")
+		return
+	}
+	a.log.Debug("data package downloaded", "name", logx.Clip(p.Name), "hash", p.Hash)
+	a.servePackage(w, r, p)
+}

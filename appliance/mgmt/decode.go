@@ -1,0 +1,210 @@
+package mgmt
+
+// Request checks shared by the routes: text fields, the loosely typed
+// values FreeTAKServer's clients send (booleans as strings, keys as numbers
+// or strings), and the mapping of store errors to client answers.
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/store"
+)
+
+// checkText accepts v when it is valid UTF-8 without control characters
+// and at most max bytes; required also refuses "".
+func checkText(field, v string, required bool, max int) error {
+	if v == "" {
+		if required {
+			return httpapi.BadRequest(field, "required")
+		}
+		return nil
+	}
+	if len(v) > max {
+		return httpapi.BadRequest(field, "longer than %d bytes", max)
+	}
+	if !utf8.ValidString(v) {
+		return httpapi.BadRequest(field, "not valid UTF-8")
+	}
+	for _, r := range v {
+		if unicode.IsControl(r) {
+			return httpapi.BadRequest(field, "contains a control character")
+		}
+	}
+	return nil
+}
+
+// str dereferences an optional string field.
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// checkToken applies the rules of a token a client chooses itself: long
+// enough not to be guessed, short enough to be stored.
+func checkToken(field, v string) error {
+	if err := checkText(field, v, true, 256); err != nil {
+		return err
+	}
+	if len(v) < minClientToken {
+		return httpapi.BadRequest(field, "must be at least %d characters (leave it out to have one generated)", minClientToken)
+	}
+	if strings.TrimSpace(v) != v || strings.ContainsAny(v, " \t") {
+		return httpapi.BadRequest(field, "must not contain spaces")
+	}
+	return nil
+}
+
+// asBool reads a flag sent as "true"/"false" (any case) or a JSON boolean;
+// absent is false.
+func asBool(field string, v any) (bool, error) {
+	switch t := v.(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return t, nil
+	case string:
+		switch strings.ToLower(strings.TrimSpace(t)) {
+		case "true":
+			return true, nil
+		case "false", "":
+			return false, nil
+		}
+	}
+	return false, httpapi.BadRequest(field, `must be "true" or "false"`)
+}
+
+// asKey reads a PrimaryKey sent as a number or a string of digits.
+func asKey(field string, v any) (int64, error) {
+	var s string
+	switch t := v.(type) {
+	case nil:
+		return 0, httpapi.BadRequest(field, "required")
+	case json.Number:
+		s = t.String()
+	case string:
+		s = strings.TrimSpace(t)
+		if s == "" {
+			return 0, httpapi.BadRequest(field, "required")
+		}
+	default:
+		return 0, httpapi.BadRequest(field, "must be a whole number or a string of digits, not %s", kindOf(v))
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 {
+		return 0, httpapi.BadRequest(field, "must be a positive whole number, not %q", clipValue(s))
+	}
+	return n, nil
+}
+
+// asPrivacy reads Privacy: 0 (public) or 1 (private), as a number or a string.
+func asPrivacy(field string, v any) (bool, error) {
+	var s string
+	switch t := v.(type) {
+	case json.Number:
+		s = t.String()
+	case string:
+		s = strings.TrimSpace(t)
+	default:
+		return false, httpapi.BadRequest(field, "must be 0 (public) or 1 (private), not %s", kindOf(v))
+	}
+	switch s {
+	case "0":
+		return false, nil
+	case "1":
+		return true, nil
+	}
+	return false, httpapi.BadRequest(field, "must be 0 (public) or 1 (private), not %q", clipValue(s))
+}
+
+// asKeywords reads Keywords: a comma-separated string (api.md §2.8) or an
+// array of strings.
+func asKeywords(field string, v any) ([]string, error) {
+	var items []string
+	switch t := v.(type) {
+	case string:
+		items = strings.Split(t, ",")
+	case []any:
+		for i, it := range t {
+			s, ok := it.(string)
+			if !ok {
+				return nil, httpapi.BadRequest(field+"["+strconv.Itoa(i)+"]", "must be a string, not %s", kindOf(it))
+			}
+			items = append(items, s)
+		}
+	default:
+		return nil, httpapi.BadRequest(field, "must be a comma-separated string or an array of strings, not %s", kindOf(v))
+	}
+	kw, err := store.CleanKeywords(items)
+	if err != nil {
+		return nil, httpapi.BadRequest(field, "%s", storeDetail(err, store.ErrInvalid))
+	}
+	return kw, nil
+}
+
+// kindOf names a decoded JSON value's type.
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number, float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+func clipValue(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// storeDetail is the part of a store error after its sentinel's text: the
+// client-facing reason ("password must be 1 to 256 bytes").
+func storeDetail(err, sentinel error) string {
+	s := err.Error()
+	if i := strings.LastIndex(s, sentinel.Error()+": "); i >= 0 {
+		return s[i+len(sentinel.Error())+2:]
+	}
+	return strings.TrimPrefix(sentinel.Error(), "store: ")
+}
+
+// clientError maps a store error that is the client's doing to its answer
+// (field names the request field); anything else is returned unchanged (an
+// internal fault).
+func clientError(err error, field string) error {
+	switch {
+	case errors.Is(err, store.ErrInvalid):
+		return httpapi.BadRequest(field, "%s", storeDetail(err, store.ErrInvalid))
+	case errors.Is(err, store.ErrConflict):
+		return httpapi.Errorf(http.StatusConflict, "%s", prefixed(field, storeDetail(err, store.ErrConflict)))
+	case errors.Is(err, store.ErrNotFound):
+		return httpapi.Errorf(http.StatusNotFound, "%s", prefixed(field, storeDetail(err, store.ErrNotFound)))
+	case errors.Is(err, store.ErrTooLarge):
+		return httpapi.Errorf(http.StatusRequestEntityTooLarge, "%s", prefixed(field, storeDetail(err, store.ErrTooLarge)))
+	}
+	return err
+}
+
+func prefixed(field, msg string) string {
+	if field == "" {
+		return msg
+	}
+	return field + ": " + msg
+}

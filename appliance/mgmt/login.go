@@ -1,0 +1,101 @@
+package mgmt
+
+// POST /api/login (api.md §5.7): a system user's name and password give a
+// login token, a bearer token for that user that expires after
+// loginTokenLifetime (12 h by default). It is stored hashed, works like the
+// user's own token (calls made with it are audited as the user) and ends
+// early when the user's password changes or the user is deleted. Answer:
+//
+//	{"token": "...", "expires": "<ISO 8601>", "id": "<uid>", "username": "..."}
+//
+// Failed logins count against the client address in the same limiter as
+// unknown tokens; every password check passes the store's process-wide
+// password gate (PBKDF2 is deliberately slow), answered 429 when it is full.
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/logx"
+	"outpost/appliance/store"
+)
+
+type loginAnswer struct {
+	Token    string `json:"token"`
+	Expires  string `json:"expires"`
+	ID       string `json:"id"`
+	Username string `json:"username"`
+}
+
+func (a *API) login(w http.ResponseWriter, r *http.Request) {
+	if a.opts.Store == nil {
+		httpapi.WriteMessage(w, http.StatusInternalServerError, usersError)
+		return
+	}
+	addr := httpapi.ClientAddr(r).String()
+	if wait, blocked := a.limiter.Blocked(addr); blocked {
+		a.refuseBlocked(w, r, addr, wait)
+		return
+	}
+	capture := &captureBody{rc: r.Body, keep: true}
+	r.Body = capture
+	var body struct {
+		Username *string `json:"username"`
+		Password *string `json:"password"`
+	}
+	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
+		httpapi.WriteError(w, err, usersError)
+		return
+	}
+	name, password := str(body.Username), str(body.Password)
+	if err := checkText("username", name, true, 256); err != nil {
+		httpapi.WriteError(w, err, usersError)
+		return
+	}
+	if password == "" {
+		httpapi.WriteError(w, httpapi.BadRequest("password", "required"), usersError)
+		return
+	}
+	if wait, ok := a.limiter.Begin(addr); !ok {
+		a.refuseBlocked(w, r, addr, wait)
+		return
+	}
+	u, err := a.opts.Store.VerifyPassword(r.Context(), name, password)
+	failed := errors.Is(err, store.ErrBadCredentials)
+	if a.limiter.End(addr, failed) {
+		a.log.Warn("management API: address blocked after repeated failed logins or unknown tokens",
+			"remote", addr, "failures", authMaxFailures, "window", authWindow, "blocked_for", authBlock)
+	}
+	switch {
+	case failed:
+		a.authLog.Log(slog.LevelWarn, "management API login failed", "user", logx.Clip(name), "remote", addr, "reason", "bad user name or password")
+		httpapi.WriteMessage(w, http.StatusUnauthorized, "bad user name or password")
+		return
+	case errors.Is(err, context.Canceled):
+		return
+	case errors.Is(err, store.ErrBusy):
+		// The process-wide password gate (store) is full: logins and
+		// enrollments, from anywhere, slow down together.
+		a.authLog.Log(slog.LevelWarn, "management API login deferred: too many password checks right now", "remote", addr)
+		httpapi.WriteTooManyRequests(w, time.Second, "the server is busy checking passwords; retry in a second")
+		return
+	case err != nil:
+		a.fail(w, r, err, usersError, "a login could not be checked")
+		return
+	}
+	now := a.opts.Now()
+	expires := now.Add(a.opts.LoginTokenLifetime)
+	token, err := a.opts.Store.CreateLoginToken(r.Context(), u.UID, expires)
+	if err != nil {
+		a.fail(w, r, err, usersError, "issuing a login token failed")
+		return
+	}
+	a.log.Info("management API login", "user", logx.Clip(u.Name), "uid", u.UID, "remote", addr, "expires", expires.UTC())
+	// A login is a call authenticated as a system user (api.md §5.5).
+	a.recordAudit(r, store.Principal{Kind: store.SystemUser, Name: u.Name, UID: u.UID, Login: true}, now, http.StatusOK, capture, "")
+	httpapi.WriteJSON(w, http.StatusOK, loginAnswer{Token: token, Expires: httpapi.FormatTime(expires), ID: u.UID, Username: u.Name})
+}

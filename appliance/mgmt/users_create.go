@@ -1,0 +1,236 @@
+package mgmt
+
+// POST /ManageSystemUser/postSystemUser (api.md §4.1) in its two shapes:
+//
+//	flat:  {"username", "password", "token"?, "certificatePackageName"?}
+//	batch: {"systemUsers": [{"Name", "Group", "Token", "Password", "DeviceType", "Certs"}, ...]}
+//
+// The whole body is checked first (types, required fields, device types,
+// duplicate names): a mistake anywhere is a 400 and nothing is created. Then
+// each user is created; one that fails (its name or token is taken, its
+// certificate cannot be built) is named in the message and the others are
+// still created. Answer: 201 {"message": "user(s) created", "SystemUsers":
+// [...]}, with each new user's token (shown this once). When no user could
+// be created: 409 when every failure was a conflict, 500 otherwise.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/logx"
+	"outpost/appliance/pki"
+	"outpost/appliance/store"
+)
+
+// newUser is one user to create, checked.
+type newUser struct {
+	field      string // where it came from in the body, for messages
+	in         store.UserInput
+	certs      bool
+	device     pki.Device
+	nameField  string
+	tokenField string
+}
+
+type batchUser struct {
+	Name       *string `json:"Name"`
+	Group      *string `json:"Group"`
+	Token      *string `json:"Token"`
+	Password   *string `json:"Password"`
+	DeviceType *string `json:"DeviceType"`
+	Certs      any     `json:"Certs"`
+}
+
+func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Username               *string           `json:"username"`
+		Password               *string           `json:"password"`
+		Token                  *string           `json:"token"`
+		CertificatePackageName *string           `json:"certificatePackageName"`
+		SystemUsers            []json.RawMessage `json:"systemUsers"`
+	}
+	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
+		httpapi.WriteError(w, err, usersError)
+		return
+	}
+	var users []newUser
+	if body.SystemUsers != nil {
+		if len(body.SystemUsers) == 0 || len(body.SystemUsers) > maxBatch {
+			httpapi.WriteError(w, httpapi.BadRequest("systemUsers", "must hold 1 to %d users", maxBatch), usersError)
+			return
+		}
+		names := map[string]string{}
+		for i, raw := range body.SystemUsers {
+			u, err := checkBatchUser(raw, fmt.Sprintf("systemUsers[%d]", i))
+			if err == nil {
+				if first, dup := names[u.in.Name]; dup {
+					err = httpapi.BadRequest(u.nameField, "%q is also the name of %s", clipValue(u.in.Name), first)
+				}
+				names[u.in.Name] = u.field
+			}
+			if err != nil {
+				httpapi.WriteError(w, err, usersError)
+				return
+			}
+			users = append(users, u)
+		}
+	} else {
+		u, err := checkFlatUser(str(body.Username), str(body.Password), body.Token, str(body.CertificatePackageName))
+		if err != nil {
+			httpapi.WriteError(w, err, usersError)
+			return
+		}
+		users = append(users, u)
+	}
+
+	created := make([]userItem, 0, len(users))
+	var failures []string
+	conflictsOnly := true
+	for _, nu := range users {
+		u, err := a.createUser(r.Context(), nu)
+		if err != nil {
+			if errors.Is(err, context.Canceled) {
+				return
+			}
+			ce := clientError(err, "")
+			var he *httpapi.Error
+			if errors.As(ce, &he) {
+				conflictsOnly = conflictsOnly && he.Status == http.StatusConflict
+				failures = append(failures, fmt.Sprintf("%s %q: %s", nu.nameField, clipValue(nu.in.Name), he.Msg))
+			} else {
+				conflictsOnly = false
+				a.log.Error("creating a system user failed", "user", logx.Clip(nu.in.Name), "err", err)
+				failures = append(failures, fmt.Sprintf("%s %q: could not be created (internal error)", nu.nameField, clipValue(nu.in.Name)))
+			}
+			continue
+		}
+		a.log.Info("system user created", "user", logx.Clip(u.Name), "uid", u.UID, "certificate_package", u.CertificatePackageName)
+		created = append(created, itemOf(u))
+	}
+	msg := "user(s) created"
+	if len(failures) > 0 {
+		msg += "; not created: " + strings.Join(failures, "; ")
+	}
+	switch {
+	case len(created) > 0:
+		httpapi.WriteJSON(w, http.StatusCreated, struct {
+			Message     string     `json:"message"`
+			SystemUsers []userItem `json:"SystemUsers"`
+		}{msg, created})
+	case conflictsOnly:
+		httpapi.WriteMessage(w, http.StatusConflict, "no user created: "+strings.Join(failures, "; "))
+	default:
+		httpapi.WriteMessage(w, http.StatusInternalServerError, usersError)
+	}
+}
+
+func checkFlatUser(name, password string, token *string, pkgName string) (newUser, error) {
+	u := newUser{field: "body", nameField: "username", tokenField: "token"}
+	if err := checkText("username", name, true, 256); err != nil {
+		return u, err
+	}
+	if err := checkText("password", password, true, 256); err != nil {
+		return u, err
+	}
+	if token != nil {
+		if err := checkToken("token", *token); err != nil {
+			return u, err
+		}
+		u.in.Token = *token
+	}
+	if err := checkText("certificatePackageName", pkgName, false, 255); err != nil {
+		return u, err
+	}
+	u.in.Name, u.in.Password, u.in.CertificatePackageName = name, password, pkgName
+	return u, checkUserName("username", name, false)
+}
+
+func checkBatchUser(raw json.RawMessage, field string) (newUser, error) {
+	var b batchUser
+	if err := httpapi.DecodeValue(raw, &b, field); err != nil {
+		return newUser{}, err
+	}
+	u := newUser{field: field, nameField: field + ".Name", tokenField: field + ".Token"}
+	name, password := str(b.Name), str(b.Password)
+	if err := checkText(field+".Name", name, true, 256); err != nil {
+		return u, err
+	}
+	if err := checkText(field+".Password", password, true, 256); err != nil {
+		return u, err
+	}
+	if err := checkText(field+".Group", str(b.Group), false, 255); err != nil {
+		return u, err
+	}
+	if b.Token != nil {
+		if err := checkToken(field+".Token", *b.Token); err != nil {
+			return u, err
+		}
+		u.in.Token = *b.Token
+	}
+	certs, err := asBool(field+".Certs", b.Certs)
+	if err != nil {
+		return u, err
+	}
+	// DeviceType (api.md §2.1): mobile or desktop, any case; the client
+	// names atak, itak and wintak (the desktop value) are accepted too.
+	dt := strings.ToLower(strings.TrimSpace(str(b.DeviceType)))
+	if dt == "" {
+		dt = "mobile"
+	}
+	d, err := pki.ParseDevice(dt)
+	if err != nil {
+		return u, httpapi.BadRequest(field+".DeviceType", "must be mobile, desktop, wintak, atak or itak, not %q", clipValue(str(b.DeviceType)))
+	}
+	u.in = store.UserInput{Name: name, Password: password, Group: str(b.Group), Token: u.in.Token, DeviceType: dt}
+	u.certs, u.device = certs, d
+	return u, checkUserName(field+".Name", name, certs)
+}
+
+// checkUserName applies the store's name rules (and, for users who get a
+// certificate, the stricter file-name rules) with the field's name.
+func checkUserName(field, name string, certs bool) error {
+	if strings.TrimSpace(name) != name {
+		return httpapi.BadRequest(field, "must not start or end with a space")
+	}
+	if n := len([]rune(name)); n > 64 {
+		return httpapi.BadRequest(field, "must be at most 64 characters, not %d", n)
+	}
+	if certs {
+		if err := pki.ValidateName(name); err != nil {
+			return httpapi.BadRequest(field, "a user with certificates needs a name of letters, digits, '.', '_', '-' and spaces (%v)", err)
+		}
+	}
+	return nil
+}
+
+// createUser stores one user and, when asked, builds its certificate
+// package. If the package fails, the user is removed again.
+func (a *API) createUser(ctx context.Context, nu newUser) (store.User, error) {
+	u, err := a.opts.Store.CreateUser(ctx, nu.in)
+	if err != nil {
+		if errors.Is(err, store.ErrConflict) && strings.Contains(err.Error(), "token") {
+			return store.User{}, fmt.Errorf("%w: token already in use", store.ErrConflict)
+		}
+		if errors.Is(err, store.ErrConflict) {
+			return store.User{}, fmt.Errorf("%w: a user with this name exists", store.ErrConflict)
+		}
+		return store.User{}, err
+	}
+	if !nu.certs {
+		return u, nil
+	}
+	name, hash, err := a.issueCertificatePackage(ctx, u, nu.device)
+	if err != nil {
+		if derr := a.opts.Store.DeleteUser(context.WithoutCancel(ctx), u.UID); derr != nil {
+			a.log.Error("could not remove a user whose certificate package failed", "user", logx.Clip(u.Name), "uid", u.UID, "err", derr)
+		}
+		return store.User{}, err
+	}
+	u.CertificatePackageName, u.CertificatePackageHash = name, hash
+	return u, nil
+}

@@ -1,0 +1,165 @@
+package mgmt
+
+// PUT /ManageSystemUser/putSystemUser (api.md §4.1):
+//
+//	flat:  {"id", "username"?, "password"?, "token"?}   change one user
+//	batch: {"systemUsers": [{"uid", "Token"}, ...]}      rotate tokens
+//
+// Both are all or nothing: an unknown id, a taken name or token, or any bad
+// field changes nobody. A new password ends the user's login tokens. A user
+// holding valid certificates cannot be renamed (the certificates carry the
+// name, and revoking them by name on deletion would miss them): delete and
+// re-create the user instead.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/logx"
+	"outpost/appliance/store"
+)
+
+func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ID          *string           `json:"id"`
+		Username    *string           `json:"username"`
+		Password    *string           `json:"password"`
+		Token       *string           `json:"token"`
+		SystemUsers []json.RawMessage `json:"systemUsers"`
+	}
+	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
+		httpapi.WriteError(w, err, usersError)
+		return
+	}
+	if body.SystemUsers != nil {
+		a.rotateTokens(w, r, body.SystemUsers)
+		return
+	}
+	id := str(body.ID)
+	if err := checkText("id", id, true, 255); err != nil {
+		httpapi.WriteError(w, err, usersError)
+		return
+	}
+	var up store.UserUpdate
+	if body.Username != nil {
+		if err := checkText("username", *body.Username, true, 256); err != nil {
+			httpapi.WriteError(w, err, usersError)
+			return
+		}
+		if err := checkUserName("username", *body.Username, false); err != nil {
+			httpapi.WriteError(w, err, usersError)
+			return
+		}
+		up.Name = body.Username
+	}
+	if body.Password != nil {
+		if err := checkText("password", *body.Password, true, 256); err != nil {
+			httpapi.WriteError(w, err, usersError)
+			return
+		}
+		up.Password = body.Password
+	}
+	if body.Token != nil {
+		if err := checkToken("token", *body.Token); err != nil {
+			httpapi.WriteError(w, err, usersError)
+			return
+		}
+		up.Token = body.Token
+	}
+	if up.Name == nil && up.Password == nil && up.Token == nil {
+		httpapi.WriteError(w, httpapi.BadRequest("username, password or token", "at least one is required"), usersError)
+		return
+	}
+	old, err := a.opts.Store.UserByUID(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "id: no system user with id %q", clipValue(id)), usersError)
+		return
+	}
+	if err != nil {
+		a.fail(w, r, err, usersError, "looking up a system user to update failed")
+		return
+	}
+	if up.Name != nil && *up.Name != old.Name && a.opts.Authority != nil {
+		certs, err := a.opts.Authority.Issued(old.Name)
+		if err != nil {
+			a.fail(w, r, err, usersError, "reading the certificates of a user to rename failed")
+			return
+		}
+		for _, c := range certs {
+			if !c.Revoked {
+				httpapi.WriteError(w, httpapi.Errorf(http.StatusConflict,
+					"username: %q holds certificates issued to its name; delete and re-create the user to rename it", clipValue(old.Name)), usersError)
+				return
+			}
+		}
+	}
+	u, err := a.opts.Store.UpdateUser(r.Context(), id, up)
+	if err != nil {
+		field := "username"
+		if isTokenConflict(err) {
+			field = "token"
+		}
+		a.fail(w, r, clientError(err, field), usersError, "updating a system user failed")
+		return
+	}
+	a.log.Info("system user updated", "user", logx.Clip(u.Name), "uid", u.UID,
+		"renamed", up.Name != nil && *up.Name != old.Name, "password_changed", up.Password != nil, "token_changed", up.Token != nil)
+	httpapi.WriteMessage(w, http.StatusOK, "user updated")
+}
+
+func isTokenConflict(err error) bool {
+	return errors.Is(err, store.ErrConflict) && storeDetail(err, store.ErrConflict) == "token already in use"
+}
+
+// rotateTokens is the batch shape: every item's uid gets its Token.
+func (a *API) rotateTokens(w http.ResponseWriter, r *http.Request, items []json.RawMessage) {
+	if len(items) == 0 || len(items) > maxBatch {
+		httpapi.WriteError(w, httpapi.BadRequest("systemUsers", "must hold 1 to %d users", maxBatch), usersError)
+		return
+	}
+	changes := make([]store.TokenChange, 0, len(items))
+	fields := map[string]string{} // uid -> field, for messages
+	for i, raw := range items {
+		field := fmt.Sprintf("systemUsers[%d]", i)
+		var it struct {
+			UID   *string `json:"uid"`
+			Token *string `json:"Token"`
+		}
+		if err := httpapi.DecodeValue(raw, &it, field); err != nil {
+			httpapi.WriteError(w, err, usersError)
+			return
+		}
+		if err := checkText(field+".uid", str(it.UID), true, 255); err != nil {
+			httpapi.WriteError(w, err, usersError)
+			return
+		}
+		if err := checkToken(field+".Token", str(it.Token)); err != nil {
+			httpapi.WriteError(w, err, usersError)
+			return
+		}
+		if first, dup := fields[*it.UID]; dup {
+			httpapi.WriteError(w, httpapi.BadRequest(field+".uid", "the same user as %s", first), usersError)
+			return
+		}
+		fields[*it.UID] = field
+		changes = append(changes, store.TokenChange{UID: *it.UID, Token: *it.Token})
+	}
+	for _, c := range changes {
+		if _, err := a.opts.Store.UserByUID(r.Context(), c.UID); errors.Is(err, store.ErrNotFound) {
+			httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "%s.uid: no system user with id %q", fields[c.UID], clipValue(c.UID)), usersError)
+			return
+		} else if err != nil {
+			a.fail(w, r, err, usersError, "looking up a system user to update failed")
+			return
+		}
+	}
+	if err := a.opts.Store.SetUserTokens(r.Context(), changes); err != nil {
+		a.fail(w, r, clientError(err, "systemUsers"), usersError, "rotating system user tokens failed")
+		return
+	}
+	a.log.Info("system user tokens rotated", "users", len(changes))
+	httpapi.WriteMessage(w, http.StatusOK, "user updated")
+}

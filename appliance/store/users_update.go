@@ -1,0 +1,166 @@
+package store
+
+// Changes to system users: the management API's putSystemUser (flat and
+// batch, api.md §4.1), batch deletion, and the certificate package of a user
+// created with certificates (api.md §5.10).
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// UserUpdate changes one system user; nil fields are left as they are.
+type UserUpdate struct {
+	Name     *string
+	Password *string // a new password also ends the user's login tokens
+	Token    *string
+}
+
+// UpdateUser applies up to the user uid and returns the user as stored.
+// Errors: ErrNotFound, ErrInvalid, ErrConflict (name or token in use);
+// nothing is changed then.
+func (s *Store) UpdateUser(ctx context.Context, uid string, up UserUpdate) (User, error) {
+	if err := s.check(ctx); err != nil {
+		return User{}, fmt.Errorf("store: update user: %w", err)
+	}
+	var (
+		sets []string
+		args []any
+	)
+	if up.Name != nil {
+		if err := validateUserName(*up.Name); err != nil {
+			return User{}, fmt.Errorf("store: update user: %w", err)
+		}
+		sets, args = append(sets, "name = ?"), append(args, *up.Name)
+	}
+	if up.Token != nil {
+		if err := checkText("token", *up.Token, 1, maxTokenBytes); err != nil {
+			return User{}, fmt.Errorf("store: update user: %w", err)
+		}
+		sets, args = append(sets, "token_hash = ?"), append(args, tokenHash(*up.Token))
+	}
+	if up.Password != nil {
+		if len(*up.Password) < 1 || len(*up.Password) > maxPasswordBytes {
+			return User{}, fmt.Errorf("store: update user: %w: password must be 1 to %d bytes", ErrInvalid, maxPasswordBytes)
+		}
+		// The slow hash is computed before the transaction.
+		ph, err := hashPassword(*up.Password, s.passwordIter)
+		if err != nil {
+			return User{}, err
+		}
+		sets, args = append(sets, "password_hash = ?"), append(args, ph)
+	}
+	var u User
+	err := s.inTx(ctx, "update user", func(tx *sql.Tx) error {
+		if len(sets) > 0 {
+			res, err := tx.ExecContext(ctx, `UPDATE system_users SET `+strings.Join(sets, ", ")+` WHERE uid = ?`, append(args, uid)...)
+			if isUniqueViolation(err) {
+				return conflictOf(err)
+			}
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return fmt.Errorf("%w: no system user with uid %q", ErrNotFound, uid)
+			}
+			if up.Password != nil {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM login_tokens WHERE user_uid = ?`, uid); err != nil {
+					return err
+				}
+			}
+		}
+		var err error
+		u, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM system_users WHERE uid = ?`, uid))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: no system user with uid %q", ErrNotFound, uid)
+		}
+		return err
+	})
+	return u, err
+}
+
+// conflictOf names the unique column a violation is about.
+func conflictOf(err error) error {
+	if strings.Contains(err.Error(), "token_hash") {
+		return fmt.Errorf("%w: token already in use", ErrConflict)
+	}
+	return fmt.Errorf("%w: user name exists", ErrConflict)
+}
+
+// TokenChange sets the bearer token of the system user UID.
+type TokenChange struct {
+	UID   string
+	Token string
+}
+
+// SetUserTokens rotates the tokens of several users in one transaction:
+// all of them change, or (ErrNotFound, ErrInvalid, ErrConflict) none.
+func (s *Store) SetUserTokens(ctx context.Context, changes []TokenChange) error {
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("store: set user tokens: %w", err)
+	}
+	for _, c := range changes {
+		if err := checkText("token", c.Token, 1, maxTokenBytes); err != nil {
+			return fmt.Errorf("store: set user tokens: %w", err)
+		}
+	}
+	return s.inTx(ctx, "set user tokens", func(tx *sql.Tx) error {
+		for _, c := range changes {
+			res, err := tx.ExecContext(ctx, `UPDATE system_users SET token_hash = ? WHERE uid = ?`, tokenHash(c.Token), c.UID)
+			if isUniqueViolation(err) {
+				return conflictOf(err)
+			}
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return fmt.Errorf("%w: no system user with uid %q", ErrNotFound, c.UID)
+			}
+		}
+		return nil
+	})
+}
+
+// SetUserCertificatePackage records the certificate package (file name and
+// data package hash) of the user uid.
+func (s *Store) SetUserCertificatePackage(ctx context.Context, uid, name, hash string) error {
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("store: set certificate package: %w", err)
+	}
+	if err := checkText("certificate package name", name, 0, maxUserField); err != nil {
+		return fmt.Errorf("store: set certificate package: %w", err)
+	}
+	res, err := s.w.ExecContext(ctx, `UPDATE system_users SET certificate_package_name = ?, certificate_package_hash = ? WHERE uid = ?`,
+		name, strings.ToLower(hash), uid)
+	if err != nil {
+		return s.wrapErr("set certificate package", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("store: set certificate package: %w: no system user with uid %q", ErrNotFound, uid)
+	}
+	return nil
+}
+
+// DeleteUsers removes several users in one transaction: all of them, or
+// (ErrNotFound naming the first unknown uid) none. Their login tokens go
+// with them.
+func (s *Store) DeleteUsers(ctx context.Context, uids []string) error {
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("store: delete users: %w", err)
+	}
+	return s.inTx(ctx, "delete users", func(tx *sql.Tx) error {
+		for _, uid := range uids {
+			res, err := tx.ExecContext(ctx, `DELETE FROM system_users WHERE uid = ?`, uid)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return fmt.Errorf("%w: no system user with uid %q", ErrNotFound, uid)
+			}
+		}
+		return nil
+	})
+}
