@@ -3,6 +3,7 @@ module outpost
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	golang.org/x/sys v0.49.0
 	google.golang.org/protobuf v1.36.12
 	gopkg.in/yaml.v3 v3.0.1
