@@ -212,11 +212,32 @@ func TestUnknownNamespace(t *testing.T) {
 
 func TestPingPong(t *testing.T) {
 	reason := make(chan string, 2)
-	s := startServer(t, Options{PingInterval: 40 * time.Millisecond, PingTimeout: 150 * time.Millisecond,
+	s := startServer(t, Options{PingInterval: 50 * time.Millisecond, PingTimeout: 500 * time.Millisecond,
 		OnDisconnect: func(_ *Socket, r string) { reason <- r }})
 	echo(s)
-	// A client that answers stays; rc.read answers pings.
+	// A client that answers stays: it answers five pings meanwhile.
 	good, _ := connect(t, s)
+	answered := make(chan error, 1)
+	go func() {
+		for n := 0; n < 5; {
+			msg, err := good.next(10 * time.Second)
+			if err != nil {
+				answered <- err
+				return
+			}
+			if msg == "2" {
+				ctx, cancel := contextWithTimeout(10 * time.Second)
+				err = good.c.Write(ctx, websocket.MessageText, []byte("3"))
+				cancel()
+				if err != nil {
+					answered <- err
+					return
+				}
+				n++
+			}
+		}
+		answered <- nil
+	}()
 	// A client that does not answer is closed after PingTimeout.
 	bad, _ := connect(t, s)
 	var pings int
@@ -236,17 +257,8 @@ func TestPingPong(t *testing.T) {
 	if r := <-reason; r != "ping timeout" {
 		t.Fatalf("reason %q", r)
 	}
-	// The answering client saw several pings and still works.
-	n := 0
-	for n < 5 {
-		msg, err := good.next(10 * time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if msg == "2" {
-			good.send("3")
-			n++
-		}
+	if err := <-answered; err != nil {
+		t.Fatalf("the answering client: %v", err)
 	}
 	good.roundTrip("alive")
 }
