@@ -29,8 +29,10 @@ const (
 	channelMessageBytes = 16 << 10
 	// usersPushGap spaces pushes of the client list when clients churn.
 	usersPushGap = 250 * time.Millisecond
-	// logsPushMax bounds the records of one pushed logs event.
-	logsPushMax = 200
+	// logsPushMax bounds the records of one pushed logs event, and
+	// logsPushDelay how long a record waits for others to join its push.
+	logsPushMax   = 200
+	logsPushDelay = 100 * time.Millisecond
 )
 
 // Service is one listener of the appliance as the channel reports it.
@@ -294,6 +296,10 @@ func (c *Channel) push() {
 	defer usersTimer.Stop()
 	var lastUsers time.Time
 	usersPending := false
+	logsTimer := time.NewTimer(time.Hour)
+	logsTimer.Stop()
+	defer logsTimer.Stop()
+	var batch []logx.Entry
 	for {
 		select {
 		case <-c.stop:
@@ -314,25 +320,32 @@ func (c *Channel) push() {
 			lastUsers = time.Now()
 			c.pushUsers()
 		case e := <-logs:
-			batch := []logx.Entry{e}
-		more:
-			for len(batch) < logsPushMax {
-				select {
-				case e := <-logs:
-					batch = append(batch, e)
-				default:
-					break more
-				}
+			// Records are gathered for logsPushDelay (or up to
+			// logsPushMax) so a busy log makes a few pushes a second,
+			// not one per line.
+			if batch = append(batch, e); len(batch) == 1 {
+				logsTimer.Reset(logsPushDelay)
 			}
-			if c.anyAuthenticated() {
-				c.broadcast("logs", c.logsPayload(batch))
+			if len(batch) >= logsPushMax {
+				logsTimer.Stop()
+				batch = c.pushLogs(batch)
 			}
+		case <-logsTimer.C:
+			batch = c.pushLogs(batch)
 		case <-health:
 			if c.anyAuthenticated() {
 				c.broadcast("serverHealth", jsonString(c.healthNow()))
 			}
 		}
 	}
+}
+
+// pushLogs pushes a batch of records and returns the emptied batch.
+func (c *Channel) pushLogs(batch []logx.Entry) []logx.Entry {
+	if len(batch) > 0 && c.anyAuthenticated() {
+		c.broadcast("logs", c.logsPayload(batch))
+	}
+	return batch[:0]
 }
 
 func (c *Channel) pushUsers() {

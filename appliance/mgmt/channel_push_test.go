@@ -18,7 +18,11 @@ import (
 // kinds may come in between) and decodes its payload.
 func (cc *chClient) nextEvent(name string, v any) {
 	cc.t.Helper()
+	deadline := time.Now().Add(testkit.WaitTimeout)
 	for {
+		if time.Now().After(deadline) {
+			cc.t.Fatalf("no %s event within %v", name, testkit.WaitTimeout)
+		}
 		msg := cc.read()
 		var arr []json.RawMessage
 		var got, payload string
@@ -42,6 +46,11 @@ func TestChannelPushes(t *testing.T) {
 	if authed.authenticate(testKey) != "True" {
 		t.Fatal("not authenticated")
 	}
+	// The socket counts as authenticated once its answer is queued; an
+	// answered request proves that moment has passed.
+	authed.emit("serviceInfo", nil)
+	var info map[string]any
+	authed.nextEvent("serviceInfo", &info)
 	waiting, _ := f.dial(t) // connected, not authenticated
 
 	// users: pushed when the broker's clients change.
@@ -49,24 +58,32 @@ func TestChannelPushes(t *testing.T) {
 	for range 1000 {
 		f.ch.NotifyClientsChanged() // never blocks; merged
 	}
-	for {
+	deadline := time.Now().Add(testkit.WaitTimeout)
+	for pushed := false; !pushed; {
+		if time.Now().After(deadline) {
+			t.Fatal("no users push naming the new client")
+		}
 		var users usersPayload
 		authed.nextEvent("users", &users)
-		if len(users.Users) == 1 && users.Users[0]["uid"] == "ANDROID-PUSH" && users.Users[0]["callsign"] == "BRAVO" {
-			break
-		}
+		pushed = len(users.Users) == 1 && users.Users[0]["uid"] == "ANDROID-PUSH" && users.Users[0]["callsign"] == "BRAVO"
 	}
 	// logs: pushed as records are written.
 	f.log.Error("disk almost full", "free", "1%")
-	for {
-		var logs logsPayload
-		authed.nextEvent("logs", &logs)
-		if len(logs.LogData) > 0 && logs.LogData[0]["message"] == "disk almost full free=1%" {
-			if logs.LogData[0]["type"] != "ERROR" {
-				t.Fatalf("pushed log %v", logs.LogData[0])
+	pushedLog := func() map[string]string {
+		for time.Now().Before(deadline) {
+			var logs logsPayload
+			authed.nextEvent("logs", &logs)
+			for _, l := range logs.LogData {
+				if l["message"] == "disk almost full free=1%" {
+					return l
+				}
 			}
-			break
 		}
+		t.Fatal("the log line was not pushed")
+		return nil
+	}
+	if l := pushedLog(); l["type"] != "ERROR" {
+		t.Fatalf("pushed log %v", l)
 	}
 	// serverHealth: pushed periodically.
 	var health map[string]*float64
