@@ -3,6 +3,7 @@ module outpost
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/gabriel-vasile/mimetype v1.4.16
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.72.0

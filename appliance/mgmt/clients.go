@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"outpost/appliance/broker"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 )
@@ -34,16 +35,24 @@ func (h *API) clients(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteMessage(w, http.StatusUnauthorized, "endpoint can only be accessed by approved IPs")
 		return
 	}
-	items := []clientItem{}
+	var cs []broker.ClientInfo
 	if h.opts.Broker != nil {
-		for _, c := range h.opts.Broker.Clients() {
-			items = append(items, clientItem{
-				UID: c.UID, Callsign: c.Callsign, Team: c.Team, Role: c.Role, Address: c.Address,
-				LastSeen: httpapi.FormatTime(c.LastSeen), User: c.User,
-			})
-		}
+		cs = h.opts.Broker.Clients()
 	}
-	httpapi.WriteJSON(w, http.StatusOK, items)
+	httpapi.WriteJSON(w, http.StatusOK, clientItems(cs))
+}
+
+// clientItems renders connected clients as /Clients and the channel's
+// users event show them.
+func clientItems(cs []broker.ClientInfo) []clientItem {
+	items := make([]clientItem, 0, len(cs))
+	for _, c := range cs {
+		items = append(items, clientItem{
+			UID: c.UID, Callsign: c.Callsign, Team: c.Team, Role: c.Role, Address: c.Address,
+			LastSeen: httpapi.FormatTime(c.LastSeen), User: c.User,
+		})
+	}
+	return items
 }
 
 // allowedByIP applies api.md §5.4. The connecting address must be in

@@ -1,0 +1,14 @@
+// Package socketio is a small Socket.IO server (protocol v5 over Engine.IO
+// v4) that serves the websocket transport only: the handshake, the main
+// namespace, events with acknowledgements in both directions, the
+// ping/pong heartbeat and clean closing (docs/socketio.md). HTTP long
+// polling and binary attachments are not served.
+//
+// It is built for hostile clients: every socket has read and write
+// deadlines and a bounded outbound queue drained by its own writer, so a
+// client that stops reading is dropped and never blocks a broadcast; a
+// malformed, unknown or oversized packet closes that socket only; the
+// number of sockets is bounded; Shutdown closes every session explicitly.
+//
+// Imports: logx only, of ours.
+package socketio

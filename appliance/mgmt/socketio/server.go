@@ -1,0 +1,304 @@
+package socketio
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"outpost/appliance/logx"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxSockets      = 64
+	DefaultMaxMessageBytes = 64 << 10
+	DefaultPingInterval    = 25 * time.Second
+	DefaultPingTimeout     = 20 * time.Second
+	DefaultConnectTimeout  = 20 * time.Second
+	DefaultWriteTimeout    = 10 * time.Second
+	DefaultQueueLen        = 64
+	DefaultMaxPendingAcks  = 64
+)
+
+// Options configure a Server. Zero values take the defaults above.
+type Options struct {
+	// MaxSockets bounds the open sockets; a handshake beyond it is
+	// answered 503.
+	MaxSockets int
+	// MaxMessageBytes bounds one message from a client (announced as
+	// maxPayload); a longer one closes the socket.
+	MaxMessageBytes int
+	// PingInterval is how often the server pings; a client that does not
+	// answer within PingTimeout is closed.
+	PingInterval, PingTimeout time.Duration
+	// ConnectTimeout is how long a client has, after the handshake, to
+	// connect to the namespace.
+	ConnectTimeout time.Duration
+	// WriteTimeout bounds every write to a client; a client that does not
+	// take a message within it is dropped.
+	WriteTimeout time.Duration
+	// QueueLen bounds the messages waiting for one client's writer; a
+	// client whose queue is full is dropped rather than waited for.
+	QueueLen int
+	// MaxPendingAcks bounds the acknowledgements the server awaits from
+	// one client (EmitWithAck).
+	MaxPendingAcks int
+	// OriginPatterns restricts the Origin of browser handshakes (host
+	// patterns as in path.Match). Empty allows any origin: the channel
+	// authenticates with a key sent in band, never with cookies, so a
+	// cross-origin page gains nothing a direct client would not have.
+	OriginPatterns []string
+	Logger         *slog.Logger
+	// OnConnect runs when a client has connected to the namespace (after
+	// the server's connect answer was queued). An error disconnects it.
+	OnConnect func(*Socket) error
+	// OnDisconnect runs once when a socket that had connected is gone,
+	// with the reason.
+	OnDisconnect func(s *Socket, reason string)
+}
+
+// Handler handles one event. args are the event's arguments after its
+// name; ack answers the client's acknowledgement request (a no-op when
+// the client asked for none; only the first call counts). Handlers of
+// one socket run one at a time in the order the events arrived, on that
+// socket's reader, so they must return promptly.
+type Handler func(s *Socket, args []json.RawMessage, ack func(args ...any))
+
+// Server serves Socket.IO over websocket. Register handlers with On
+// before serving.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	limited *logx.Limiter // warnings a client can cause
+
+	hmu      sync.RWMutex
+	handlers map[string]Handler
+
+	mu       sync.Mutex
+	sockets  map[*Socket]struct{}
+	reserved int // handshakes admitted, counted against MaxSockets
+	closing  bool
+	wg       sync.WaitGroup // one per admitted handshake
+}
+
+// NewServer returns a server with opts.
+func NewServer(opts Options) *Server {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&opts.MaxSockets, DefaultMaxSockets)
+	def(&opts.MaxMessageBytes, DefaultMaxMessageBytes)
+	def(&opts.QueueLen, DefaultQueueLen)
+	def(&opts.MaxPendingAcks, DefaultMaxPendingAcks)
+	defDur(&opts.PingInterval, DefaultPingInterval)
+	defDur(&opts.PingTimeout, DefaultPingTimeout)
+	defDur(&opts.ConnectTimeout, DefaultConnectTimeout)
+	defDur(&opts.WriteTimeout, DefaultWriteTimeout)
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{
+		opts:     opts,
+		log:      log,
+		limited:  logx.NewLimiter(log, 10, time.Minute),
+		handlers: map[string]Handler{},
+		sockets:  map[*Socket]struct{}{},
+	}
+}
+
+// On registers the handler of an event (replacing an earlier one).
+// Events without a handler are ignored.
+func (srv *Server) On(event string, h Handler) {
+	srv.hmu.Lock()
+	srv.handlers[event] = h
+	srv.hmu.Unlock()
+}
+
+func (srv *Server) handler(event string) Handler {
+	srv.hmu.RLock()
+	defer srv.hmu.RUnlock()
+	return srv.handlers[event]
+}
+
+// handshakeError writes Engine.IO's JSON error answer.
+func handshakeError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, msg})
+}
+
+// ServeHTTP serves the Engine.IO endpoint: a websocket handshake becomes a
+// socket, served until it closes; anything else gets Engine.IO's error
+// answer.
+func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	switch {
+	case q.Get("transport") != "websocket":
+		// Long polling is not served; Engine.IO's own answer makes a
+		// client that insists on it fail clearly.
+		handshakeError(w, http.StatusBadRequest, 0, "Transport unknown")
+		return
+	case r.Method != http.MethodGet:
+		handshakeError(w, http.StatusBadRequest, 2, "Bad handshake method")
+		return
+	case q.Get("EIO") != "4":
+		handshakeError(w, http.StatusBadRequest, 5, "Unsupported protocol version")
+		return
+	case q.Has("sid"):
+		// An upgrade from a polling session, which cannot exist here.
+		handshakeError(w, http.StatusBadRequest, 1, "Session ID unknown")
+		return
+	}
+	if !srv.admit() {
+		srv.limited.Warn("socket.io handshake refused: too many sockets", "addr", r.RemoteAddr, "max", srv.opts.MaxSockets)
+		w.Header().Set("Retry-After", "5")
+		handshakeError(w, http.StatusServiceUnavailable, 3, "Too many connections")
+		return
+	}
+	defer srv.release()
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		InsecureSkipVerify: len(srv.opts.OriginPatterns) == 0,
+		OriginPatterns:     srv.opts.OriginPatterns,
+	})
+	if err != nil {
+		// Accept has answered the request (400, 403).
+		srv.limited.Debug("socket.io handshake failed", "addr", r.RemoteAddr, "err", logx.Clip(err.Error()))
+		return
+	}
+	conn.SetReadLimit(int64(srv.opts.MaxMessageBytes))
+	s := newSocket(srv, conn, r)
+	if !srv.register(s) {
+		conn.Close(websocket.StatusGoingAway, "server shutting down")
+		return
+	}
+	s.serve()
+	srv.unregister(s)
+}
+
+// admit counts a handshake against MaxSockets; false when full or
+// closing.
+func (srv *Server) admit() bool {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.closing || srv.reserved >= srv.opts.MaxSockets {
+		return false
+	}
+	srv.reserved++
+	srv.wg.Add(1)
+	return true
+}
+
+func (srv *Server) release() {
+	srv.mu.Lock()
+	srv.reserved--
+	srv.mu.Unlock()
+	srv.wg.Done()
+}
+
+func (srv *Server) register(s *Socket) bool {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.closing {
+		return false
+	}
+	srv.sockets[s] = struct{}{}
+	return true
+}
+
+func (srv *Server) unregister(s *Socket) {
+	srv.mu.Lock()
+	delete(srv.sockets, s)
+	srv.mu.Unlock()
+}
+
+// Sockets returns the open sockets.
+func (srv *Server) Sockets() []*Socket {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	out := make([]*Socket, 0, len(srv.sockets))
+	for s := range srv.sockets {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Len is the number of open sockets.
+func (srv *Server) Len() int {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return len(srv.sockets)
+}
+
+// Broadcast emits an event to every socket connected to the namespace for
+// which filter (nil: all) returns true. The message is encoded once; a
+// socket whose queue is full is dropped, never waited for. It returns how
+// many sockets the event was queued for.
+func (srv *Server) Broadcast(filter func(*Socket) bool, event string, args ...any) (int, error) {
+	msg, err := encodeEvent(-1, event, args)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range srv.Sockets() {
+		if !s.connected.Load() || (filter != nil && !filter(s)) {
+			continue
+		}
+		if s.send(msg) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Shutdown refuses new handshakes and closes every socket: each is
+// disconnected and its websocket closed with "going away"; sockets still
+// open when ctx ends are cut off. It returns when every socket's
+// goroutines have ended, or ctx's error after cutting off the rest.
+func (srv *Server) Shutdown(ctx context.Context) error {
+	srv.mu.Lock()
+	srv.closing = true
+	srv.mu.Unlock()
+	for _, s := range srv.Sockets() {
+		s.disconnect(websocket.StatusGoingAway, "server shutting down")
+	}
+	done := make(chan struct{})
+	go func() {
+		srv.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	for _, s := range srv.Sockets() {
+		s.cut("server shut down")
+	}
+	<-done
+	return ctx.Err()
+}
+
+// newID is a random socket id (URL-safe base64 of 15 bytes).
+func newID() string {
+	var b [15]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
