@@ -46,7 +46,10 @@ type Appliance struct {
 	pki         *pki.Authority
 	httpMetrics *httpMetrics
 
-	mgmt        *mgmt.API         // nil when the management listener is disabled
+	mgmt        *mgmt.API     // nil when the management listener is disabled
+	channel     *mgmt.Channel // the socket.io channel; nil when the management listener is disabled
+	tap         *logx.Tap     // the last log lines, for the channel's logs event
+	started     time.Time
 	cotTLS      *stream.Listener  // nil when disabled
 	httpsGuard  *marti.HTTPSGuard // nil when 8443 is disabled
 	stopWatch   context.CancelFunc
@@ -65,8 +68,13 @@ func New(cfg config.Config, log *slog.Logger) *Appliance {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Appliance{cfg: cfg, log: log, listeners: map[string]listener{}}
+	// Every log line also goes to the tap the channel's logs event reads.
+	tap := logx.NewTap(log.Handler(), logTapLines)
+	return &Appliance{cfg: cfg, log: slog.New(tap), tap: tap, listeners: map[string]listener{}, started: time.Now()}
 }
+
+// logTapLines is how many recent log lines the channel can show.
+const logTapLines = 500
 
 // Open checks the configuration, opens the data (creating it on first run),
 // binds every enabled listener and starts serving; when it returns nil,
@@ -111,6 +119,11 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		HardBytes: cfg.QueueHardBytes,
 		Observer:  a.observe,
 		Logger:    a.log,
+		ClientsChanged: func() {
+			if a.channel != nil {
+				a.channel.NotifyClientsChanged()
+			}
+		},
 	})
 	if a.allowedCLI, err = config.ParseAllowList(cfg.AllowedCLIIPs); err != nil {
 		return fmt.Errorf("config AllowedCLIIPs: %w", err)
@@ -186,10 +199,15 @@ func (a *Appliance) buildListeners() {
 	api := httpLimits{idle: 2 * time.Minute, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: maxBody}
 
 	if cfg.RESTPort >= 0 {
+		a.channel = mgmt.NewChannel(mgmt.ChannelOptions{
+			WebsocketKey: cfg.WebsocketKey, Clients: a.broker.Clients, Services: a.services,
+			PublicHost: cfg.PublicHost, Version: Version(), StartTime: a.started, DataDir: cfg.DataDir,
+			Logs: a.tap, Logger: a.log,
+		})
 		a.mgmt = mgmt.New(mgmt.Options{
 			Broker: a.broker, Store: a.store, Authority: a.pki, AllowedClientIP: a.allowedCLI.Contains,
 			MaxUploadBytes: cfg.MaxUploadBytes, LoginTokenLifetime: cfg.LoginTokenLifetime, AuditRetention: cfg.AuditRetention,
-			Metrics: a.newMetrics(), Logger: a.log,
+			Metrics: a.newMetrics(), Channel: a.channel, Logger: a.log,
 		})
 		a.add(ListenerREST, cfg.RESTPort, a.newHTTPListener(ListenerREST,
 			netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}}, a.mgmt, api))
@@ -345,6 +363,12 @@ func (a *Appliance) shutdown(ctx context.Context) error {
 	if a.broker != nil {
 		a.broker.Drain() // no departures from here on: everyone is leaving
 	}
+	if a.channel != nil {
+		// http.Server.Shutdown does not close websockets: the channel does.
+		if err := a.channel.Shutdown(drainCtx); err != nil {
+			a.log.Info("socket.io sessions still open at the end of the drain budget were closed", "err", err)
+		}
+	}
 	var errs []error
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -381,4 +405,28 @@ func (a *Appliance) shutdown(ctx context.Context) error {
 	err := errors.Join(errs...)
 	a.log.Info("shut down", "took", time.Since(start).Round(time.Millisecond), "err", err)
 	return err
+}
+
+// services lists the listeners as the channel's serviceInfo and
+// systemStatus report them (FreeTAKServer's service names).
+func (a *Appliance) services() []mgmt.Service {
+	names := []struct{ listener, service string }{
+		{ListenerCoTTCP, "TCP_CoT_service"}, {ListenerCoTTLS, "SSL_CoT_service"},
+		{ListenerHTTP, "HTTP_TAK_service"}, {ListenerHTTPS, "HTTPS_TAK_service"},
+		{ListenerREST, "REST_API_service"}, {ListenerEnroll, "Enrollment_service"},
+	}
+	ports := map[string]int{ListenerCoTTCP: a.cfg.CoTPort, ListenerCoTTLS: a.cfg.SSLCoTPort, ListenerHTTP: a.cfg.HTTPPort,
+		ListenerHTTPS: a.cfg.HTTPSPort, ListenerREST: a.cfg.RESTPort, ListenerEnroll: a.cfg.EnrollPort}
+	out := make([]mgmt.Service, 0, len(names))
+	for _, n := range names {
+		s := mgmt.Service{Name: n.service, Port: ports[n.listener]}
+		if l, ok := a.listeners[n.listener]; ok && l.Addr() != nil {
+			s.Addr = l.Addr().String()
+			if ta, ok := l.Addr().(*net.TCPAddr); ok {
+				s.Port = ta.Port
+			}
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -34,6 +34,12 @@ type Options struct {
 	// must not block (the store's history writer drops rather than blocks).
 	Observer func(env *Envelope, from *Session)
 
+	// ClientsChanged, when set, is called after the connected-client
+	// registry changed (a client identified itself under a new uid, or an
+	// identified client left). It runs on the caller's goroutine, outside
+	// the broker's locks, and must not block.
+	ClientsChanged func()
+
 	// MissionSubscribers resolves <dest mission="name"> to client uids.
 	// Nil: mission-addressed events reach no one.
 	MissionSubscribers func(mission string) []string
@@ -321,6 +327,9 @@ func (b *Broker) remove(s *Session, reason Reason) {
 	b.mu.Unlock()
 
 	b.stats.closed[reason].Add(1)
+	if id.UID != "" && b.opts.ClientsChanged != nil {
+		b.opts.ClientsChanged()
+	}
 	b.closeLog.Info("client session closed", "session", s.id, "listener", s.info.Listener,
 		"remote", s.info.Addr, "uid", logx.Clip(id.UID), "callsign", logx.Clip(id.Callsign), "reason", reason.String())
 	if announce {

@@ -109,13 +109,17 @@ func (b *Broker) identify(s *Session, env *Envelope) error {
 		return nil
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if err := b.ids.check(env.Event.UID, s.info.User, b.opts.MaxUIDsPerUser); err != nil {
+		b.mu.Unlock()
 		return err
 	}
 	prev, _ := s.observe(env, now)
 	if !s.isClosed() {
 		b.ids.hold(s, env.Event.UID, prev)
+	}
+	b.mu.Unlock()
+	if b.opts.ClientsChanged != nil {
+		b.opts.ClientsChanged()
 	}
 	return nil
 }

@@ -52,6 +52,9 @@ type Options struct {
 	// Metrics serves GET /metrics (Prometheus text) to callers in
 	// AllowedCLIIPs or with a bearer token. Nil: not served.
 	Metrics http.Handler
+	// Channel serves the socket.io channel at /socket.io/ (api.md §6.1); it
+	// authenticates with websocketkey, not a bearer token. Nil: not served.
+	Channel http.Handler
 	Logger  *slog.Logger
 	Now     func() time.Time // clock of tokens and the limiter (tests)
 }
@@ -106,6 +109,10 @@ func New(opts Options) *API {
 	if opts.Metrics != nil {
 		// The allow-list or a bearer token (checked by the handler).
 		a.handlePublic("GET /metrics", a.metrics)
+	}
+	if opts.Channel != nil {
+		// api.md §5.9: the channel's own key, in band.
+		a.handlePublic("GET /socket.io/", opts.Channel.ServeHTTP)
 	}
 
 	a.mux.HandleFunc("GET /api/users", a.getAllUsers)
