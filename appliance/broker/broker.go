@@ -101,6 +101,7 @@ type Broker struct {
 	recent   recentRing
 
 	nextID atomic.Uint64
+	seq    atomic.Uint64 // publish sequence, ordering live delivery against replays
 	stats  counters
 }
 
@@ -114,9 +115,10 @@ func New(opts Options) *Broker {
 }
 
 // Join registers a new session. The latest SA of every connected client
-// the new session can see, then every retained event, is queued to it first
-// (protocol.md §5), before any live traffic. After Drain or Close the
-// session is returned already closed (ReasonShutdown).
+// the new session can see, then every retained event, is what it takes
+// first (protocol.md §5), before any live traffic. After Drain or Close the
+// session is returned already closed (ReasonShutdown). Join does not call
+// the session's Wake hook: the transport starts its writer when it is ready.
 func (b *Broker) Join(info SessionInfo) *Session {
 	if info.In == 0 {
 		info.In = AnonGroup
@@ -133,13 +135,14 @@ func (b *Broker) Join(info SessionInfo) *Session {
 		ready:   make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
-	// Hold the new session's queue lock while it becomes visible and the
-	// replay is collected: a publisher that already sees it blocks on qmu
-	// until the replay is queued, so live events always follow the replay.
-	s.qmu.Lock()
+	// The session becomes visible and takes its replay under b.mu: a
+	// publisher that already sees it queues live events, which its writer
+	// takes only once the replay is sent (Take), so live events always
+	// follow the replay.
 	b.mu.Lock()
 	if b.closed || b.draining {
 		b.mu.Unlock()
+		s.qmu.Lock()
 		s.markClosedLocked(ReasonShutdown)
 		s.qmu.Unlock()
 		s.fireClosed()
@@ -150,23 +153,14 @@ func (b *Broker) Join(info SessionInfo) *Session {
 	copy(next, old)
 	next = append(next, s)
 	b.list.Store(&next)
-	for _, o := range old {
-		if env := o.lastSA.Load(); env != nil && visible(o, s) && b.ids.owner(env.Event.UID) == o {
-			s.items = append(s.items, env)
-			s.bytes += env.size
-			s.saIndex[env.Event.UID] = len(s.items) - 1
-		}
-	}
-	for _, env := range b.retain.envelopes() {
-		s.items = append(s.items, env)
-		s.bytes += env.size
-	}
-	queued := s.bytes
+	// The replay is a cursor over the session list as it was (an immutable
+	// snapshot shared by every session that joined since, not a copy) and
+	// the retained events: nothing per session but the position.
+	s.replay = old
+	s.replayRetained = b.retain.envelopes()
+	s.joinSeq = b.seq.Load()
 	b.mu.Unlock()
-	n := len(s.items)
-	s.qmu.Unlock()
-	b.stats.queuedBytes.Add(int64(queued))
-	if n > 0 {
+	if len(old) > 0 || len(s.replayRetained) > 0 {
 		select {
 		case s.ready <- struct{}{}:
 		default:
@@ -193,6 +187,7 @@ func (b *Broker) Publish(ev *cot.Event, from *Session) error {
 		out = ev.WithoutMarti() // protocol.md §6: remove <marti> before forwarding
 	}
 	env := NewEnvelope(out)
+	env.seq = b.seq.Add(1)
 	if n := len(env.XML()); n > b.opts.MaxEventBytes {
 		b.stats.oversize.Add(1)
 		return fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, n, b.opts.MaxEventBytes)

@@ -53,8 +53,18 @@ func chat(uid string, dests ...cot.Dest) *cot.Event {
 	return ev
 }
 
-// drain takes everything queued for s.
-func drain(s *Session) []*Envelope { return s.Take(nil) }
+// drain takes everything there is for s: the rest of its replay, then its
+// queue.
+func drain(s *Session) []*Envelope {
+	var out []*Envelope
+	for {
+		batch := s.Take(nil)
+		if len(batch) == 0 {
+			return out
+		}
+		out = append(out, batch...)
+	}
+}
 
 func uidsOf(envs []*Envelope) []string {
 	var out []string
@@ -291,6 +301,7 @@ func TestGroupVisibility(t *testing.T) {
 func TestSlowConsumerPolicy(t *testing.T) {
 	b := newBroker(t, Options{SoftFrames: 4, HardFrames: 10, SoftBytes: 1 << 30, HardBytes: 1 << 30})
 	src, slow := b.Join(SessionInfo{}), b.Join(SessionInfo{})
+	drain(slow) // its (empty) replay
 	// Fill up to the soft limit with chats, then flood SAs from two uids:
 	// above the soft limit each uid keeps only its newest queued SA.
 	for i := 0; i < 4; i++ {
@@ -331,6 +342,7 @@ func TestSlowConsumerPolicy(t *testing.T) {
 func TestHardByteLimit(t *testing.T) {
 	b := newBroker(t, Options{SoftBytes: 1000, HardBytes: 4000})
 	src, slow := b.Join(SessionInfo{}), b.Join(SessionInfo{})
+	drain(slow) // its (empty) replay
 	big := chat("C")
 	big.Detail.XML = []byte("<remarks>" + strings.Repeat("x", 900) + "</remarks>")
 	for i := 0; i < 3; i++ {

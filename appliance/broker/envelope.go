@@ -18,9 +18,10 @@ type Envelope struct {
 	// set on envelopes sent to a single session.
 	SwitchFormat bool
 
-	size  int   // queue accounting estimate, bytes
-	sa    bool  // a position report: may be coalesced per uid (newest wins)
-	class Class // for the counters
+	seq   uint64 // publish sequence (0: not published through Publish)
+	size  int    // queue accounting estimate, bytes
+	sa    bool   // a position report: may be coalesced per uid (newest wins)
+	class Class  // for the counters
 
 	xmlOnce sync.Once
 	xml     []byte

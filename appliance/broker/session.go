@@ -18,6 +18,12 @@ type SessionInfo struct {
 	// session closes (by the broker or the transport). Transports use it to
 	// unblock the connection's reader and writer at once. It must not block.
 	Closed func(reason Reason)
+	// Wake, when set, is called after an envelope was queued to an empty
+	// queue, outside the session's lock, on the publisher's goroutine. A
+	// transport uses it to start a writer only when there is something to
+	// write (no goroutine per idle connection). It must not block. The
+	// Ready channel is signalled as well.
+	Wake func()
 }
 
 // AnonGroup is the bit of the system group __ANON__, which every session
@@ -47,12 +53,20 @@ type Session struct {
 	ident  atomic.Pointer[Identity]
 	lastSA atomic.Pointer[Envelope]
 
-	qmu     sync.Mutex // qmu guards items, bytes, saIndex, closed and reason
+	qmu     sync.Mutex // qmu guards items, bytes, saIndex, closed, reason and replayPos
 	items   []*Envelope
 	bytes   int
 	saIndex map[string]int // uid -> index in items of its queued SA
 	closed  bool
 	reason  Reason
+
+	// The replay (protocol.md §5), taken before items: the latest SA of each
+	// session of the broker's list as it was at join (a shared, immutable
+	// snapshot), then the retained events. replayPos counts what was taken.
+	replay         []*Session
+	replayRetained []*Envelope
+	replayPos      int
+	joinSeq        uint64 // the broker's publish sequence when the session joined
 
 	ready chan struct{} // capacity 1: "items became non-empty"
 	done  chan struct{} // closed once, when the session closes
@@ -118,16 +132,38 @@ func (s *Session) Send(env *Envelope) bool {
 // calls; writers drop larger batch slices instead of passing them back.
 const MaxRetainedQueue = 256
 
-// Take moves every queued envelope out of the session and returns them in
-// queue order. spare (emptied, may be nil) becomes the new queue storage, so
-// a writer alternating two slices allocates nothing in steady state.
+// replayBatch is how many replayed envelopes one Take returns at most.
+const replayBatch = 128
+
+// Take returns what the session should write next: while the replay lasts,
+// its next envelopes (at most replayBatch; call Take again for more);
+// then every queued envelope, moved out of the session in queue order. An
+// empty result means there is nothing to write. spare (emptied, may be nil)
+// becomes the new queue storage, so a writer alternating two slices
+// allocates nothing in steady state.
 func (s *Session) Take(spare []*Envelope) []*Envelope {
 	if cap(spare) > MaxRetainedQueue {
-		// A burst (e.g. the replay to a new client among many) grew it:
-		// let it go rather than keep the peak for the session's life.
+		// A burst grew it: let it go rather than keep the peak for the
+		// session's life.
 		spare = nil
 	}
 	s.qmu.Lock()
+	if total := len(s.replay) + len(s.replayRetained); s.replayPos < total {
+		out := s.takeReplayLocked(spare[:0], total)
+		more := len(s.items) > 0 || s.replay != nil
+		s.qmu.Unlock()
+		if len(out) > 0 {
+			if more {
+				// Ready means "something is waiting": it still is.
+				select {
+				case s.ready <- struct{}{}:
+				default:
+				}
+			}
+			return out
+		}
+		s.qmu.Lock() // the replay had nothing left to send: the queue
+	}
 	out := s.items
 	s.items = spare[:0]
 	s.b.stats.queuedBytes.Add(-int64(s.bytes))
@@ -141,11 +177,37 @@ func (s *Session) Take(spare []*Envelope) []*Envelope {
 	return out
 }
 
-// Pending reports the queued frames and bytes.
+// takeReplayLocked appends the next replayed envelopes to out. qmu held.
+// A session in the snapshot that has closed since, or that the new session
+// may not see, is skipped. Its latest SA is read now, so it is the newest;
+// one published after the join was delivered live (the publisher saw this
+// session in the list: its sequence number was taken after the join), so
+// it is skipped too rather than sent twice.
+func (s *Session) takeReplayLocked(out []*Envelope, total int) []*Envelope {
+	for s.replayPos < total && len(out) < replayBatch {
+		i := s.replayPos
+		s.replayPos++
+		if i < len(s.replay) {
+			o := s.replay[i]
+			if env := o.lastSA.Load(); env != nil && env.seq <= s.joinSeq && visible(o, s) && !o.isClosed() {
+				out = append(out, env)
+			}
+			continue
+		}
+		out = append(out, s.replayRetained[i-len(s.replay)])
+	}
+	if s.replayPos >= total {
+		s.replay, s.replayRetained, s.replayPos = nil, nil, 0 // let the snapshot go
+	}
+	return out
+}
+
+// Pending reports the queued frames (the rest of the replay included) and
+// bytes.
 func (s *Session) Pending() (frames, bytes int) {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
-	return len(s.items), s.bytes
+	return len(s.items) + len(s.replay) + len(s.replayRetained) - s.replayPos, s.bytes
 }
 
 // enqueue applies the slow-consumer policy (architecture.md "The relay"):
@@ -186,10 +248,14 @@ func (s *Session) enqueue(env *Envelope) bool {
 	if uid != "" {
 		s.saIndex[uid] = len(s.items) - 1
 	}
+	first := len(s.items) == 1
 	s.qmu.Unlock()
 	select {
 	case s.ready <- struct{}{}:
 	default:
+	}
+	if first && s.info.Wake != nil {
+		s.info.Wake()
 	}
 	return true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"sync"
 )
 
 // Protocol is the format of a streaming connection (protocol.md §4).
@@ -50,7 +51,8 @@ const (
 	// reach a client, so reading it would only be work for an attacker.
 	DefaultMaxMessage = MaxRelayedEvent
 
-	initialBuffer = 4 << 10  // a new decoder's buffer
+	initialBuffer = 4 << 10  // the buffer a decoder takes from the pool when input arrives
+	probeSize     = 512      // what an idle decoder waits for input with
 	bigBuffer     = 64 << 10 // a buffer above this is dropped after its message
 	maxEmptyReads = 100      // reads returning (0, nil) before giving up
 )
@@ -75,6 +77,25 @@ type StreamDecoder struct {
 	readErr    error // error returned by the reader, reported once data runs out
 	fatal      error // sticky: ErrTooLarge, a read error or io.EOF
 	emptyReads int
+
+	// probe receives the first bytes after the buffer ran empty: an idle
+	// connection's reader waits with this, and takes a pooled buffer only
+	// when input arrives (thousands of idle clients hold no buffers).
+	probe [probeSize]byte
+}
+
+// bufPool holds initialBuffer-sized buffers of decoders waiting for input.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, initialBuffer); return &b }}
+
+func getBuffer() []byte { return *bufPool.Get().(*[]byte) }
+
+// putBuffer returns b to the pool if it is one of the pool's size.
+func putBuffer(b []byte) {
+	if cap(b) != initialBuffer {
+		return
+	}
+	b = b[:initialBuffer]
+	bufPool.Put(&b)
 }
 
 // NewStreamDecoder returns a decoder reading from r. A message (with any
@@ -84,7 +105,7 @@ func NewStreamDecoder(r io.Reader, maxMessage int) *StreamDecoder {
 	if maxMessage <= 0 {
 		maxMessage = DefaultMaxMessage
 	}
-	return &StreamDecoder{r: r, max: maxMessage, buf: make([]byte, initialBuffer)}
+	return &StreamDecoder{r: r, max: maxMessage}
 }
 
 // Protocol returns the format Next currently decodes.
@@ -369,10 +390,23 @@ func (d *StreamDecoder) xmlBetweenFrames() (msg Message, done bool, err error, i
 // maxDeclaration bounds an XML declaration looked for between frames.
 const maxDeclaration = 256
 
-// fill reads more input into the buffer, making room first.
+// fill reads more input into the buffer, making room first. With nothing
+// buffered it gives the buffer back and waits with the probe.
 func (d *StreamDecoder) fill() {
 	if d.start == d.end {
 		d.start, d.end = 0, 0
+		putBuffer(d.buf)
+		d.buf = nil
+		n, err := d.r.Read(d.probe[:])
+		if n < 0 || n > len(d.probe) {
+			err, n = errors.New("cot: reader returned an invalid count"), 0
+		}
+		if n > 0 {
+			d.buf = getBuffer()
+			d.end = copy(d.buf, d.probe[:n])
+		}
+		d.noteRead(n, err)
+		return
 	}
 	if d.end == len(d.buf) {
 		if d.start > 0 {
@@ -384,6 +418,7 @@ func (d *StreamDecoder) fill() {
 				grown = make([]byte, len(d.buf)+initialBuffer)
 			}
 			d.end = copy(grown, d.buf[d.start:d.end])
+			putBuffer(d.buf)
 			d.start, d.buf = 0, grown
 		}
 	}
@@ -392,6 +427,11 @@ func (d *StreamDecoder) fill() {
 		err, n = errors.New("cot: reader returned an invalid count"), 0
 	}
 	d.end += n
+	d.noteRead(n, err)
+}
+
+// noteRead records a read's error, and reads that bring nothing.
+func (d *StreamDecoder) noteRead(n int, err error) {
 	switch {
 	case err != nil:
 		d.readErr = err
@@ -410,13 +450,14 @@ func (d *StreamDecoder) shrink() {
 	if len(d.buf) <= bigBuffer || d.end-d.start > initialBuffer {
 		return
 	}
-	small := make([]byte, initialBuffer)
+	small := getBuffer()
 	d.end = copy(small, d.buf[d.start:d.end])
 	d.start, d.buf = 0, small
 }
 
-// release drops the buffer once the decoder has failed for good.
+// release gives the buffer back once the decoder has failed for good.
 func (d *StreamDecoder) release() {
+	putBuffer(d.buf)
 	d.buf, d.start, d.end = nil, 0, 0
 }
 

@@ -221,6 +221,31 @@ func TestStreamProtoFrames(t *testing.T) {
 	}
 }
 
+// TestIdleDecoderHoldsNoBuffer: between messages the decoder gives its
+// buffer back and waits for input with the small probe.
+func TestIdleDecoderHoldsNoBuffer(t *testing.T) {
+	r, w := io.Pipe()
+	d := NewStreamDecoder(r, 0)
+	go func() {
+		w.Write([]byte(sa("A")))
+		w.Write([]byte(sa("B")))
+		w.Close()
+	}()
+	for _, want := range []string{"A", "B"} {
+		m, err := d.Next()
+		if err != nil || m.Event.UID != want {
+			t.Fatalf("%v %v", m, err)
+		}
+	}
+	// Waiting for the next input (here: the end), the buffer was given back.
+	if _, err := d.Next(); err != io.EOF {
+		t.Fatal(err)
+	}
+	if d.buf != nil {
+		t.Fatalf("an idle decoder holds %d bytes", len(d.buf))
+	}
+}
+
 // TestStreamJunkCounted: bytes skipped in protobuf mode while looking for
 // the next frame are reported with the message that follows them.
 func TestStreamJunkCounted(t *testing.T) {
@@ -244,8 +269,8 @@ func TestStreamJunkCounted(t *testing.T) {
 func TestStreamBufferShrinks(t *testing.T) {
 	big := strings.Replace(sa("BIG"), "<detail>", "<detail><remarks>"+strings.Repeat("x", 1<<20)+"</remarks>", 1)
 	d := NewStreamDecoder(strings.NewReader(big+sa("A")), 2<<20)
-	if len(d.buf) != initialBuffer {
-		t.Fatalf("initial buffer %d", len(d.buf))
+	if d.buf != nil {
+		t.Fatalf("a new decoder holds a buffer of %d bytes before any input", len(d.buf))
 	}
 	m, err := d.Next()
 	if err != nil || m.Event.UID != "BIG" || m.Size != len(big) {

@@ -86,13 +86,71 @@ func sourceOf(c net.Conn) netip.Addr {
 }
 
 // slotConn is an accepted connection that holds slots in one or more
-// Limits; closing it gives them back (once).
+// Limits; closing it gives them back (once). It can also be corked (see
+// Cork), which is how a TLS writer sends many records in one system call.
 type slotConn struct {
 	net.Conn
 	src   netip.Addr
 	held  []*Limits
 	once  sync.Once
 	onEnd func()
+
+	wmu    sync.Mutex // wmu guards corked and pend
+	corked bool
+	pend   []byte
+}
+
+// Write writes p, or keeps it for Uncork while the connection is corked.
+func (c *slotConn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	if c.corked {
+		if c.pend == nil {
+			c.pend = getCorkBuffer()
+		}
+		c.pend = append(c.pend, p...)
+		c.wmu.Unlock()
+		return len(p), nil
+	}
+	c.wmu.Unlock()
+	return c.Conn.Write(p)
+}
+
+// Cork makes writes wait in memory until Uncork, which sends them with one
+// system call. A TLS connection over a corked slotConn turns many records
+// into one write: the writer corks, writes its records through the
+// *tls.Conn, and uncorks.
+func (c *slotConn) Cork() {
+	c.wmu.Lock()
+	c.corked = true
+	c.wmu.Unlock()
+}
+
+// Uncork sends what waited and writes through again.
+func (c *slotConn) Uncork() error {
+	c.wmu.Lock()
+	c.corked = false
+	pend := c.pend
+	c.pend = nil
+	c.wmu.Unlock()
+	if len(pend) == 0 {
+		return nil
+	}
+	_, err := c.Conn.Write(pend)
+	putCorkBuffer(pend)
+	return err
+}
+
+// Cork buffers are pooled: a connection holds one only while it writes.
+var corkPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+func getCorkBuffer() []byte { return (*corkPool.Get().(*[]byte))[:0] }
+
+func putCorkBuffer(b []byte) {
+	if cap(b) > 1<<20 {
+		return // grown by an unusual burst: let it go
+	}
+	b = b[:0]
+	corkPool.Put(&b)
 }
 
 func (c *slotConn) Close() error {

@@ -26,6 +26,9 @@ func (a *Authority) buildTLSConfigs() {
 		// resumed sessions, so a certificate revoked after its session
 		// ticket was issued is still refused.
 		VerifyConnection: a.verifyNotRevoked,
+		// Full-size records from the first byte: the CoT writer packs many
+		// events into each record (architecture.md "The relay").
+		DynamicRecordSizingDisabled: true,
 	}
 	a.enrollTLS = &tls.Config{
 		MinVersion:   tls.VersionTLS12,

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -16,57 +17,60 @@ import (
 	"outpost/appliance/logx"
 )
 
-// conn is one streaming connection: a reader goroutine (serve) and a
-// writer goroutine (writeLoop) around one broker session. The session is
-// the one owner of "this connection is ending": whoever ends it (the
-// reader, the writer, the broker, a revocation, shutdown) closes the
-// session first, the first reason wins, and the session's close hook
-// unblocks both goroutines.
+// conn is one streaming connection: a reader goroutine (serve) around one
+// broker session, and a writer goroutine that exists only while there is
+// something to write (writer.go). The session is the one owner of "this
+// connection is ending": whoever ends it (the reader, the writer, the
+// broker, a revocation, shutdown) closes the session first, the first
+// reason wins, and the session's close hook unblocks the reader and a
+// writer blocked on the socket.
 type conn struct {
 	l      *Listener
-	nc     net.Conn  // the connection (a *tls.Conn on 8089); deadlines and Close go here
-	w      io.Writer // where frames are written: nc, or the raw *net.TCPConn for writev
-	log    *slog.Logger
+	nc     net.Conn // the connection (a *tls.Conn on 8089); deadlines and Close go here
 	user   string
 	serial *big.Int // client certificate serial on TLS, nil on TCP
+	remote string
 
 	sess *broker.Session // set before the conn is shared; never changes
 
-	wbufs net.Buffers // writer goroutine only: scratch for writeBatch
+	logOnce sync.Once
+	logger  *slog.Logger // made on first use (log): most connections never log
+
+	w writer // the writing side (writer.go)
 
 	// Reader goroutine only: the pacing of this connection, and what was
 	// already logged for it.
 	throttle                                   throttle
 	loggedOversize, loggedImpostor, loggedPace bool
-
-	writerDone chan struct{}
 }
 
-// newConn joins the broker for a freshly accepted connection; the broker
-// queues the latest-SA replay to it at once.
+// newConn joins the broker for a freshly accepted connection; the session's
+// replay is taken by the writer as soon as serve starts it.
 func (l *Listener) newConn(nc net.Conn) *conn {
-	c := &conn{l: l, nc: nc, w: nc, writerDone: make(chan struct{}),
+	c := &conn{l: l, nc: nc, remote: nc.RemoteAddr().String(),
 		throttle: newThrottle(l.cfg.MaxEventsPerSecond, l.cfg.MaxBytesPerSecond)}
-	if tc, ok := nc.(*tls.Conn); ok {
-		if l.cfg.Identify != nil {
-			if user, serial, ok := l.cfg.Identify(tc.ConnectionState()); ok {
-				c.user, c.serial = user, serial
-			}
+	if tc, ok := nc.(*tls.Conn); ok && l.cfg.Identify != nil {
+		if user, serial, ok := l.cfg.Identify(tc.ConnectionState()); ok {
+			c.user, c.serial = user, serial
 		}
-	} else if u, ok := nc.(interface{ NetConn() net.Conn }); ok {
-		// Plain TCP: write to the *net.TCPConn itself, so net.Buffers uses
-		// one writev per batch (a wrapper hides that method).
-		c.w = u.NetConn()
 	}
+	c.w.init(c)
 	c.sess = l.cfg.Broker.Join(broker.SessionInfo{
-		Listener: l.cfg.Name, Addr: nc.RemoteAddr().String(), User: c.user,
-		Closed: c.onSessionClosed,
+		Listener: l.cfg.Name, Addr: c.remote, User: c.user,
+		Closed: c.onSessionClosed, Wake: c.w.wake,
 	})
-	c.log = l.log.With("session", c.sess.ID(), "remote", nc.RemoteAddr().String())
-	if c.user != "" {
-		c.log = c.log.With("user", logx.Clip(c.user))
-	}
 	return c
+}
+
+// log is the connection's logger (session, remote address, user).
+func (c *conn) log() *slog.Logger {
+	c.logOnce.Do(func() {
+		c.logger = c.l.log.With("session", c.sess.ID(), "remote", c.remote)
+		if c.user != "" {
+			c.logger = c.logger.With("user", logx.Clip(c.user))
+		}
+	})
+	return c.logger
 }
 
 // onSessionClosed runs once when the session closes, whoever closed it. It
@@ -83,14 +87,13 @@ func (c *conn) onSessionClosed(reason broker.Reason) {
 // serve runs the connection until it ends: offer protobuf after the replay
 // (protocol.md §4), then read until the client goes away.
 func (c *conn) serve() {
-	c.log.Debug("client connected")
 	neg := cot.NewNegotiator(c.l.cfg.ServerUID)
 	if offer := neg.Offer(c.l.cfg.Now()); offer != nil {
 		c.sess.Send(broker.NewEnvelope(offer))
 	}
-	go c.writeLoop()
+	c.w.wake() // the replay, then the offer
 	c.sess.Close(c.readLoop(neg)) // no-op when someone else closed it first
-	<-c.writerDone
+	c.w.finish()
 	c.nc.Close()
 }
 
@@ -131,7 +134,7 @@ func (c *conn) readLoop(neg *cot.Negotiator) broker.Reason {
 			return c.readErrorReason(err)
 		}
 		if msg.Auth != nil {
-			c.log.Debug("client sent <auth>", "username", logx.Clip(msg.Auth.Username), "uid", logx.Clip(msg.Auth.UID))
+			c.log().Debug("client sent <auth>", "username", logx.Clip(msg.Auth.Username), "uid", logx.Clip(msg.Auth.UID))
 			continue
 		}
 		ev := msg.Event
@@ -150,7 +153,7 @@ func (c *conn) readLoop(neg *cot.Negotiator) broker.Reason {
 			if switchTo {
 				// The client speaks protobuf from the byte after its request.
 				dec.SetProtocol(cot.ProtocolV1)
-				c.log.Debug("client switched to TAK protocol v1")
+				c.log().Debug("client switched to TAK protocol v1")
 			}
 			c.sess.Send(env)
 		case cot.IsControl(ev.Type):
@@ -201,114 +204,13 @@ func (c *conn) readErrorReason(err error) broker.Reason {
 		// The client went away mid-message or without a TLS close_notify.
 		return broker.ReasonClientClosed
 	default:
-		c.log.Debug("read failed", "err", err)
+		c.log().Debug("read failed", "err", err)
 		return broker.ReasonReadError
 	}
 }
 
-// writeLoop drains the session's queue: each batch becomes one writev
-// (net.Buffers) bounded by the write deadline. A blocked write closes the
-// session (ReasonWriteDeadline), so one client never delays the others.
-func (c *conn) writeLoop() {
-	var spare []*broker.Envelope
-	proto := false
-	defer func() {
-		if proto {
-			c.l.stats.protobuf.Add(-1)
-		}
-		close(c.writerDone)
-	}()
-	for {
-		select {
-		case <-c.sess.Ready():
-		case <-c.sess.Done():
-			// Take what is left either way, so the queue's bytes are
-			// released; only an orderly shutdown still sends it.
-			rest := c.sess.Take(spare)
-			if c.sess.Reason() == broker.ReasonShutdown {
-				c.writeBatch(rest, &proto, c.l.drainDeadline())
-			}
-			return
-		}
-		batch := c.sess.Take(spare)
-		if err := c.writeBatch(batch, &proto, c.l.cfg.Now().Add(c.l.cfg.WriteTimeout)); err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() && c.sess.Reason() == broker.ReasonNone {
-				c.l.warn.Warn("client stopped reading; disconnecting", "session", c.sess.ID(), "write_timeout", c.l.cfg.WriteTimeout)
-				c.sess.Close(broker.ReasonWriteDeadline)
-			} else {
-				c.sess.Close(broker.ReasonWriteError)
-			}
-			return
-		}
-		clear(batch)
-		spare = batch[:0]
-		if cap(batch) > broker.MaxRetainedQueue {
-			spare = nil
-		}
-	}
-}
-
-// writeBatch encodes each envelope in the connection's current format and
-// writes them with one writev per format run. A SwitchFormat envelope ends
-// the run: everything after it is protobuf (protocol.md §4).
-func (c *conn) writeBatch(batch []*broker.Envelope, proto *bool, deadline time.Time) error {
-	// c.wbufs is the writer goroutine's scratch slice, reused across
-	// batches so the relay allocates nothing per batch; one grown by a
-	// burst (a new client's replay) is let go rather than kept per socket.
-	if cap(c.wbufs) > maxWritev {
-		c.wbufs = nil
-	}
-	bufs := c.wbufs[:0]
-	defer func() { clear(bufs[:cap(bufs)]); c.wbufs = bufs[:0] }()
-	for _, env := range batch {
-		var b []byte
-		if *proto {
-			f, err := env.ProtoFrame()
-			if err != nil {
-				c.log.Debug("event cannot be encoded as protobuf; skipped", "uid", logx.Clip(env.Event.UID), "err", err)
-				continue
-			}
-			b = f
-		} else {
-			b = env.XML()
-		}
-		if len(b) > cot.MaxRelayedEvent {
-			// The broker refuses such events at publish; this guards the
-			// server's own events and the protobuf encoding.
-			c.l.stats.oversize.Add(1)
-			c.log.Debug("event larger than 64 KiB not sent", "uid", logx.Clip(env.Event.UID), "bytes", len(b))
-			continue
-		}
-		bufs = append(bufs, b)
-		if env.SwitchFormat && !*proto {
-			*proto = true
-			c.l.stats.protobuf.Add(1)
-		}
-	}
-	if len(bufs) == 0 {
-		return nil
-	}
-	c.nc.SetWriteDeadline(deadline)
-	// At most maxWritev buffers per writev: the runtime caches an iovec
-	// array per socket sized by the largest writev it ever made, and a
-	// thousand connections each keeping a 1024-entry array is 16 MiB.
-	for rest := bufs; len(rest) > 0; {
-		n := min(len(rest), maxWritev)
-		chunk := rest[:n:n]
-		if _, err := chunk.WriteTo(c.w); err != nil {
-			return err
-		}
-		rest = rest[n:]
-	}
-	return nil
-}
-
-// maxWritev bounds the buffers handed to one writev.
-const maxWritev = 64
-
 // close ends the connection with a reason (revocation).
 func (c *conn) close(reason broker.Reason) {
 	c.sess.Close(reason)
-	c.log.Info("connection closed by the server", "reason", reason.String())
+	c.log().Info("connection closed by the server", "reason", reason.String())
 }

@@ -1,0 +1,303 @@
+package stream
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"outpost/appliance/broker"
+	"outpost/appliance/cot"
+	"outpost/appliance/logx"
+)
+
+// The writing side of a connection. There is no writer goroutine per idle
+// connection: the broker calls wake when something is queued to an empty
+// queue, and a writer goroutine runs only until the session has nothing
+// left (architecture.md "The relay"). A busy connection's writer waits a
+// moment before taking the queue (gatherWindow) so that one system call
+// carries several events; an idle connection's first event goes out at
+// once. On TLS, events are packed into full TLS records and the records of
+// a batch go out in one system call (the connection is corked).
+
+// Tuning of the writer.
+const (
+	// gatherWindow is how long a busy connection's writer waits for more
+	// events before it writes: it bounds the latency this adds.
+	gatherWindow = 2 * time.Millisecond
+	// busyWithin: a connection written to this recently is busy.
+	busyWithin = 20 * time.Millisecond
+	// gatherEnough: with this many events queued there is no point waiting.
+	gatherEnough = 32
+	// maxWritev bounds the buffers handed to one writev: the runtime caches
+	// an iovec array per socket sized by the largest writev it ever made.
+	maxWritev = 64
+	// tlsRecord is the most plaintext one TLS record carries.
+	tlsRecord = 16 << 10
+)
+
+// corker is implemented by the connection under a *tls.Conn (netx's
+// slotConn): while corked, writes wait in memory until Uncork sends them in
+// one system call.
+type corker interface {
+	Cork()
+	Uncork() error
+}
+
+type writer struct {
+	c       *conn
+	out     io.Writer // where frames go: the raw *net.TCPConn (writev) or the *tls.Conn
+	tls     *tls.Conn // nil on TCP
+	cork    corker    // nil when the connection under TLS cannot be corked
+	running atomic.Bool
+
+	mu        sync.Mutex // mu is held by whoever writes: a writer run or finish; it guards the rest
+	finished  bool
+	proto     bool // the client speaks TAK protocol v1 (after the switch)
+	lastWrite time.Time
+	spare     []*broker.Envelope
+}
+
+// Scratch space of writes comes from pools, so an idle connection holds
+// none of it.
+var (
+	bufsPool   = sync.Pool{New: func() any { b := make(net.Buffers, 0, maxWritev); return &b }}
+	recordPool = sync.Pool{New: func() any { b := make([]byte, 0, tlsRecord); return &b }}
+)
+
+func (w *writer) init(c *conn) {
+	w.c, w.out = c, c.nc
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		w.tls = tc
+		w.cork, _ = tc.NetConn().(corker)
+	} else if u, ok := c.nc.(interface{ NetConn() net.Conn }); ok {
+		// Plain TCP: write to the *net.TCPConn itself, so net.Buffers uses
+		// one writev per batch (a wrapper hides that method).
+		w.out = u.NetConn()
+	}
+}
+
+// wake starts a writer run unless one is running. It is the session's Wake
+// hook: called on the publisher's goroutine, it never blocks.
+func (w *writer) wake() {
+	if w.running.CompareAndSwap(false, true) {
+		go w.run()
+	}
+}
+
+// run writes until the session has nothing left, then ends.
+func (w *writer) run() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := w.c
+	for {
+		if w.finished || isDone(c.sess) {
+			w.running.Store(false)
+			return
+		}
+		w.gather()
+		batch := c.sess.Take(w.spare)
+		if len(batch) == 0 {
+			// Take made w.spare the queue's storage: the empty batch (the
+			// old queue storage) is the spare now, never w.spare again.
+			w.recycle(batch)
+			w.running.Store(false)
+			// Something may have been queued between Take and the Store,
+			// whose wake saw a running writer: look once more.
+			if frames, _ := c.sess.Pending(); frames == 0 || !w.running.CompareAndSwap(false, true) {
+				return
+			}
+			continue
+		}
+		err := w.write(batch, c.l.cfg.Now().Add(c.l.cfg.WriteTimeout))
+		w.recycle(batch)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() && c.sess.Reason() == broker.ReasonNone {
+				c.l.warn.Warn("client stopped reading; disconnecting", "session", c.sess.ID(), "write_timeout", c.l.cfg.WriteTimeout)
+				c.sess.Close(broker.ReasonWriteDeadline)
+			} else {
+				c.sess.Close(broker.ReasonWriteError)
+			}
+			w.running.Store(false)
+			return
+		}
+	}
+}
+
+func isDone(s *broker.Session) bool {
+	select {
+	case <-s.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// gather lets a busy connection's queue fill for up to gatherWindow, so one
+// write carries several events.
+func (w *writer) gather() {
+	if time.Since(w.lastWrite) > busyWithin {
+		return
+	}
+	if frames, _ := w.c.sess.Pending(); frames >= gatherEnough {
+		return
+	}
+	t := time.NewTimer(gatherWindow)
+	select {
+	case <-t.C:
+	case <-w.c.sess.Done():
+		t.Stop()
+	}
+}
+
+// recycle keeps a batch's storage for the next Take, unless a burst grew it.
+// Every Take must be followed by a recycle of what it returned: Take hands
+// the spare to the queue, so passing the same spare twice would alias the
+// queue with a batch being written.
+func (w *writer) recycle(batch []*broker.Envelope) {
+	clear(batch)
+	w.spare = batch[:0]
+	if cap(batch) > broker.MaxRetainedQueue {
+		w.spare = nil
+	}
+}
+
+// finish ends the writing side when the reader is done: it waits for a
+// running writer, then, in an orderly shutdown, sends what is still queued
+// until the drain deadline; otherwise it lets the queue go.
+func (w *writer) finish() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.finished = true
+	shutdown := w.c.sess.Reason() == broker.ReasonShutdown
+	for {
+		batch := w.c.sess.Take(w.spare)
+		if len(batch) == 0 {
+			w.recycle(batch)
+			break
+		}
+		if shutdown && w.write(batch, w.c.l.drainDeadline()) != nil {
+			shutdown = false // the client is gone: let the rest go
+		}
+		w.recycle(batch)
+	}
+	w.spare = nil
+}
+
+// frames encodes each envelope in the connection's current format. A
+// SwitchFormat envelope switches everything after it to protobuf
+// (protocol.md §4).
+func (w *writer) frames(batch []*broker.Envelope, emit func([]byte) error) error {
+	c := w.c
+	for _, env := range batch {
+		var b []byte
+		if w.proto {
+			f, err := env.ProtoFrame()
+			if err != nil {
+				c.log().Debug("event cannot be encoded as protobuf; skipped", "uid", logx.Clip(env.Event.UID), "err", err)
+				continue
+			}
+			b = f
+		} else {
+			b = env.XML()
+		}
+		if len(b) > cot.MaxRelayedEvent {
+			// The broker refuses such events at publish; this guards the
+			// server's own events and the protobuf encoding.
+			c.l.stats.oversize.Add(1)
+			c.log().Debug("event larger than 64 KiB not sent", "uid", logx.Clip(env.Event.UID), "bytes", len(b))
+			continue
+		}
+		if err := emit(b); err != nil {
+			return err
+		}
+		if env.SwitchFormat && !w.proto {
+			w.proto = true
+			c.l.stats.protobuf.Add(1)
+		}
+	}
+	return nil
+}
+
+// write sends a batch before the deadline: one writev per maxWritev frames
+// on TCP; on TLS, frames packed into records of up to 16 KiB, every record
+// of the batch in one system call.
+func (w *writer) write(batch []*broker.Envelope, deadline time.Time) error {
+	w.c.nc.SetWriteDeadline(deadline)
+	w.lastWrite = time.Now()
+	if w.tls != nil {
+		return w.writeTLS(batch)
+	}
+	bp := bufsPool.Get().(*net.Buffers)
+	bufs := (*bp)[:0]
+	flush := func() error {
+		if len(bufs) > 0 {
+			chunk := bufs
+			if _, err := chunk.WriteTo(w.out); err != nil {
+				return err
+			}
+		}
+		clear(bufs[:cap(bufs)])
+		bufs = bufs[:0]
+		return nil
+	}
+	err := w.frames(batch, func(b []byte) error {
+		bufs = append(bufs, b)
+		if len(bufs) == maxWritev {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	clear(bufs[:cap(bufs)])
+	*bp = bufs[:0]
+	bufsPool.Put(bp)
+	return err
+}
+
+// writeTLS packs frames into TLS records and corks the connection under the
+// *tls.Conn, so the whole batch leaves in one system call.
+func (w *writer) writeTLS(batch []*broker.Envelope) error {
+	if w.cork != nil {
+		w.cork.Cork()
+	}
+	rp := recordPool.Get().(*[]byte)
+	rec := (*rp)[:0]
+	defer func() { *rp = rec[:0]; recordPool.Put(rp) }()
+	flush := func() error {
+		if len(rec) == 0 {
+			return nil
+		}
+		_, err := w.tls.Write(rec)
+		rec = rec[:0]
+		return err
+	}
+	err := w.frames(batch, func(b []byte) error {
+		if len(rec)+len(b) > tlsRecord {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if len(b) >= tlsRecord {
+			_, err := w.tls.Write(b) // a big event goes out as its own records
+			return err
+		}
+		rec = append(rec, b...)
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if w.cork != nil {
+		if uerr := w.cork.Uncork(); err == nil {
+			err = uerr
+		}
+	}
+	return err
+}
