@@ -100,15 +100,17 @@ type Broker struct {
 	retain   retainer
 	recent   recentRing
 
+	events *eventLog // the broadcast log every session reads (log.go)
+
 	nextID atomic.Uint64
-	seq    atomic.Uint64 // publish sequence, ordering live delivery against replays
 	stats  counters
 }
 
 // New returns a broker.
 func New(opts Options) *Broker {
 	opts.fill()
-	b := &Broker{opts: opts, log: opts.Logger.With("component", "broker"), ids: newIdentities()}
+	b := &Broker{opts: opts, log: opts.Logger.With("component", "broker"), ids: newIdentities(),
+		events: newEventLog(opts.HardFrames, opts.HardBytes)}
 	b.closeLog = logx.NewLimiter(b.log, 50, time.Second)
 	b.list.Store(&[]*Session{})
 	return b
@@ -131,7 +133,6 @@ func (b *Broker) Join(info SessionInfo) *Session {
 		b:       b,
 		info:    info,
 		joined:  b.opts.Now(),
-		saIndex: map[string]int{},
 		ready:   make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
@@ -158,7 +159,10 @@ func (b *Broker) Join(info SessionInfo) *Session {
 	// the retained events: nothing per session but the position.
 	s.replay = old
 	s.replayRetained = b.retain.envelopes()
-	s.joinSeq = b.seq.Load()
+	// The session reads the log from here on: after the list includes it,
+	// so a publisher that appends later also wakes it.
+	s.startSeq = b.events.position()
+	s.cursor.Store(s.startSeq)
 	b.mu.Unlock()
 	if len(old) > 0 || len(s.replayRetained) > 0 {
 		select {
@@ -187,7 +191,6 @@ func (b *Broker) Publish(ev *cot.Event, from *Session) error {
 		out = ev.WithoutMarti() // protocol.md §6: remove <marti> before forwarding
 	}
 	env := NewEnvelope(out)
-	env.seq = b.seq.Add(1)
 	if n := len(env.XML()); n > b.opts.MaxEventBytes {
 		b.stats.oversize.Add(1)
 		return fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, n, b.opts.MaxEventBytes)
@@ -203,7 +206,7 @@ func (b *Broker) Publish(ev *cot.Event, from *Session) error {
 	if dests != nil {
 		b.deliverDirected(env, from, dests)
 	} else {
-		b.deliver(env, from, nil)
+		b.broadcast(env, from, nil)
 	}
 	if b.opts.Observer != nil {
 		b.opts.Observer(env, from)
@@ -225,26 +228,31 @@ func directDests(ds []cot.Dest) []cot.Dest {
 	return ds
 }
 
-// deliver queues env to every session the sender may reach (protocol.md §6),
-// except the sender itself, and only to those match accepts when match is
-// not nil. Sessions whose queue overflows are closed (ReasonQueueLimit).
-func (b *Broker) deliver(env *Envelope, from *Session, match func(*Session) bool) {
-	var slow []*Session
-	n := uint64(0)
-	for _, s := range *b.list.Load() {
-		if s == from || !visible(from, s) || (match != nil && !match(s)) {
-			continue
-		}
-		if !s.enqueue(env) {
-			slow = append(slow, s)
-			continue
-		}
-		n++
+// broadcast appends env to the log, for every session the sender may
+// reach (protocol.md §6) except the sender itself, or only for those in to
+// when it is not nil, and wakes their writers. A position report becomes
+// its sender's latest SA in the same step.
+func (b *Broker) broadcast(env *Envelope, from *Session, to map[*Session]bool) {
+	var lastSA *atomic.Pointer[Envelope]
+	if from != nil && env.sa {
+		lastSA = &from.lastSA
 	}
-	b.stats.delivered.Add(n)
-	b.stats.out[env.class].Add(n)
-	for _, s := range slow {
-		b.remove(s, ReasonQueueLimit)
+	b.events.append(env, from, to, lastSA)
+	list := *b.list.Load()
+	for _, s := range list {
+		if s == from || !visible(from, s) || (to != nil && !to[s]) {
+			continue
+		}
+		s.signal()
+	}
+	if b.events.needsTrim() {
+		min := b.events.position()
+		for _, s := range list {
+			if c := s.cursor.Load(); c < min {
+				min = c
+			}
+		}
+		b.events.trim(min)
 	}
 }
 
@@ -283,7 +291,7 @@ func (b *Broker) deliverDirected(env *Envelope, from *Session, dests []cot.Dest)
 	}
 	b.mu.Unlock()
 	b.stats.directed.Add(1)
-	b.deliver(env, from, func(s *Session) bool { return targets[s] })
+	b.broadcast(env, from, targets)
 }
 
 // remove closes s (first reason wins), drops it from the session list and,
@@ -333,7 +341,7 @@ func (b *Broker) remove(s *Session, reason Reason) {
 		b.stats.published.Add(1)
 		b.stats.in[ClassDelete].Add(1)
 		b.stats.departures.Add(1)
-		b.deliver(env, s, nil)
+		b.broadcast(env, s, nil)
 		if b.opts.Observer != nil {
 			b.opts.Observer(env, nil)
 		}

@@ -298,12 +298,16 @@ func TestGroupVisibility(t *testing.T) {
 	}
 }
 
+// TestSlowConsumerPolicy: a session that lags behind the log by more than
+// the soft limit gets only the newest position report of each uid among
+// those it has not read; nothing else is skipped; one that falls behind
+// what the log holds (the hard limit) is closed.
 func TestSlowConsumerPolicy(t *testing.T) {
-	b := newBroker(t, Options{SoftFrames: 4, HardFrames: 10, SoftBytes: 1 << 30, HardBytes: 1 << 30})
+	b := newBroker(t, Options{SoftFrames: 4, HardFrames: 64, SoftBytes: 1 << 30, HardBytes: 1 << 30})
 	src, slow := b.Join(SessionInfo{}), b.Join(SessionInfo{})
-	drain(slow) // its (empty) replay
-	// Fill up to the soft limit with chats, then flood SAs from two uids:
-	// above the soft limit each uid keeps only its newest queued SA.
+	keep := b.Join(SessionInfo{}) // reads everything: the log keeps it all for slow
+	drain(slow)
+	// Chats, then a flood of SAs from two uids, then two more chats.
 	for i := 0; i < 4; i++ {
 		b.Publish(chat("C"), src)
 	}
@@ -312,48 +316,94 @@ func TestSlowConsumerPolicy(t *testing.T) {
 		ev.Point.Lat = float64(i)
 		b.Publish(ev, src)
 	}
-	frames, _ := slow.Pending()
-	if frames != 6 {
-		t.Fatalf("pending %d frames, want 4 chats + 1 SA per uid", frames)
+	b.Publish(chat("C"), src)
+	b.Publish(chat("C"), src)
+	if frames, _ := slow.Pending(); frames != 56 {
+		t.Fatalf("pending %d frames, want the 56 unread", frames)
+	}
+	got := drain(slow)
+	var chats, sas []float64
+	for _, e := range got {
+		if e.Event.Type == "b-t-f" {
+			chats = append(chats, 0)
+		} else {
+			sas = append(sas, e.Event.Point.Lat)
+		}
+	}
+	// Lagging, each uid's older reports were skipped: only 48 and 49, the
+	// newest of each, reach the slow client; every chat arrives.
+	if len(chats) != 6 || fmt.Sprint(sas) != "[48 49]" {
+		t.Fatalf("got %d chats and SAs %v, want 6 chats and [48 49]", len(chats), sas)
 	}
 	if b.Stats().Coalesced != 48 {
 		t.Fatalf("coalesced %d", b.Stats().Coalesced)
 	}
-	got := drain(slow)
-	if got[4].Event.Point.Lat != 48 || got[5].Event.Point.Lat != 49 {
-		t.Fatalf("coalescing kept old positions: %v %v", got[4].Event.Point.Lat, got[5].Event.Point.Lat)
-	}
-	// Chats are never dropped: they queue until the hard limit closes the session.
-	for i := 0; i < 10; i++ {
+	drain(keep)
+	// Chats are never skipped: a session too far behind to be served in
+	// order is closed instead.
+	for i := 0; i < 70; i++ {
 		b.Publish(chat("C"), src)
+		drain(keep)
 	}
-	if frames, _ := slow.Pending(); frames != 10 || slow.Reason() != ReasonNone {
-		t.Fatalf("pending %d reason %v", frames, slow.Reason())
+	if slow.Reason() != ReasonNone {
+		t.Fatalf("closed before it took: %v", slow.Reason())
 	}
-	b.Publish(chat("C"), src)
-	if slow.Reason() != ReasonQueueLimit {
-		t.Fatalf("reason %v, want queue limit", slow.Reason())
+	if got := slow.Take(nil); len(got) != 0 || slow.Reason() != ReasonQueueLimit {
+		t.Fatalf("took %d, reason %v: want nothing and a queue-limit close", len(got), slow.Reason())
 	}
-	if len(b.Sessions()) != 1 || b.Stats().Closed[ReasonQueueLimit] != 1 {
+	if len(b.Sessions()) != 2 || b.Stats().Closed[ReasonQueueLimit] != 1 {
 		t.Fatalf("slow session not removed: %d sessions, %v", len(b.Sessions()), b.Stats().Closed)
 	}
 }
 
+// TestHardByteLimit: the log holds at most HardBytes; a session that has
+// not read what it dropped is closed when it next takes.
 func TestHardByteLimit(t *testing.T) {
 	b := newBroker(t, Options{SoftBytes: 1000, HardBytes: 4000})
 	src, slow := b.Join(SessionInfo{}), b.Join(SessionInfo{})
-	drain(slow) // its (empty) replay
+	drain(slow)
 	big := chat("C")
 	big.Detail.XML = []byte("<remarks>" + strings.Repeat("x", 900) + "</remarks>")
 	for i := 0; i < 3; i++ {
 		b.Publish(big, src)
 	}
-	if slow.Reason() != ReasonNone {
-		t.Fatalf("closed early: %v", slow.Reason())
+	if frames, bytes := slow.Pending(); frames != 3 || bytes < 3*900 {
+		t.Fatalf("pending %d frames, %d bytes", frames, bytes)
 	}
 	b.Publish(big, src)
-	if slow.Reason() != ReasonQueueLimit {
-		t.Fatalf("byte hard limit not enforced: %v", slow.Reason())
+	if got := slow.Take(nil); len(got) != 0 || slow.Reason() != ReasonQueueLimit {
+		t.Fatalf("byte hard limit not enforced: took %d, reason %v", len(got), slow.Reason())
+	}
+}
+
+// TestSentInOrderWithTheLog: what is sent to one session is written at its
+// place among the broadcast events around it.
+func TestSentInOrderWithTheLog(t *testing.T) {
+	b := newBroker(t, Options{})
+	src, rx := b.Join(SessionInfo{}), b.Join(SessionInfo{})
+	drain(rx)
+	b.Publish(chat("BEFORE"), src)
+	reply := chat("REPLY")
+	reply.Type = "t-x-takp-r"
+	rx.Send(NewEnvelope(reply))
+	b.Publish(chat("AFTER"), src)
+	if got := uidsOf(drain(rx)); strings.Join(got, ",") != "b-t-f/BEFORE,t-x-takp-r/REPLY,b-t-f/AFTER" {
+		t.Fatalf("order %v", got)
+	}
+}
+
+// TestLogReleasesWhatEveryoneRead: entries every session has taken are
+// released; the log holds nothing for an idle server.
+func TestLogReleasesWhatEveryoneRead(t *testing.T) {
+	b := newBroker(t, Options{})
+	a, c := b.Join(SessionInfo{}), b.Join(SessionInfo{})
+	for i := range 600 {
+		b.Publish(chat(fmt.Sprint(i)), a)
+		drain(a)
+		drain(c)
+	}
+	if frames, _ := b.events.held(); frames > 256 {
+		t.Fatalf("the log still holds %d entries everyone has read", frames)
 	}
 }
 

@@ -147,7 +147,7 @@ func (b *Broker) repeatLoop(wake, quit, done chan struct{}) {
 		envs, next := r.due(b.opts.Now())
 		for _, env := range envs {
 			b.stats.repeated.Add(1)
-			b.deliver(env, nil, nil)
+			b.broadcast(env, nil, nil)
 		}
 		t.Reset(next)
 	}

@@ -18,10 +18,11 @@ type SessionInfo struct {
 	// session closes (by the broker or the transport). Transports use it to
 	// unblock the connection's reader and writer at once. It must not block.
 	Closed func(reason Reason)
-	// Wake, when set, is called after an envelope was queued to an empty
-	// queue, outside the session's lock, on the publisher's goroutine. A
-	// transport uses it to start a writer only when there is something to
-	// write (no goroutine per idle connection). It must not block. The
+	// Wake, when set, is called when there may be something new to take,
+	// outside the broker's locks, on the publisher's goroutine. A transport
+	// uses it to start a writer only when there is something to write (no
+	// goroutine per idle connection). It must not block, and should be
+	// cheap when a writer already runs (it is called once per event). The
 	// Ready channel is signalled as well.
 	Wake func()
 }
@@ -41,9 +42,10 @@ type Identity struct {
 	LastSeen time.Time
 }
 
-// Session is one connected client as the broker sees it: identity, a
-// bounded outbound queue, and a done channel. Transports read the queue
-// with Ready/Take and watch Done.
+// Session is one connected client as the broker sees it: identity, its
+// cursor in the broadcast log (log.go), a bounded queue of what is sent to
+// it alone (pongs, negotiation replies), and a done channel. Transports read
+// with Ready (or Wake) and Take, and watch Done.
 type Session struct {
 	id     uint64
 	b      *Broker
@@ -53,12 +55,15 @@ type Session struct {
 	ident  atomic.Pointer[Identity]
 	lastSA atomic.Pointer[Envelope]
 
-	qmu     sync.Mutex // qmu guards items, bytes, saIndex, closed, reason and replayPos
-	items   []*Envelope
-	bytes   int
-	saIndex map[string]int // uid -> index in items of its queued SA
-	closed  bool
-	reason  Reason
+	// cursor is the next log seq to read. Take moves it (under qmu); the
+	// log's trimming reads it.
+	cursor atomic.Uint64
+
+	qmu       sync.Mutex // qmu guards private, privBytes, closed, reason and the replay
+	private   []privItem // sent to this session alone, in order
+	privBytes int
+	closed    bool
+	reason    Reason
 
 	// The replay (protocol.md §5), taken before items: the latest SA of each
 	// session of the broker's list as it was at join (a shared, immutable
@@ -66,13 +71,22 @@ type Session struct {
 	replay         []*Session
 	replayRetained []*Envelope
 	replayPos      int
-	joinSeq        uint64 // the broker's publish sequence when the session joined
+	startSeq       uint64 // the cursor at join: position reports logged since come from the log
 
-	ready chan struct{} // capacity 1: "items became non-empty"
+	ready chan struct{} // capacity 1: "there may be something to take"
 	done  chan struct{} // closed once, when the session closes
 
 	hookOnce sync.Once // runs info.Closed once
 }
+
+// privItem is an envelope for this session alone, to be written before the
+// log entry whose seq is at (the log's head when it was sent), which keeps
+// it in order with the broadcast traffic around it.
+type privItem struct {
+	env *Envelope
+	at  uint64
+}
+
 
 // fireClosed runs the transport's close hook once. qmu must not be held.
 func (s *Session) fireClosed() {
@@ -118,78 +132,165 @@ func (s *Session) Reason() Reason {
 func (s *Session) Close(reason Reason) { s.b.remove(s, reason) }
 
 // Send queues an envelope for this session only (pongs, negotiation
-// replies, replays). It reports false when the session is closed or was
-// closed by this call as a slow consumer.
+// replies, the protobuf offer). Sent envelopes are bounded like the log:
+// beyond HardFrames or HardBytes the session is closed (ReasonQueueLimit).
+// It reports false when the session is closed or was closed by this call.
 func (s *Session) Send(env *Envelope) bool {
-	ok := s.enqueue(env)
-	if !ok {
-		s.b.remove(s, ReasonQueueLimit)
+	lim := &s.b.opts
+	at := s.b.events.position()
+	s.qmu.Lock()
+	if s.closed {
+		s.qmu.Unlock()
+		return false
 	}
-	return ok
+	if len(s.private) >= lim.HardFrames || s.privBytes+env.size > lim.HardBytes {
+		s.markClosedLocked(ReasonQueueLimit)
+		s.qmu.Unlock()
+		s.b.remove(s, ReasonQueueLimit)
+		return false
+	}
+	s.private = append(s.private, privItem{env: env, at: at})
+	s.privBytes += env.size
+	s.b.stats.queuedBytes.Add(int64(env.size))
+	s.qmu.Unlock()
+	s.signal()
+	return true
+}
+
+// signal tells the transport there may be something to take.
+func (s *Session) signal() {
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+	if s.info.Wake != nil {
+		s.info.Wake()
+	}
 }
 
 // MaxRetainedQueue is the largest queue capacity worth keeping across Take
 // calls; writers drop larger batch slices instead of passing them back.
 const MaxRetainedQueue = 256
 
-// replayBatch is how many replayed envelopes one Take returns at most.
-const replayBatch = 128
+// replayBatch is how many replayed envelopes one Take returns at most,
+// and takeBatch how many log entries one Take reads at most.
+const (
+	replayBatch = 128
+	takeBatch   = 256
+)
 
-// Take returns what the session should write next: while the replay lasts,
-// its next envelopes (at most replayBatch; call Take again for more);
-// then every queued envelope, moved out of the session in queue order. An
-// empty result means there is nothing to write. spare (emptied, may be nil)
-// becomes the new queue storage, so a writer alternating two slices
-// allocates nothing in steady state.
+// Take returns what the session should write next, in order: while the
+// replay lasts, its next envelopes; then the log's entries this session may
+// see, from its cursor on, with what was sent to it alone in between (at
+// most takeBatch entries a call). An empty result means there is nothing to
+// write now. Call it again while it returns something.
+//
+// The slow-consumer policy (architecture.md "The relay") applies here:
+// while the session lags behind the log's head by more than SoftFrames or
+// SoftBytes, a position report that a newer one of the same uid follows is
+// skipped (coalesced, newest wins); nothing else is ever skipped. A session
+// that fell so far behind that the log dropped what it had not read is
+// closed (ReasonQueueLimit) and gets nothing.
+//
+// spare (emptied, may be nil) is used to hold the result, so a writer that
+// passes back what Take returned allocates nothing in steady state.
 func (s *Session) Take(spare []*Envelope) []*Envelope {
 	if cap(spare) > MaxRetainedQueue {
-		// A burst grew it: let it go rather than keep the peak for the
-		// session's life.
-		spare = nil
+		spare = nil // a burst grew it: let it go
 	}
+	out := spare[:0]
 	s.qmu.Lock()
 	if total := len(s.replay) + len(s.replayRetained); s.replayPos < total {
-		out := s.takeReplayLocked(spare[:0], total)
-		more := len(s.items) > 0 || s.replay != nil
-		s.qmu.Unlock()
+		out = s.takeReplayLocked(out, total)
 		if len(out) > 0 {
-			if more {
-				// Ready means "something is waiting": it still is.
-				select {
-				case s.ready <- struct{}{}:
-				default:
-				}
-			}
+			s.qmu.Unlock()
+			s.signal() // the rest of the replay and the log still wait
 			return out
 		}
-		s.qmu.Lock() // the replay had nothing left to send: the queue
 	}
-	out := s.items
-	s.items = spare[:0]
-	s.b.stats.queuedBytes.Add(-int64(s.bytes))
-	s.bytes = 0
-	if len(s.saIndex) > MaxRetainedQueue {
-		s.saIndex = map[string]int{} // clear would keep the peak bucket array
-	} else {
-		clear(s.saIndex)
+	lim := &s.b.opts
+	var (
+		emitted   [numClasses]uint64
+		delivered uint64
+		coalesced uint64
+		pi        int
+	)
+	next, lost, more := s.b.events.read(s.cursor.Load(), takeBatch, uint64(lim.SoftFrames), uint64(lim.SoftBytes),
+		func(seq uint64, e *entry, lagging bool, latest uint64) {
+			for pi < len(s.private) && s.private[pi].at <= seq {
+				out = append(out, s.private[pi].env)
+				pi++
+			}
+			if e.from == s || !visible(e.from, s) || (e.to != nil && !e.to[s]) {
+				return
+			}
+			if lagging && e.env.sa && latest > seq {
+				coalesced++
+				return
+			}
+			out = append(out, e.env)
+			emitted[e.env.class]++
+			delivered++
+		})
+	if lost {
+		s.markClosedLocked(ReasonQueueLimit)
+		s.qmu.Unlock()
+		s.b.remove(s, ReasonQueueLimit)
+		return out[:0]
 	}
+	for pi < len(s.private) && s.private[pi].at <= next {
+		out = append(out, s.private[pi].env)
+		pi++
+	}
+	for _, it := range s.private[:pi] {
+		s.privBytes -= it.env.size
+		s.b.stats.queuedBytes.Add(-int64(it.env.size))
+	}
+	s.private = s.dropPrivate(pi)
+	s.cursor.Store(next)
 	s.qmu.Unlock()
+	s.b.stats.delivered.Add(delivered)
+	s.b.stats.coalesced.Add(coalesced)
+	for c, n := range emitted {
+		if n > 0 {
+			s.b.stats.out[c].Add(n)
+		}
+	}
+	if more {
+		s.signal()
+	}
 	return out
+}
+
+// dropPrivate removes the first n sent envelopes, keeping the storage
+// unless a burst grew it. qmu held.
+func (s *Session) dropPrivate(n int) []privItem {
+	if n == 0 {
+		return s.private
+	}
+	rest := s.private[n:]
+	if len(rest) == 0 {
+		if cap(s.private) > MaxRetainedQueue {
+			return nil
+		}
+		clear(s.private)
+		return s.private[:0]
+	}
+	return append(s.private[:0], rest...)
 }
 
 // takeReplayLocked appends the next replayed envelopes to out. qmu held.
 // A session in the snapshot that has closed since, or that the new session
 // may not see, is skipped. Its latest SA is read now, so it is the newest;
-// one published after the join was delivered live (the publisher saw this
-// session in the list: its sequence number was taken after the join), so
-// it is skipped too rather than sent twice.
+// one logged since the join is in this session's part of the log, so it is
+// skipped here rather than sent twice.
 func (s *Session) takeReplayLocked(out []*Envelope, total int) []*Envelope {
 	for s.replayPos < total && len(out) < replayBatch {
 		i := s.replayPos
 		s.replayPos++
 		if i < len(s.replay) {
 			o := s.replay[i]
-			if env := o.lastSA.Load(); env != nil && env.seq <= s.joinSeq && visible(o, s) && !o.isClosed() {
+			if env := o.lastSA.Load(); env != nil && env.seq < s.startSeq && visible(o, s) && !o.isClosed() {
 				out = append(out, env)
 			}
 			continue
@@ -202,62 +303,15 @@ func (s *Session) takeReplayLocked(out []*Envelope, total int) []*Envelope {
 	return out
 }
 
-// Pending reports the queued frames (the rest of the replay included) and
-// bytes.
+// Pending reports what waits for the session: frames (an upper bound: the
+// log entries it has not read include some it will skip) and bytes.
 func (s *Session) Pending() (frames, bytes int) {
 	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	return len(s.items) + len(s.replay) + len(s.replayRetained) - s.replayPos, s.bytes
-}
-
-// enqueue applies the slow-consumer policy (architecture.md "The relay"):
-// above the soft limit a position report replaces the queued one of the
-// same uid (newest wins); nothing else is ever dropped; above the hard limit
-// the session is marked closed with ReasonQueueLimit and enqueue returns
-// false (the caller removes it from the broker outside its locks).
-func (s *Session) enqueue(env *Envelope) bool {
-	lim := &s.b.opts
-	s.qmu.Lock()
-	if s.closed {
-		s.qmu.Unlock()
-		return true // already closing; not this call's failure
-	}
-	uid := ""
-	if env.sa {
-		uid = env.Event.UID
-		if len(s.items) >= lim.SoftFrames || s.bytes >= lim.SoftBytes {
-			if i, ok := s.saIndex[uid]; ok {
-				d := env.size - s.items[i].size
-				s.bytes += d
-				s.b.stats.queuedBytes.Add(int64(d))
-				s.items[i] = env
-				s.qmu.Unlock()
-				s.b.stats.coalesced.Add(1)
-				return true
-			}
-		}
-	}
-	if len(s.items) >= lim.HardFrames || s.bytes+env.size > lim.HardBytes {
-		s.markClosedLocked(ReasonQueueLimit)
-		s.qmu.Unlock()
-		return false
-	}
-	s.items = append(s.items, env)
-	s.bytes += env.size
-	s.b.stats.queuedBytes.Add(int64(env.size))
-	if uid != "" {
-		s.saIndex[uid] = len(s.items) - 1
-	}
-	first := len(s.items) == 1
+	frames = len(s.private) + len(s.replay) + len(s.replayRetained) - s.replayPos
+	bytes = s.privBytes
 	s.qmu.Unlock()
-	select {
-	case s.ready <- struct{}{}:
-	default:
-	}
-	if first && s.info.Wake != nil {
-		s.info.Wake()
-	}
-	return true
+	lf, lb := s.b.events.lag(s.cursor.Load())
+	return frames + int(lf), bytes + int(lb)
 }
 
 // markClosedLocked records the reason and closes done. qmu must be held.
@@ -295,7 +349,6 @@ func (s *Session) observe(env *Envelope, now time.Time) (oldUID string, changed 
 	if g := ev.Detail.Group; g != nil {
 		next.Team, next.Role = g.Name, g.Role
 	}
-	s.lastSA.Store(env)
 	s.ident.Store(&next)
 	if prev == nil {
 		return "", true

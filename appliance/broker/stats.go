@@ -31,7 +31,7 @@ type Stats struct {
 	Impostor    uint64            // position reports refused: uid bound to another identity
 	Repeated    uint64            // retained events re-broadcast
 	Departures  uint64            // t-x-d-d sent for clients that left
-	QueuedBytes int64             // bytes waiting in session queues now (estimate)
+	QueuedBytes int64             // bytes held for sessions now: the broadcast log and what was sent to one (estimate)
 	Closed      map[Reason]uint64 // closed sessions by reason
 	In, Out     map[Class]uint64  // events published and envelopes delivered, by class
 }
@@ -49,7 +49,7 @@ func (b *Broker) Stats() Stats {
 		Impostor:    b.stats.impostor.Load(),
 		Repeated:    b.stats.repeated.Load(),
 		Departures:  b.stats.departures.Load(),
-		QueuedBytes: b.stats.queuedBytes.Load(),
+		QueuedBytes: b.stats.queuedBytes.Load() + b.logBytes(),
 		Closed:      map[Reason]uint64{},
 		In:          map[Class]uint64{},
 		Out:         map[Class]uint64{},
@@ -63,4 +63,10 @@ func (b *Broker) Stats() Stats {
 		}
 	}
 	return st
+}
+
+// logBytes is what the broadcast log holds now.
+func (b *Broker) logBytes() int64 {
+	_, bytes := b.events.held()
+	return int64(bytes)
 }

@@ -52,6 +52,7 @@ type writer struct {
 	out     io.Writer // where frames go: the raw *net.TCPConn (writev) or the *tls.Conn
 	tls     *tls.Conn // nil on TCP
 	cork    corker    // nil when the connection under TLS cannot be corked
+	started atomic.Bool // serve started the writing side: wakes may start runs
 	running atomic.Bool
 
 	mu        sync.Mutex // mu is held by whoever writes: a writer run or finish; it guards the rest
@@ -81,11 +82,19 @@ func (w *writer) init(c *conn) {
 }
 
 // wake starts a writer run unless one is running. It is the session's Wake
-// hook: called on the publisher's goroutine, it never blocks.
+// hook: called on the publisher's goroutine, it never blocks. Before start
+// (the broker may wake a session whose connection is still being set up)
+// it does nothing; start takes whatever is waiting by then.
 func (w *writer) wake() {
-	if w.running.CompareAndSwap(false, true) {
+	if w.started.Load() && w.running.CompareAndSwap(false, true) {
 		go w.run()
 	}
+}
+
+// start lets wakes start runs, and starts the first one.
+func (w *writer) start() {
+	w.started.Store(true)
+	w.wake()
 }
 
 // run writes until the session has nothing left, then ends.
