@@ -93,7 +93,7 @@ type Broker struct {
 	// mu guards byUID, holders, bound, boundBy, draining, closed, retained
 	// and every replacement of list.
 	mu       sync.Mutex
-	list     atomic.Pointer[[]*Session] // copy-on-write snapshot of open sessions
+	list     atomic.Pointer[sessionList] // copy-on-write snapshot of open sessions (list.go)
 	ids      identities
 	draining bool // Drain was called: no departures, no new sessions
 	closed   bool
@@ -112,7 +112,7 @@ func New(opts Options) *Broker {
 	b := &Broker{opts: opts, log: opts.Logger.With("component", "broker"), ids: newIdentities(),
 		events: newEventLog(opts.HardFrames, opts.HardBytes)}
 	b.closeLog = logx.NewLimiter(b.log, 50, time.Second)
-	b.list.Store(&[]*Session{})
+	b.list.Store(&sessionList{})
 	return b
 }
 
@@ -129,6 +129,7 @@ func (b *Broker) Join(info SessionInfo) *Session {
 		info.Out = AnonGroup
 	}
 	s := &Session{
+		pos:     -1,
 		id:      b.nextID.Add(1),
 		b:       b,
 		info:    info,
@@ -149,11 +150,8 @@ func (b *Broker) Join(info SessionInfo) *Session {
 		s.fireClosed()
 		return s
 	}
-	old := *b.list.Load()
-	next := make([]*Session, len(old), len(old)+1)
-	copy(next, old)
-	next = append(next, s)
-	b.list.Store(&next)
+	old := b.list.Load()
+	b.list.Store(old.with(s))
 	// The replay is a cursor over the session list as it was (an immutable
 	// snapshot shared by every session that joined since, not a copy) and
 	// the retained events: nothing per session but the position.
@@ -164,7 +162,7 @@ func (b *Broker) Join(info SessionInfo) *Session {
 	s.startSeq = b.events.position()
 	s.cursor.Store(s.startSeq)
 	b.mu.Unlock()
-	if len(old) > 0 || len(s.replayRetained) > 0 {
+	if old.len() > 0 || len(s.replayRetained) > 0 {
 		select {
 		case s.ready <- struct{}{}:
 		default:
@@ -238,20 +236,19 @@ func (b *Broker) broadcast(env *Envelope, from *Session, to map[*Session]bool) {
 		lastSA = &from.lastSA
 	}
 	b.events.append(env, from, to, lastSA)
-	list := *b.list.Load()
-	for _, s := range list {
-		if s == from || !visible(from, s) || (to != nil && !to[s]) {
-			continue
+	list := b.list.Load()
+	list.each(func(s *Session) {
+		if s != from && visible(from, s) && (to == nil || to[s]) {
+			s.signal()
 		}
-		s.signal()
-	}
+	})
 	if b.events.needsTrim() {
 		min := b.events.position()
-		for _, s := range list {
+		list.each(func(s *Session) {
 			if c := s.cursor.Load(); c < min {
 				min = c
 			}
-		}
+		})
 		b.events.trim(min)
 	}
 }
@@ -283,11 +280,11 @@ func (b *Broker) deliverDirected(env *Envelope, from *Session, dests []cot.Dest)
 		}
 	}
 	if len(callsigns) > 0 {
-		for _, s := range *b.list.Load() {
+		b.list.Load().each(func(s *Session) {
 			if id := s.ident.Load(); id != nil && callsigns[id.Callsign] && b.ids.owner(id.UID) == s {
 				targets[s] = true
 			}
-		}
+		})
 	}
 	b.mu.Unlock()
 	b.stats.directed.Add(1)
@@ -306,22 +303,11 @@ func (b *Broker) remove(s *Session, reason Reason) {
 	s.fireClosed()
 
 	b.mu.Lock()
-	old := *b.list.Load()
-	idx := -1
-	for i, o := range old {
-		if o == s {
-			idx = i
-			break
-		}
-	}
-	if idx < 0 { // already removed
+	if s.pos < 0 { // never listed (joined after Drain) or already removed
 		b.mu.Unlock()
 		return
 	}
-	next := make([]*Session, 0, len(old)-1)
-	next = append(next, old[:idx]...)
-	next = append(next, old[idx+1:]...)
-	b.list.Store(&next)
+	b.list.Store(b.list.Load().without(s))
 	id := s.Identity()
 	lastHolder := b.ids.release(s, id.UID)
 	announce := lastHolder && !b.draining && !b.closed
@@ -366,7 +352,7 @@ func (b *Broker) Close() {
 	b.Drain()
 	b.mu.Lock()
 	b.closed = true
-	list := *b.list.Load()
+	list := b.list.Load().slice()
 	b.mu.Unlock()
 	for _, s := range list {
 		b.remove(s, ReasonShutdown)
@@ -382,6 +368,5 @@ func (b *Broker) Draining() bool {
 
 // Sessions returns the open sessions (a snapshot).
 func (b *Broker) Sessions() []*Session {
-	l := *b.list.Load()
-	return append([]*Session(nil), l...)
+	return b.list.Load().slice()
 }

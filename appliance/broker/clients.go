@@ -23,17 +23,17 @@ type ClientInfo struct {
 // with an SA, ordered by callsign then uid.
 func (b *Broker) Clients() []ClientInfo {
 	var out []ClientInfo
-	for _, s := range *b.list.Load() {
+	b.list.Load().each(func(s *Session) {
 		id := s.ident.Load()
 		if id == nil || id.UID == "" {
-			continue
+			return
 		}
 		out = append(out, ClientInfo{
 			UID: id.UID, Callsign: id.Callsign, Team: id.Team, Role: id.Role,
 			Address: hostOf(s.info.Addr), LastSeen: id.LastSeen, Listener: s.info.Listener,
 			User: s.info.User, Connected: s.joined,
 		})
-	}
+	})
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Callsign != out[j].Callsign {
 			return out[i].Callsign < out[j].Callsign

@@ -252,3 +252,42 @@ func TestCountersByClassAndRecentCloses(t *testing.T) {
 		t.Fatalf("%d remembered, want %d", n, recentSize)
 	}
 }
+
+// TestSessionListCopyOnWrite: joins and leaves in any order keep the list
+// exact, and a snapshot taken earlier never changes.
+func TestSessionListCopyOnWrite(t *testing.T) {
+	b := newBroker(t, Options{})
+	var ss []*Session
+	for range 3*listChunk + 5 {
+		ss = append(ss, b.Join(SessionInfo{}))
+	}
+	snap := b.list.Load()
+	before := snap.slice()
+	for i := 0; i < len(ss); i += 3 {
+		ss[i].Close(ReasonClientClosed)
+	}
+	if got := snap.slice(); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Fatal("a snapshot changed")
+	}
+	open := map[*Session]bool{}
+	for i, s := range ss {
+		if i%3 != 0 {
+			open[s] = true
+		}
+	}
+	cur := b.Sessions()
+	if len(cur) != len(open) {
+		t.Fatalf("%d listed, want %d", len(cur), len(open))
+	}
+	for i, s := range cur {
+		if !open[s] || s.pos != i {
+			t.Fatalf("session %d: listed %v, pos %d", i, open[s], s.pos)
+		}
+	}
+	for _, s := range cur {
+		s.Close(ReasonClientClosed)
+	}
+	if n := b.list.Load().len(); n != 0 || len(b.list.Load().chunks) != 0 {
+		t.Fatalf("%d left in %d chunks", n, len(b.list.Load().chunks))
+	}
+}

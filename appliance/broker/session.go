@@ -49,6 +49,7 @@ type Identity struct {
 type Session struct {
 	id     uint64
 	b      *Broker
+	pos    int // index in the broker's session list; -1 when not listed (guarded by Broker.mu)
 	info   SessionInfo
 	joined time.Time
 
@@ -68,7 +69,7 @@ type Session struct {
 	// The replay (protocol.md §5), taken before items: the latest SA of each
 	// session of the broker's list as it was at join (a shared, immutable
 	// snapshot), then the retained events. replayPos counts what was taken.
-	replay         []*Session
+	replay         *sessionList
 	replayRetained []*Envelope
 	replayPos      int
 	startSeq       uint64 // the cursor at join: position reports logged since come from the log
@@ -200,7 +201,7 @@ func (s *Session) Take(spare []*Envelope) []*Envelope {
 	}
 	out := spare[:0]
 	s.qmu.Lock()
-	if total := len(s.replay) + len(s.replayRetained); s.replayPos < total {
+	if total := s.replayLen(); s.replayPos < total {
 		out = s.takeReplayLocked(out, total)
 		if len(out) > 0 {
 			s.qmu.Unlock()
@@ -288,14 +289,14 @@ func (s *Session) takeReplayLocked(out []*Envelope, total int) []*Envelope {
 	for s.replayPos < total && len(out) < replayBatch {
 		i := s.replayPos
 		s.replayPos++
-		if i < len(s.replay) {
-			o := s.replay[i]
+		if n := s.replay.len(); i < n {
+			o := s.replay.at(i)
 			if env := o.lastSA.Load(); env != nil && env.seq < s.startSeq && visible(o, s) && !o.isClosed() {
 				out = append(out, env)
 			}
 			continue
 		}
-		out = append(out, s.replayRetained[i-len(s.replay)])
+		out = append(out, s.replayRetained[i-s.replay.len()])
 	}
 	if s.replayPos >= total {
 		s.replay, s.replayRetained, s.replayPos = nil, nil, 0 // let the snapshot go
@@ -303,11 +304,19 @@ func (s *Session) takeReplayLocked(out []*Envelope, total int) []*Envelope {
 	return out
 }
 
+// replayLen is the length of the replay (0 once it is done). qmu held.
+func (s *Session) replayLen() int {
+	if s.replay == nil {
+		return len(s.replayRetained)
+	}
+	return s.replay.len() + len(s.replayRetained)
+}
+
 // Pending reports what waits for the session: frames (an upper bound: the
 // log entries it has not read include some it will skip) and bytes.
 func (s *Session) Pending() (frames, bytes int) {
 	s.qmu.Lock()
-	frames = len(s.private) + len(s.replay) + len(s.replayRetained) - s.replayPos
+	frames = len(s.private) + s.replayLen() - s.replayPos
 	bytes = s.privBytes
 	s.qmu.Unlock()
 	lf, lb := s.b.events.lag(s.cursor.Load())

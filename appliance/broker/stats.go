@@ -39,7 +39,7 @@ type Stats struct {
 // Stats returns the counters.
 func (b *Broker) Stats() Stats {
 	st := Stats{
-		Sessions:    len(*b.list.Load()),
+		Sessions:    b.list.Load().len(),
 		Joined:      b.stats.joined.Load(),
 		Published:   b.stats.published.Load(),
 		Delivered:   b.stats.delivered.Load(),

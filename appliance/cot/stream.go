@@ -52,7 +52,7 @@ const (
 	DefaultMaxMessage = MaxRelayedEvent
 
 	initialBuffer = 4 << 10  // the buffer a decoder takes from the pool when input arrives
-	probeSize     = 512      // what an idle decoder waits for input with
+	probeSize     = 256      // what an idle decoder waits for input with
 	bigBuffer     = 64 << 10 // a buffer above this is dropped after its message
 	maxEmptyReads = 100      // reads returning (0, nil) before giving up
 )

@@ -98,72 +98,84 @@ func (c *conn) serve() {
 }
 
 // readLoop decodes messages until an error and returns the close reason.
+// It keeps its own frame small and hands each message to handle: an idle
+// connection's reader is parked at this depth, and a shallow stack stays
+// at the runtime's 2 KiB minimum (thousands of idle clients).
 func (c *conn) readLoop(neg *cot.Negotiator) broker.Reason {
-	cfg := &c.l.cfg
-	dec := cot.NewStreamDecoder(c.nc, cfg.MaxMessage)
+	dec := cot.NewStreamDecoder(c.nc, c.l.cfg.MaxMessage)
 	for {
-		c.nc.SetReadDeadline(cfg.Now().Add(cfg.IdleTimeout))
+		c.nc.SetReadDeadline(c.l.cfg.Now().Add(c.l.cfg.IdleTimeout))
 		// Whoever ends the connection closes the session before its hook
 		// moves the deadline into the past; checking after our own
 		// SetReadDeadline means we can never overwrite theirs and block.
-		select {
-		case <-c.sess.Done():
+		if isDone(c.sess) {
 			return c.sess.Reason()
-		default:
 		}
 		msg, err := dec.Next()
-		if msg.Size > 0 && c.throttle.pace(cfg.Now(), msg.Size, c.sess.Done()) {
-			c.l.stats.paced.Add(1)
-			if !c.loggedPace {
-				c.loggedPace = true
-				c.l.warn.Info("client sends faster than its rate; reading from it is paced (logged once per connection)",
-					"session", c.sess.ID(), "events_per_second", cfg.MaxEventsPerSecond, "bytes_per_second", cfg.MaxBytesPerSecond)
-			}
-		}
-		if msg.Junk > 0 {
-			c.l.stats.junkBytes.Add(uint64(msg.Junk))
-			c.l.warn.Debug("bytes skipped looking for the next protobuf frame", "session", c.sess.ID(), "bytes", msg.Junk)
-		}
-		if err != nil {
-			var se *cot.SyntaxError
-			if errors.As(err, &se) {
-				c.l.stats.syntax.Add(1)
-				c.l.warn.Debug("malformed CoT message skipped", "session", c.sess.ID(), "err", logx.Clip(se.Msg))
-				continue
-			}
-			return c.readErrorReason(err)
-		}
-		if msg.Auth != nil {
-			c.log().Debug("client sent <auth>", "username", logx.Clip(msg.Auth.Username), "uid", logx.Clip(msg.Auth.UID))
-			continue
-		}
-		ev := msg.Event
-		now := cfg.Now()
-		switch {
-		case cot.IsPing(ev.Type):
-			// protocol.md §5: answer on this connection only.
-			c.sess.Send(broker.NewEnvelope(cot.NewPong(now)))
-		case ev.Type == "t-x-takp-q":
-			reply, switchTo, ok := neg.Handle(ev, now)
-			if !ok {
-				continue
-			}
-			env := broker.NewEnvelope(reply)
-			env.SwitchFormat = switchTo
-			if switchTo {
-				// The client speaks protobuf from the byte after its request.
-				dec.SetProtocol(cot.ProtocolV1)
-				c.log().Debug("client switched to TAK protocol v1")
-			}
-			c.sess.Send(env)
-		case cot.IsControl(ev.Type):
-			// Consumed, never relayed (protocol.md §5).
-		default:
-			if err := cfg.Broker.Publish(ev, c.sess); err != nil {
-				c.refused(ev, err)
-			}
+		if reason, stop := c.handle(dec, neg, &msg, err); stop {
+			return reason
 		}
 	}
+}
+
+// handle deals with one result of the decoder: pacing, counting, answering
+// pings and negotiation, publishing. stop reports the end of the connection.
+//
+//go:noinline
+func (c *conn) handle(dec *cot.StreamDecoder, neg *cot.Negotiator, msg *cot.Message, err error) (reason broker.Reason, stop bool) {
+	cfg := &c.l.cfg
+	if msg.Size > 0 && c.throttle.pace(cfg.Now(), msg.Size, c.sess.Done()) {
+		c.l.stats.paced.Add(1)
+		if !c.loggedPace {
+			c.loggedPace = true
+			c.l.warn.Info("client sends faster than its rate; reading from it is paced (logged once per connection)",
+				"session", c.sess.ID(), "events_per_second", cfg.MaxEventsPerSecond, "bytes_per_second", cfg.MaxBytesPerSecond)
+		}
+	}
+	if msg.Junk > 0 {
+		c.l.stats.junkBytes.Add(uint64(msg.Junk))
+		c.l.warn.Debug("bytes skipped looking for the next protobuf frame", "session", c.sess.ID(), "bytes", msg.Junk)
+	}
+	if err != nil {
+		var se *cot.SyntaxError
+		if errors.As(err, &se) {
+			c.l.stats.syntax.Add(1)
+			c.l.warn.Debug("malformed CoT message skipped", "session", c.sess.ID(), "err", logx.Clip(se.Msg))
+			return broker.ReasonNone, false
+		}
+		return c.readErrorReason(err), true
+	}
+	if msg.Auth != nil {
+		c.log().Debug("client sent <auth>", "username", logx.Clip(msg.Auth.Username), "uid", logx.Clip(msg.Auth.UID))
+		return broker.ReasonNone, false
+	}
+	ev := msg.Event
+	now := cfg.Now()
+	switch {
+	case cot.IsPing(ev.Type):
+		// protocol.md §5: answer on this connection only.
+		c.sess.Send(broker.NewEnvelope(cot.NewPong(now)))
+	case ev.Type == "t-x-takp-q":
+		reply, switchTo, ok := neg.Handle(ev, now)
+		if !ok {
+			return broker.ReasonNone, false
+		}
+		env := broker.NewEnvelope(reply)
+		env.SwitchFormat = switchTo
+		if switchTo {
+			// The client speaks protobuf from the byte after its request.
+			dec.SetProtocol(cot.ProtocolV1)
+			c.log().Debug("client switched to TAK protocol v1")
+		}
+		c.sess.Send(env)
+	case cot.IsControl(ev.Type):
+		// Consumed, never relayed (protocol.md §5).
+	default:
+		if err := cfg.Broker.Publish(ev, c.sess); err != nil {
+			c.refused(ev, err)
+		}
+	}
+	return broker.ReasonNone, false
 }
 
 // refused counts an event the broker refused and logs it once per
