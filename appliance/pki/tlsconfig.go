@@ -29,6 +29,10 @@ func (a *Authority) buildTLSConfigs() {
 		// Full-size records from the first byte: the CoT writer packs many
 		// events into each record (architecture.md "The relay").
 		DynamicRecordSizingDisabled: true,
+		// Classic key exchanges only: every TAK client offers X25519 or
+		// P-256, and the post-quantum hybrid costs a Raspberry Pi several
+		// times the CPU and memory per handshake of a connect storm.
+		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256, tls.CurveP384},
 	}
 	a.enrollTLS = &tls.Config{
 		MinVersion:   tls.VersionTLS12,
