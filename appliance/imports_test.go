@@ -39,7 +39,9 @@ var allowedImports = map[string][]string{
 	// Test support: imported by test files only (testOnly below).
 	"internal/testkit":  {},
 	"appliance/apptest": {"appliance", "appliance/config", "appliance/takclient", "internal/testkit"},
-	"cmd/outpost":       {"appliance", "appliance/config", "appliance/service"},
+	"cmd/outpost":       {"appliance", "appliance/config", "appliance/service", "systemd"},
+	// The systemd unit, embedded for `outpost service install`.
+	"systemd": {},
 }
 
 var transportDeps = []string{"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/pki", "appliance/logx", "appliance/httpapi"}

@@ -44,6 +44,9 @@ type Config struct {
 	HistoryRetention time.Duration // historyRetention: how long relayed CoT is kept (0 keeps it forever)
 	ShutdownTimeout  time.Duration // shutdownTimeout: the whole orderly shutdown
 
+	// Memory.
+	MemoryLimit int // memoryLimit: soft limit of the Go heap in bytes (debug.SetMemoryLimit); 0: none
+
 	// Certificates (api.md §5.12). Empty file locations mean the
 	// spec's default names inside CertsPath.
 	CertsPath      string // certsPath
@@ -71,6 +74,10 @@ type Config struct {
 	AllowCLIIPs   []string // AllowCLIIPs: who may use the local command-line interface
 }
 
+// MinMemoryLimit is the smallest memoryLimit accepted: below it the
+// garbage collector would run nearly all the time.
+const MinMemoryLimit = 32 << 20
+
 // Defaults returns the configuration used when nothing is configured.
 // PublicHost and CertsPath are derived later by Finish when left empty.
 func Defaults() Config {
@@ -96,6 +103,7 @@ func Defaults() Config {
 		QueueHardBytes:      16 << 20,
 		HistoryRetention:    7 * 24 * time.Hour,
 		ShutdownTimeout:     10 * time.Second,
+		MemoryLimit:         256 << 20,
 		KeyType:             "rsa",
 		AllowedCLIIPs:       []string{"127.0.0.1", "::1"},
 		AllowCLIIPs:         []string{"127.0.0.1", "::1"},
@@ -181,6 +189,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxMessageBytes < 1024 || c.MaxMessageBytes > 64<<20 {
 		return keyErr("maxMessageBytes", "must be between 1 KiB and 64 MiB")
+	}
+	if c.MemoryLimit != 0 && c.MemoryLimit < MinMemoryLimit {
+		return keyErr("memoryLimit", "must be 0 (no limit) or at least 32 MiB")
 	}
 	if c.MaxConnections < 1 {
 		return keyErr("maxConnections", "must be at least 1")

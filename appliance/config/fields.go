@@ -42,6 +42,7 @@ var fields = []field{
 	{"queueHardBytes", "OUTPOST_QUEUE_HARD_BYTES", "queue-hard-bytes", "per-client queue size above which the client is disconnected", false, func(c *Config) any { return &c.QueueHardBytes }},
 	{"historyRetention", "OUTPOST_HISTORY_RETENTION", "history-retention", "how long relayed CoT is kept (e.g. 7d, 36h; 0 keeps forever)", false, func(c *Config) any { return &c.HistoryRetention }},
 	{"shutdownTimeout", "OUTPOST_SHUTDOWN_TIMEOUT", "shutdown-timeout", "deadline of an orderly shutdown", false, func(c *Config) any { return &c.ShutdownTimeout }},
+	{"memoryLimit", "OUTPOST_MEMORY_LIMIT", "memory-limit", "soft memory limit of the server, e.g. 256MiB (0: none)", false, func(c *Config) any { return &c.MemoryLimit }},
 	{"certsPath", "OUTPOST_CERTS_PATH", "certs-path", "certificate directory (default <data-dir>/certs)", false, func(c *Config) any { return &c.CertsPath }},
 	{"keyType", "OUTPOST_KEY_TYPE", "key-type", "key type of new certificates: rsa or ecdsa-p256", false, func(c *Config) any { return &c.KeyType }},
 	{"keyDir", "OUTPOST_KEY_DIR", "", "server key file", false, func(c *Config) any { return &c.KeyDir }},

@@ -1,0 +1,180 @@
+//go:build windows
+
+package service
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	kservice "github.com/kardianos/service"
+	"golang.org/x/sys/windows/svc/mgr"
+)
+
+// On Windows the controller registers a service with the service control
+// manager through kardianos/service (which also registers the Event Log
+// source), then sets the recovery actions itself: kardianos sets one.
+
+const (
+	displayName = "Outpost TAK server"
+	description = "Relays Cursor-on-Target between ATAK, WinTAK and iTAK clients and serves their HTTP APIs."
+)
+
+// restartDelays are the recovery actions: restart after 5 s, then 10 s,
+// then 30 s for every further failure; the failure count resets after a
+// day without failures.
+var restartDelays = []time.Duration{5 * time.Second, 10 * time.Second, 30 * time.Second}
+
+const failureResetPeriod = 24 * 60 * 60 // seconds
+
+// DefaultDataDir is where the service keeps its data unless told
+// otherwise: %ProgramData%\Outpost.
+func DefaultDataDir() string {
+	pd := os.Getenv("ProgramData")
+	if pd == "" {
+		pd = `C:\ProgramData`
+	}
+	return filepath.Join(pd, "Outpost")
+}
+
+// noProgram satisfies kardianos' Interface for control actions (the
+// service process itself runs through Run).
+type noProgram struct{}
+
+func (noProgram) Start(kservice.Service) error { return nil }
+func (noProgram) Stop(kservice.Service) error  { return nil }
+
+func (c Controller) kservice() (kservice.Service, error) {
+	return kservice.New(noProgram{}, &kservice.Config{
+		Name:        Name,
+		DisplayName: displayName,
+		Description: description,
+		Executable:  c.Executable,
+		Arguments:   c.Args,
+		Option: kservice.KeyValue{
+			kservice.StartType:              kservice.ServiceStartAutomatic,
+			kservice.OnFailure:              kservice.OnFailureRestart,
+			kservice.OnFailureDelayDuration: restartDelays[0].String(),
+			kservice.OnFailureResetPeriod:   failureResetPeriod,
+		},
+	})
+}
+
+// Install registers the service (automatic start, Event Log source,
+// restart on failure) and starts it unless NoStart.
+func (c Controller) Install() error {
+	if !filepath.IsAbs(c.Executable) {
+		return fmt.Errorf("executable %q is not an absolute path", c.Executable)
+	}
+	s, err := c.kservice()
+	if err != nil {
+		return err
+	}
+	if err := s.Install(); err != nil {
+		return fmt.Errorf("install service: %w", err)
+	}
+	if err := setRecovery(); err != nil {
+		s.Uninstall()
+		return err
+	}
+	if c.NoStart {
+		return nil
+	}
+	if err := s.Start(); err != nil {
+		return fmt.Errorf("start service: %w", err)
+	}
+	return nil
+}
+
+// setRecovery makes the service manager restart the service after every
+// failure, including an exit with an error code (not only a crash).
+func setRecovery() error {
+	m, err := mgr.Connect()
+	if err != nil {
+		return fmt.Errorf("service manager: %w", err)
+	}
+	defer m.Disconnect()
+	s, err := m.OpenService(Name)
+	if err != nil {
+		return fmt.Errorf("open service: %w", err)
+	}
+	defer s.Close()
+	actions := make([]mgr.RecoveryAction, len(restartDelays))
+	for i, d := range restartDelays {
+		actions[i] = mgr.RecoveryAction{Type: mgr.ServiceRestart, Delay: d}
+	}
+	if err := s.SetRecoveryActions(actions, failureResetPeriod); err != nil {
+		return fmt.Errorf("set recovery actions: %w", err)
+	}
+	if err := s.SetRecoveryActionsOnNonCrashFailures(true); err != nil {
+		return fmt.Errorf("set recovery on error exits: %w", err)
+	}
+	return nil
+}
+
+// Uninstall stops the service when it runs and removes it. The
+// configuration and the data stay.
+func (c Controller) Uninstall() error {
+	s, err := c.kservice()
+	if err != nil {
+		return err
+	}
+	st, err := s.Status()
+	if errors.Is(err, kservice.ErrNotInstalled) {
+		return ErrNotInstalled
+	}
+	if err == nil && st == kservice.StatusRunning {
+		if err := s.Stop(); err != nil {
+			return fmt.Errorf("stop service: %w", err)
+		}
+	}
+	if err := s.Uninstall(); err != nil {
+		return fmt.Errorf("remove service: %w", err)
+	}
+	return nil
+}
+
+func (c Controller) action(f func(kservice.Service) error, verb string) error {
+	s, err := c.kservice()
+	if err != nil {
+		return err
+	}
+	if _, err := s.Status(); errors.Is(err, kservice.ErrNotInstalled) {
+		return ErrNotInstalled
+	}
+	if err := f(s); err != nil {
+		return fmt.Errorf("%s service: %w", verb, err)
+	}
+	return nil
+}
+
+// Start starts the service.
+func (c Controller) Start() error { return c.action(kservice.Service.Start, "start") }
+
+// Stop stops the service and waits until it has shut down.
+func (c Controller) Stop() error { return c.action(kservice.Service.Stop, "stop") }
+
+// Restart stops and starts the service.
+func (c Controller) Restart() error { return c.action(kservice.Service.Restart, "restart") }
+
+// Status reports the service's state.
+func (c Controller) Status() (State, error) {
+	s, err := c.kservice()
+	if err != nil {
+		return StateUnknown, err
+	}
+	st, err := s.Status()
+	switch {
+	case errors.Is(err, kservice.ErrNotInstalled):
+		return StateNotInstalled, nil
+	case err != nil:
+		return StateUnknown, err
+	case st == kservice.StatusRunning:
+		return StateRunning, nil
+	case st == kservice.StatusStopped:
+		return StateStopped, nil
+	}
+	return StateUnknown, nil
+}
