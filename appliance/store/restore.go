@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -151,7 +152,8 @@ func checkRestorable(ctx context.Context, path string) (int, error) {
 			rows.Close()
 			return 0, err
 		}
-		if s != "ok" && len(problems) < 5 {
+		s = strings.TrimSpace(strings.TrimPrefix(s, "*** in database main ***"))
+		if s != "ok" && s != "" && len(problems) < 5 {
 			problems = append(problems, s)
 		}
 	}
@@ -162,7 +164,7 @@ func checkRestorable(ctx context.Context, path string) (int, error) {
 		return 0, fmt.Errorf("%w: integrity check failed: %w", ErrInvalid, err)
 	}
 	if len(problems) > 0 {
-		return 0, fmt.Errorf("%w: integrity check failed: %v", ErrInvalid, problems)
+		return 0, fmt.Errorf("%w: integrity check failed: %s", ErrInvalid, strings.Join(problems, "; "))
 	}
 	var fk int
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_foreign_key_check`).Scan(&fk); err != nil {
