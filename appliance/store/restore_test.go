@@ -248,4 +248,3 @@ func TestRestoreRejects(t *testing.T) {
 		})
 	}
 }
-
