@@ -3,6 +3,7 @@ package service
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 )
 
 // Controller installs, removes, starts, stops and queries the Outpost
@@ -26,6 +27,15 @@ type Controller struct {
 	Root string
 	// NoStart installs without starting the service.
 	NoStart bool
+	// Log receives warnings (default slog.Default()).
+	Log *slog.Logger
+}
+
+func (c Controller) logger() *slog.Logger {
+	if c.Log == nil {
+		return slog.Default()
+	}
+	return c.Log
 }
 
 // State is what Status reports.

@@ -5,11 +5,13 @@ package service
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
 	kservice "github.com/kardianos/service"
+	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc/mgr"
 )
 
@@ -75,7 +77,7 @@ func (c Controller) Install() error {
 	if err := s.Install(); err != nil {
 		return fmt.Errorf("install service: %w", err)
 	}
-	if err := setRecovery(); err != nil {
+	if err := setRecovery(c.logger()); err != nil {
 		s.Uninstall()
 		return err
 	}
@@ -90,7 +92,7 @@ func (c Controller) Install() error {
 
 // setRecovery makes the service manager restart the service after every
 // failure, including an exit with an error code (not only a crash).
-func setRecovery() error {
+func setRecovery(log *slog.Logger) error {
 	m, err := mgr.Connect()
 	if err != nil {
 		return fmt.Errorf("service manager: %w", err)
@@ -108,7 +110,11 @@ func setRecovery() error {
 	if err := s.SetRecoveryActions(actions, failureResetPeriod); err != nil {
 		return fmt.Errorf("set recovery actions: %w", err)
 	}
-	if err := s.SetRecoveryActionsOnNonCrashFailures(true); err != nil {
+	if err := s.SetRecoveryActionsOnNonCrashFailures(true); errors.Is(err, windows.ERROR_INVALID_LEVEL) {
+		// Older service managers (and Wine) lack this setting: crashes
+		// still restart the service, error exits do not.
+		log.Warn("this service manager cannot restart the service after an error exit, only after a crash", "err", err)
+	} else if err != nil {
 		return fmt.Errorf("set recovery on error exits: %w", err)
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/eventlog"
 )
 
@@ -24,7 +23,7 @@ const (
 // registered by `outpost service install`; when the log cannot be opened
 // the caller falls back to stderr.
 func platformLogHandler(json bool, opts *slog.HandlerOptions) slog.Handler {
-	if isService, err := svc.IsWindowsService(); err != nil || !isService {
+	if !isService() {
 		return nil
 	}
 	el, err := eventlog.Open(Name)

@@ -40,8 +40,8 @@ func read(t *testing.T, c *net.UnixConn) string {
 	return string(buf[:n])
 }
 
-// pending returns a datagram that is already queued, or "".
-func pending(c *net.UnixConn) string {
+// queued returns a datagram that is already queued, or "".
+func queued(c *net.UnixConn) string {
 	buf := make([]byte, 256)
 	c.SetReadDeadline(time.Now().Add(time.Millisecond))
 	n, err := c.Read(buf)
@@ -135,7 +135,7 @@ func TestWatchdogOnlyWhileHealthy(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	waitFor(t, "three failing health checks", func() bool { return checks.Load() >= 3 })
-	if got := pending(c); got != "" {
+	if got := queued(c); got != "" {
 		t.Fatalf("pinged %q while unhealthy", got)
 	}
 	if n := strings.Count(logs.String(), "health check failed"); n != 1 {
@@ -168,7 +168,7 @@ func TestWatchdogNotConfigured(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("Watchdog must return at once when no watchdog applies to us")
 			}
-			if got := pending(c); got != "" {
+			if got := queued(c); got != "" {
 				t.Fatalf("sent %q", got)
 			}
 		})
@@ -251,7 +251,7 @@ func TestRunErrors(t *testing.T) {
 		if !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), "address in use") {
 			t.Fatalf("got %v, want ErrStart with the cause", err)
 		}
-		if got := pending(c); got != "" {
+		if got := queued(c); got != "" {
 			t.Fatalf("sent %q although the server never ran", got)
 		}
 		if ev := f.Events(); len(ev) != 1 {

@@ -90,6 +90,6 @@ func serviceController(c *cmdContext, fs *flag.FlagSet, root string, noStart boo
 	args = append(args, "--data-dir", dataDir)
 	return service.Controller{
 		Executable: exe, Args: args, DataDir: dataDir,
-		Unit: systemd.Unit, Root: root, NoStart: noStart,
+		Unit: systemd.Unit, Root: root, NoStart: noStart, Log: c.log,
 	}, nil
 }
