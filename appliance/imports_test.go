@@ -42,6 +42,8 @@ var allowedImports = map[string][]string{
 	"cmd/outpost":       {"appliance", "appliance/config", "appliance/service", "systemd"},
 	// The systemd unit, embedded for `outpost service install`.
 	"systemd": {},
+	// Smoke tests of the cross-compiled binaries (test files only).
+	"appliance/smoke": {"appliance/cot"},
 }
 
 var transportDeps = []string{"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/pki", "appliance/logx", "appliance/httpapi"}

@@ -8,16 +8,18 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	kservice "github.com/kardianos/service"
 	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/svc/eventlog"
 	"golang.org/x/sys/windows/svc/mgr"
 )
 
-// On Windows the controller registers a service with the service control
-// manager through kardianos/service (which also registers the Event Log
-// source), then sets the recovery actions itself: kardianos sets one.
+// On Windows the controller registers the service itself (x/sys mgr:
+// CreateService, three restart recovery actions, the Event Log source) and
+// uses kardianos/service to start, stop, query and remove it.
 
 const (
 	displayName = "Outpost TAK server"
@@ -55,31 +57,43 @@ func (c Controller) kservice() (kservice.Service, error) {
 		Description: description,
 		Executable:  c.Executable,
 		Arguments:   c.Args,
-		Option: kservice.KeyValue{
-			kservice.StartType:              kservice.ServiceStartAutomatic,
-			kservice.OnFailure:              kservice.OnFailureRestart,
-			kservice.OnFailureDelayDuration: restartDelays[0].String(),
-			kservice.OnFailureResetPeriod:   failureResetPeriod,
-		},
 	})
 }
 
-// Install registers the service (automatic start, Event Log source,
-// restart on failure) and starts it unless NoStart.
+// Install registers the service (automatic start, restart on failure, an
+// Event Log source) and starts it unless NoStart. The registration is done
+// here rather than by kardianos' Install, so the recovery actions are set
+// on the handle CreateService returned.
 func (c Controller) Install() error {
 	if !filepath.IsAbs(c.Executable) {
 		return fmt.Errorf("executable %q is not an absolute path", c.Executable)
 	}
-	s, err := c.kservice()
+	m, err := mgr.Connect()
 	if err != nil {
-		return err
+		return fmt.Errorf("service manager: %w", err)
 	}
-	if err := s.Install(); err != nil {
+	defer m.Disconnect()
+	if s, err := m.OpenService(Name); err == nil {
+		s.Close()
+		return fmt.Errorf("the %s service is installed already (uninstall it first)", Name)
+	}
+	s, err := m.CreateService(Name, c.Executable, mgr.Config{
+		DisplayName: displayName,
+		Description: description,
+		StartType:   mgr.StartAutomatic,
+	}, c.Args...)
+	if err != nil {
 		return fmt.Errorf("install service: %w", err)
 	}
-	if err := setRecovery(c.logger()); err != nil {
-		s.Uninstall()
+	defer s.Close()
+	if err := setRecovery(s, c.logger()); err != nil {
+		s.Delete()
 		return err
+	}
+	if err := eventlog.InstallAsEventCreate(Name, eventlog.Error|eventlog.Warning|eventlog.Info); err != nil &&
+		!strings.Contains(err.Error(), "exists") {
+		s.Delete()
+		return fmt.Errorf("register the Event Log source: %w", err)
 	}
 	if c.NoStart {
 		return nil
@@ -92,17 +106,7 @@ func (c Controller) Install() error {
 
 // setRecovery makes the service manager restart the service after every
 // failure, including an exit with an error code (not only a crash).
-func setRecovery(log *slog.Logger) error {
-	m, err := mgr.Connect()
-	if err != nil {
-		return fmt.Errorf("service manager: %w", err)
-	}
-	defer m.Disconnect()
-	s, err := m.OpenService(Name)
-	if err != nil {
-		return fmt.Errorf("open service: %w", err)
-	}
-	defer s.Close()
+func setRecovery(s *mgr.Service, log *slog.Logger) error {
 	actions := make([]mgr.RecoveryAction, len(restartDelays))
 	for i, d := range restartDelays {
 		actions[i] = mgr.RecoveryAction{Type: mgr.ServiceRestart, Delay: d}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"outpost/internal/testkit"
 )
 
 // outpost runs the command in-process with an empty environment and
@@ -27,14 +29,5 @@ func port(t *testing.T, addr string) string {
 	return p
 }
 
-// closedPort is a loopback port nothing listens on (it was free a moment ago).
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return strconv.Itoa(p)
-}
+// closedPort is a loopback port nothing listens on.
+func closedPort(t *testing.T) string { return strconv.Itoa(testkit.FreePort(t)) }
