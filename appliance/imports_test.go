@@ -44,6 +44,8 @@ var allowedImports = map[string][]string{
 	"systemd": {},
 	// Smoke tests of the cross-compiled binaries (test files only).
 	"appliance/smoke": {"appliance/cot"},
+	// Build tool (its own module): builds the .deb packages with nfpm.
+	"scripts/mkdeb": {},
 }
 
 var transportDeps = []string{"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/pki", "appliance/logx", "appliance/httpapi"}
