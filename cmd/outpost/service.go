@@ -52,6 +52,12 @@ func setupService(fs *flag.FlagSet) func(*cmdContext) int {
 		fmt.Fprintf(c.stdout, "outpost service %s: done\n", action)
 		if action == "install" {
 			fmt.Fprintf(c.stdout, "  runs: %s %q\n", ctl.Executable, ctl.Args)
+			st, err := ctl.Status()
+			if err != nil {
+				fmt.Fprintf(c.stdout, "  state: %s (%v)\n", st, err)
+			} else {
+				fmt.Fprintf(c.stdout, "  state: %s\n", st)
+			}
 		}
 		return exitOK
 	}
