@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -101,6 +102,18 @@ func TestRestore(t *testing.T) {
 		if strings.Contains(n, ".restore-") {
 			t.Fatalf("temporary copy %s left behind", n)
 		}
+	}
+}
+
+// TestBackupIsPrivate: a backup holds password hashes and tokens.
+func TestBackupIsPrivate(t *testing.T) {
+	f := newRestoreFixture(t)
+	st, err := os.Stat(f.backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" && st.Mode().Perm() != 0o600 {
+		t.Fatalf("backup mode %v, want 0600", st.Mode().Perm())
 	}
 }
 
