@@ -41,8 +41,10 @@ vet:
 	GOOS=windows $(GO) vet ./...
 	$(GO) -C scripts/mkdeb vet ./...
 
+# OUTPOST_REQUIRE_TOOLS=1: a test whose tool (systemd-analyze, qemu, Wine,
+# dpkg) is missing fails instead of skipping; scripts/test-deps.sh installs them.
 race:
-	CGO_ENABLED=1 OUTPOST_INTEROP=1 $(GO) test -race -timeout 30m ./...
+	CGO_ENABLED=1 OUTPOST_INTEROP=1 OUTPOST_REQUIRE_TOOLS=1 $(GO) test -race -timeout 30m ./...
 
 # The 300 MiB blob test skips itself under -race (too slow there); run it plainly.
 large:
@@ -72,11 +74,11 @@ release:
 
 ## smoke: linux/arm (GOARM=6) and arm64 under qemu-user-static, windows/amd64 under Wine (run and service)
 smoke:
-	OUTPOST_SMOKE=1 $(GO) test -count=1 -timeout 10m -v -run 'TestARM|TestWindows' ./appliance/smoke
+	OUTPOST_SMOKE=1 OUTPOST_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 10m -v -run 'TestARM|TestWindows' ./appliance/smoke
 
 ## pkgtest: every package's fields, files, modes and conffile; dpkg install, upgrade, remove, purge in a throw-away root
 pkgtest:
-	$(GO) -C scripts/mkdeb test -count=1 -timeout 10m -v ./...
+	OUTPOST_REQUIRE_TOOLS=1 $(GO) -C scripts/mkdeb test -count=1 -timeout 10m -v ./...
 
 ## lint: gofmt, go vet, and staticcheck when installed
 lint:
