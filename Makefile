@@ -11,7 +11,13 @@ BIN     := bin/outpost
 CROSS := linux/arm/6:linux-armv6 linux/arm/7:linux-armv7 linux/arm64:linux-arm64 \
          linux/amd64:linux-amd64 windows/amd64:windows-amd64.exe
 
-.PHONY: all run build test deps vet race hostile large cross lint bench fuzz soak clean
+.PHONY: all run build test deps vet race hostile large cross deb release smoke pkgtest lint bench fuzz soak clean
+
+# Debian architecture=binary of each package (armhf carries the GOARM=6
+# build: it runs on every Raspberry Pi, ARMv6 included).
+DEB_ARCHES := amd64=dist/outpost-linux-amd64 arm64=dist/outpost-linux-arm64 armhf=dist/outpost-linux-armv6
+# Package file times: the commit's, so the same commit gives the same packages.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 
 all: build
 
@@ -23,17 +29,23 @@ run: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/outpost
 
-## test: install what the tests need, then vet, every test with -race, the hostile-client tests, the large-blob test, the cross build
-test: deps vet race hostile large cross
+## test: install what the tests need, then vet, every test with -race, the hostile-client tests, the
+## large-blob test, the cross build, the cross binaries under qemu and Wine, and the packages (contents,
+## dpkg install into a throw-away root)
+test: deps vet race hostile large cross smoke pkgtest
 
 deps:
 	./scripts/test-deps.sh
 
 vet:
 	$(GO) vet ./...
+	GOOS=windows $(GO) vet ./...
+	$(GO) -C scripts/mkdeb vet ./...
 
+# OUTPOST_REQUIRE_TOOLS=1: a test whose tool (systemd-analyze, qemu, Wine,
+# dpkg) is missing fails instead of skipping; scripts/test-deps.sh installs them.
 race:
-	CGO_ENABLED=1 OUTPOST_INTEROP=1 $(GO) test -race -timeout 30m ./...
+	CGO_ENABLED=1 OUTPOST_INTEROP=1 OUTPOST_REQUIRE_TOOLS=1 $(GO) test -race -timeout 30m ./...
 
 # The hostile-client tests measure the bystanders' latency: no race detector
 # (they are excluded from the -race run by a build tag). RELIABILITY.md.
@@ -58,6 +70,25 @@ cross:
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOARM=$$arm $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $$out ./cmd/outpost; \
 	done
 	@ls -l dist
+
+## deb: Debian packages for amd64, arm64 and armhf into dist/ (scripts/mkdeb: nfpm, packaging/nfpm.yaml)
+deb: cross
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) -C scripts/mkdeb run . -root ../.. -version $(VERSION) -out dist $(DEB_ARCHES)
+
+## release: a clean dist/ with the five binaries, the three packages and SHA256SUMS
+release:
+	rm -rf dist
+	$(MAKE) deb
+	cd dist && sha256sum outpost-* outpost_*.deb > SHA256SUMS
+	@cat dist/SHA256SUMS
+
+## smoke: linux/arm (GOARM=6) and arm64 under qemu-user-static, windows/amd64 under Wine (run and service)
+smoke:
+	OUTPOST_SMOKE=1 OUTPOST_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 10m -v -run 'TestARM|TestWindows' ./appliance/smoke
+
+## pkgtest: every package's fields, files, modes and conffile; dpkg install, upgrade, remove, purge in a throw-away root
+pkgtest:
+	OUTPOST_REQUIRE_TOOLS=1 $(GO) -C scripts/mkdeb test -count=1 -timeout 10m -v ./...
 
 ## lint: gofmt, go vet, and staticcheck when installed
 lint:

@@ -11,6 +11,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"outpost/appliance/broker"
@@ -59,6 +60,7 @@ type Appliance struct {
 	listeners  map[string]listener
 	allowedCLI config.AllowList // AllowedCLIIPs, parsed
 
+	opened    atomic.Bool // Open succeeded (Healthy)
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -149,6 +151,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	if a.mgmt != nil {
 		go a.mgmt.Maintain(watchCtx) // audit retention, expired login tokens
 	}
+	a.opened.Store(true)
 	a.log.Info("Outpost is ready", "version", Version(), "data_dir", cfg.DataDir, "public_host", cfg.PublicHost)
 	return nil
 }

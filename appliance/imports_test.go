@@ -45,7 +45,13 @@ var allowedImports = map[string][]string{
 	"appliance/apptest": {"appliance", "appliance/config", "appliance/takclient", "internal/testkit"},
 	// Test-only packages (no non-test files).
 	"appliance/hostile": {"appliance/cot", "appliance/store"},
-	"cmd/outpost":       {"appliance", "appliance/config", "appliance/service"},
+	"cmd/outpost":       {"appliance", "appliance/config", "appliance/service", "systemd"},
+	// The systemd unit, embedded for `outpost service install`.
+	"systemd": {},
+	// Smoke tests of the cross-compiled binaries (test files only).
+	"appliance/smoke": {"appliance/cot"},
+	// Build tool (its own module): builds the .deb packages with nfpm.
+	"scripts/mkdeb": {},
 }
 
 var transportDeps = []string{"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/pki", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate"}

@@ -1,15 +1,39 @@
 #!/usr/bin/env bash
-# Installs what `make test` needs beyond Go: openssl (PKCS#12 checks), and the
-# npm packages of the interoperability tests (scripts/interop). Idempotent.
+# Installs what `make test` needs beyond Go, on Debian 12 (CI) or a
+# developer's Debian/Ubuntu machine. Idempotent: only what is missing is
+# installed.
+#   openssl                      PKCS#12 checks
+#   gcc                          cgo for -race
+#   systemd                      systemd-analyze verify, systemctl --root (service install test)
+#   qemu-user-static             the linux/arm and linux/arm64 smoke test
+#   wine64                       the windows/amd64 smoke test (64-bit Wine alone:
+#                                no i386 architecture needed)
+#   gcc-mingw-w64-x86-64-win32   builds the Wine stand-in for bcryptprimitives.dll
+#   dpkg                         the package test (dpkg-deb, dpkg --root)
+# and the npm packages of the interoperability tests (scripts/interop).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
-command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
+need() { # need COMMAND PACKAGE: queue PACKAGE when COMMAND is missing
+  command -v "$1" >/dev/null 2>&1 || [ -x "$1" ] || need_apt+=("$2")
+}
+need openssl openssl
+need gcc gcc
+need systemd-analyze systemd
+need systemctl systemd
+need qemu-arm-static qemu-user-static
+need qemu-aarch64-static qemu-user-static
+need /usr/lib/wine/wine64 wine64
+need x86_64-w64-mingw32-gcc gcc-mingw-w64-x86-64-win32
+need dpkg-deb dpkg
 if [ ${#need_apt[@]} -gt 0 ]; then
+  # shellcheck disable=SC2207
+  need_apt=($(printf '%s\n' "${need_apt[@]}" | sort -u))
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq "${need_apt[@]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
   else
     echo "please install: ${need_apt[*]}" >&2
     exit 1

@@ -129,13 +129,13 @@ func (b *Broker) Join(info SessionInfo) *Session {
 		info.Out = AnonGroup
 	}
 	s := &Session{
-		pos:     -1,
-		id:      b.nextID.Add(1),
-		b:       b,
-		info:    info,
-		joined:  b.opts.Now(),
-		ready:   make(chan struct{}, 1),
-		done:    make(chan struct{}),
+		pos:    -1,
+		id:     b.nextID.Add(1),
+		b:      b,
+		info:   info,
+		joined: b.opts.Now(),
+		ready:  make(chan struct{}, 1),
+		done:   make(chan struct{}),
 	}
 	// The session becomes visible and takes its replay under b.mu: a
 	// publisher that already sees it queues live events, which its writer

@@ -88,7 +88,6 @@ type privItem struct {
 	at  uint64
 }
 
-
 // fireClosed runs the transport's close hook once. qmu must not be held.
 func (s *Session) fireClosed() {
 	if s.info.Closed == nil {

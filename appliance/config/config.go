@@ -66,6 +66,9 @@ type Config struct {
 	AuditRetention     time.Duration // auditRetention: how long audit records are kept (0 keeps them forever)
 	LoginTokenLifetime time.Duration // loginTokenLifetime: validity of a token from POST /api/login
 
+	// Memory.
+	MemoryLimit int // memoryLimit: soft limit of the Go heap in bytes (debug.SetMemoryLimit); 0: none
+
 	// Certificates (api.md §5.12). Empty file locations mean the
 	// spec's default names inside CertsPath.
 	CertsPath      string // certsPath
@@ -92,6 +95,10 @@ type Config struct {
 	AllowedCLIIPs []string // AllowedCLIIPs: who may call /Clients
 	AllowCLIIPs   []string // AllowCLIIPs: who may use the local command-line interface
 }
+
+// MinMemoryLimit is the smallest memoryLimit accepted: below it the
+// garbage collector would run nearly all the time.
+const MinMemoryLimit = 32 << 20
 
 // Defaults returns the configuration used when nothing is configured.
 // PublicHost and CertsPath are derived later by Finish when left empty.
@@ -137,6 +144,7 @@ func Defaults() Config {
 		MaxUploadBytes:     2 << 30,
 		AuditRetention:     90 * 24 * time.Hour,
 		LoginTokenLifetime: 12 * time.Hour,
+		MemoryLimit:        256 << 20,
 		KeyType:            "rsa",
 		AllowedCLIIPs:      []string{"127.0.0.1", "::1"},
 		AllowCLIIPs:        []string{"127.0.0.1", "::1"},
@@ -251,6 +259,9 @@ func (c *Config) Validate() error {
 			}
 			return keyErr(n.key, fmt.Sprintf("must be at least %d", n.least))
 		}
+	}
+	if c.MemoryLimit != 0 && c.MemoryLimit < MinMemoryLimit {
+		return keyErr("memoryLimit", "must be 0 (no limit) or at least 32 MiB")
 	}
 	if c.QueueSoftBytes < 4096 {
 		return keyErr("queueSoftBytes", "must be at least 4096")

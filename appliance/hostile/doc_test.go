@@ -1,4 +1,4 @@
-//go:build !race
+//go:build !race && linux
 
 // Package hostile reproduces, against the real outpost binary on loopback,
 // what a hostile client on the mesh tries (RELIABILITY.md "Hostile
@@ -8,6 +8,7 @@
 // server's peak memory, its database and its log grow no more than stated.
 //
 // The tests run without the race detector (`make hostile`, part of `make
-// test`): they measure latency. OUTPOST_SOAK=1 (`make soak`) runs the long
+// test`): they measure latency. Linux only: they read the server's peak
+// memory from /proc and set the umask. OUTPOST_SOAK=1 (`make soak`) runs the long
 // versions.
 package hostile

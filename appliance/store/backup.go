@@ -94,6 +94,11 @@ func backupFile(ctx context.Context, dbPath, dest string) (err error) {
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("close database: %w", err)
 	}
+	// The copy holds what the database holds (password hashes, tokens):
+	// private to its owner, whatever the umask.
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return fmt.Errorf("backup permissions: %w", err)
+	}
 	if err := syncFile(tmp); err != nil {
 		return err
 	}

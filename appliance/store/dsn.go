@@ -25,6 +25,10 @@ var basePragmas = []string{
 	// After a checkpoint the WAL is truncated to this size, so a big upload
 	// does not leave a huge -wal file behind.
 	"journal_size_limit(67108864)",
+	// A small page cache, 2 MiB per connection (writer plus four readers:
+	// 10 MiB at most), keeps the appliance within a Raspberry Pi's memory;
+	// the OS page cache holds the rest of a hot database anyway.
+	"cache_size(-2048)",
 }
 
 // writerDSN is the DSN of the single writer connection.

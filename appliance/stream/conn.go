@@ -91,7 +91,7 @@ func (c *conn) serve() {
 	if offer := neg.Offer(c.l.cfg.Now()); offer != nil {
 		c.sess.Send(broker.NewEnvelope(offer))
 	}
-	c.w.start() // the replay, then the offer
+	c.w.start()                   // the replay, then the offer
 	c.sess.Close(c.readLoop(neg)) // no-op when someone else closed it first
 	c.w.finish()
 	c.nc.Close()

@@ -49,9 +49,9 @@ type corker interface {
 
 type writer struct {
 	c       *conn
-	out     io.Writer // where frames go: the raw *net.TCPConn (writev) or the *tls.Conn
-	tls     *tls.Conn // nil on TCP
-	cork    corker    // nil when the connection under TLS cannot be corked
+	out     io.Writer   // where frames go: the raw *net.TCPConn (writev) or the *tls.Conn
+	tls     *tls.Conn   // nil on TCP
+	cork    corker      // nil when the connection under TLS cannot be corked
 	started atomic.Bool // serve started the writing side: wakes may start runs
 	running atomic.Bool
 

@@ -1,26 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// result is one in-process run of the command line.
-type result struct {
-	code           int
-	stdout, stderr string
-}
-
-// outpost runs the command line in-process with args (and stdin).
-func outpost(t *testing.T, stdin string, args ...string) result {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(args, strings.NewReader(stdin), &out, &errb, noEnv)
-	return result{code, out.String(), errb.String()}
-}
 
 // TestCommandsHappyPaths runs every offline subcommand on one data
 // directory, the way an operator would.
@@ -47,7 +32,7 @@ func TestCommandsHappyPaths(t *testing.T) {
 		{"backup", "", append([]string{"backup", filepath.Join(dir, "backup.db")}, data...), nil},
 	}
 	for _, s := range steps {
-		r := outpost(t, s.stdin, s.args...)
+		r := outpostIn(t, s.stdin, s.args...)
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d\nstdout: %s\nstderr: %s", s.name, r.code, r.stdout, r.stderr)
 		}
@@ -89,7 +74,7 @@ func TestCommandsBadInput(t *testing.T) {
 		{"backup without a database", []string{"backup", filepath.Join(t.TempDir(), "x.db"), "--data-dir", t.TempDir()}, 1, "no database"},
 	}
 	for _, tc := range cases {
-		r := outpost(t, "", tc.args...)
+		r := outpostIn(t, "", tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr+r.stdout, tc.msg) {
 			t.Errorf("%s: exit %d, output %q; want exit %d mentioning %q", tc.name, r.code, r.stderr+r.stdout, tc.code, tc.msg)
 		}

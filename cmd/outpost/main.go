@@ -59,6 +59,10 @@ var commands = map[string]command{
 	"user":    {"user add|delete|list: system users (who may enroll for a certificate)", setupUser},
 	"token":   {"token create|list|revoke: API users and their bearer tokens (management API)", setupToken},
 	"audit":   {"audit [--since D] [--user NAME]: management API calls made as system users", setupAudit},
+
+	"service":     {"service install|uninstall|start|stop|restart|status: the system service (systemd or Windows)", setupService},
+	"healthcheck": {"exit 0 only when /Alive answers and every enabled listener accepts connections", setupHealthcheck},
+	"restore":     {"restore FILE: replace the database with a checked backup (the server must be stopped)", plain(cmdRestore)},
 }
 
 // Exit codes.
@@ -141,7 +145,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].usage)
+		fmt.Fprintf(w, "  %-11s %s\n", n, commands[n].usage)
 	}
 	fmt.Fprintln(w, "\n`outpost COMMAND -h` lists the flags; `outpost config` lists every key.")
 	fmt.Fprintln(w, "Flags may come before or after the command's arguments.")
@@ -153,10 +157,7 @@ func newLogger(cfg config.Config, w io.Writer) (*slog.Logger, error) {
 		return nil, fmt.Errorf("config logLevel: %w", err)
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return slog.New(slog.NewTextHandler(w, opts)), nil
+	return slog.New(service.LogHandler(w, cfg.LogFormat == "json", opts)), nil
 }
 
 func cmdVersion(c *cmdContext) int {
@@ -170,23 +171,16 @@ func cmdRun(c *cmdContext) int {
 		fmt.Fprintf(c.stderr, "outpost run: unexpected argument %q\n", c.args[0])
 		return exitUsage
 	}
-	ctx, stop := service.SignalContext(context.Background())
-	defer stop()
 	app := appliance.New(c.cfg, c.log)
-	if err := app.Open(ctx); err != nil {
+	err := service.Run(context.Background(), service.Daemon{
+		Open: app.Open, Close: app.Close, Healthy: app.Healthy,
+		ShutdownTimeout: c.cfg.ShutdownTimeout, MemoryLimit: int64(c.cfg.MemoryLimit), Log: c.log,
+	})
+	switch {
+	case errors.Is(err, service.ErrStart):
 		c.log.Error("Outpost could not start", "err", err)
 		return exitFailure
-	}
-	if err := service.Ready(); err != nil {
-		c.log.Warn("could not tell systemd we are ready", "err", err)
-	}
-	go service.Watchdog(ctx, nil)
-	<-ctx.Done()
-	c.log.Info("shutdown requested")
-	service.Stopping()
-	sctx, cancel := context.WithTimeout(context.Background(), c.cfg.ShutdownTimeout)
-	defer cancel()
-	if err := app.Close(sctx); err != nil {
+	case err != nil:
 		c.log.Error("shutdown was not clean", "err", err)
 		return exitFailure
 	}

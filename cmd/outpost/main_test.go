@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,16 +12,6 @@ import (
 	"outpost/internal/testkit"
 )
 
-// runCLI runs the outpost command in-process and returns its exit code and
-// output.
-func runCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	env := func(string) (string, bool) { return "", false }
-	code := run(args, strings.NewReader(""), &out, &errOut, env)
-	return code, out.String(), errOut.String()
-}
-
 // TestTokenCommands: outpost token create|list|revoke act on a running
 // appliance's database, which sees the change at its next request.
 func TestTokenCommands(t *testing.T) {
@@ -30,7 +19,7 @@ func TestTokenCommands(t *testing.T) {
 	dir := app.Cfg.DataDir
 	base := "http://" + app.Addr(t, appliance.ListenerREST)
 
-	code, out, errOut := runCLI(t, "token", "create", "ops", "--data-dir", dir)
+	code, out, errOut := outpost(t, "token", "create", "ops", "--data-dir", dir)
 	if code != 0 {
 		t.Fatalf("token create: %d %s", code, errOut)
 	}
@@ -47,7 +36,7 @@ func TestTokenCommands(t *testing.T) {
 		t.Fatalf("the running server refused the new token: %d %s", r.Status, r.Body)
 	}
 
-	code, out, _ = runCLI(t, "token", "list", "--data-dir", dir)
+	code, out, _ = outpost(t, "token", "list", "--data-dir", dir)
 	if code != 0 || !regexp.MustCompile(`(?m)^admin\s+\d{4}-\d\d-\d\dT`).MatchString(out) ||
 		!regexp.MustCompile(`(?m)^ops\s+\d{4}-`).MatchString(out) || strings.Contains(out, token) {
 		t.Fatalf("token list (%d):\n%s", code, out)
@@ -57,21 +46,21 @@ func TestTokenCommands(t *testing.T) {
 		t.Fatal("token list printed the admin token")
 	}
 
-	code, _, errOut = runCLI(t, "token", "create", "ops", "--data-dir", dir)
+	code, _, errOut = outpost(t, "token", "create", "ops", "--data-dir", dir)
 	if code != 1 || !strings.Contains(errOut, "exists") {
 		t.Fatalf("duplicate create: %d %s", code, errOut)
 	}
-	if code, _, errOut = runCLI(t, "token", "create", "bad name", "--data-dir", dir); code != 1 || !strings.Contains(errOut, "API user name") {
+	if code, _, errOut = outpost(t, "token", "create", "bad name", "--data-dir", dir); code != 1 || !strings.Contains(errOut, "API user name") {
 		t.Fatalf("bad name: %d %s", code, errOut)
 	}
-	if code, out, _ = runCLI(t, "token", "revoke", "ops", "--data-dir", dir); code != 0 || !strings.Contains(out, "revoked") {
+	if code, out, _ = outpost(t, "token", "revoke", "ops", "--data-dir", dir); code != 0 || !strings.Contains(out, "revoked") {
 		t.Fatalf("revoke: %d %s", code, out)
 	}
 	r = testkit.Do(t, nil, "GET", base+"/ManageSystemUser/getAll", nil, "Authorization", "Bearer "+token)
 	if r.Status != 401 {
 		t.Fatalf("the running server still accepts a revoked token: %d", r.Status)
 	}
-	if code, _, errOut = runCLI(t, "token", "revoke", "ops", "--data-dir", dir); code != 1 || !strings.Contains(errOut, "not found") {
+	if code, _, errOut = outpost(t, "token", "revoke", "ops", "--data-dir", dir); code != 1 || !strings.Contains(errOut, "not found") {
 		t.Fatalf("second revoke: %d %s", code, errOut)
 	}
 
@@ -84,7 +73,7 @@ func TestTokenCommands(t *testing.T) {
 		{"token", "list", "--no-such-flag"},
 		{"token", "revoke"},
 	} {
-		if code, _, _ := runCLI(t, append(args, "--data-dir", dir)...); code != 2 {
+		if code, _, _ := outpost(t, append(args, "--data-dir", dir)...); code != 2 {
 			t.Errorf("outpost %v: exit %d, want 2", args, code)
 		}
 	}
@@ -106,7 +95,7 @@ func TestAuditCommand(t *testing.T) {
 		"Authorization", "Bearer "+kim)
 	testkit.Do(t, nil, "GET", base+"/DataPackageTable", nil, "Authorization", "Bearer "+kim)
 
-	code, out, errOut := runCLI(t, "audit", "--data-dir", dir)
+	code, out, errOut := outpost(t, "audit", "--data-dir", dir)
 	if code != 0 {
 		t.Fatalf("audit: %d %s", code, errOut)
 	}
@@ -119,11 +108,11 @@ func TestAuditCommand(t *testing.T) {
 	if strings.Contains(out, "another-secret") || strings.Contains(out, "kim-secret-pw") {
 		t.Fatal("audit printed a password")
 	}
-	if code, out, _ = runCLI(t, "audit", "--user", "kim", "--since", "1h", "--limit", "1", "--data-dir", dir); code != 0 ||
+	if code, out, _ = outpost(t, "audit", "--user", "kim", "--since", "1h", "--limit", "1", "--data-dir", dir); code != 0 ||
 		strings.Count(out, "\n") != 2 || !strings.Contains(out, "/DataPackageTable") {
 		t.Fatalf("audit --user kim --limit 1:\n%s", out)
 	}
-	if code, out, _ = runCLI(t, "audit", "--user", "nobody", "--data-dir", dir); code != 0 || strings.Count(out, "\n") != 1 {
+	if code, out, _ = outpost(t, "audit", "--user", "nobody", "--data-dir", dir); code != 0 || strings.Count(out, "\n") != 1 {
 		t.Fatalf("audit --user nobody:\n%s", out)
 	}
 	for _, args := range [][]string{
@@ -134,7 +123,7 @@ func TestAuditCommand(t *testing.T) {
 		{"audit", "extra"},
 		{"audit", "--no-such-flag"},
 	} {
-		if code, _, _ := runCLI(t, append(args, "--data-dir", dir)...); code != 2 {
+		if code, _, _ := outpost(t, append(args, "--data-dir", dir)...); code != 2 {
 			t.Errorf("outpost %v: exit %d, want 2", args, code)
 		}
 	}

@@ -50,5 +50,3 @@ func TestStatus(t *testing.T) {
 		t.Fatalf("stray argument: exit %d", code)
 	}
 }
-
-func noEnv(string) (string, bool) { return "", false }

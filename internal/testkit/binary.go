@@ -71,9 +71,17 @@ var DefaultArgs = []string{"--bind", "127.0.0.1", "--public-host", "127.0.0.1",
 // test ends unless Stop ran.
 func Start(t testing.TB, dataDir string, extra ...string) *Proc {
 	t.Helper()
-	args := append([]string{"run", "--data-dir", dataDir}, DefaultArgs...)
-	args = append(args, extra...)
-	cmd := exec.Command(Binary(t), args...)
+	return StartWith(t, []string{Binary(t)}, dataDir, extra...)
+}
+
+// StartWith is Start for another build of outpost: command is the program
+// and its leading arguments (e.g. an emulator and a cross-compiled binary),
+// dataDir is passed as the binary sees it (a Windows path under Wine).
+func StartWith(t testing.TB, command []string, dataDir string, extra ...string) *Proc {
+	t.Helper()
+	args := append(append([]string(nil), command[1:]...), "run", "--data-dir", dataDir)
+	args = append(append(args, DefaultArgs...), extra...)
+	cmd := exec.Command(command[0], args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -169,11 +177,19 @@ func (p *Proc) Addr(t testing.TB, listener string) string {
 // within wait.
 func (p *Proc) Stop(t testing.TB, wait time.Duration) (error, time.Duration) {
 	t.Helper()
+	return p.Signal(t, syscall.SIGTERM, wait)
+}
+
+// Signal sends sig and returns the exit error (nil for exit 0) and how long
+// the exit took; it fails the test when the process does not exit within
+// wait.
+func (p *Proc) Signal(t testing.TB, sig os.Signal, wait time.Duration) (error, time.Duration) {
+	t.Helper()
 	start := time.Now()
-	p.Cmd.Process.Signal(syscall.SIGTERM)
+	p.Cmd.Process.Signal(sig)
 	err, ok := p.wait(wait)
 	if !ok {
-		t.Fatalf("outpost did not exit within %v of SIGTERM", wait)
+		t.Fatalf("outpost did not exit within %v of %v", wait, sig)
 	}
 	return err, time.Since(start)
 }

@@ -1,0 +1,46 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMemoryLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		file string
+		want int
+		err  string
+	}{
+		{name: "default", want: 256 << 20},
+		{name: "flag with unit", args: []string{"--memory-limit", "128MiB"}, want: 128 << 20},
+		{name: "environment", env: map[string]string{"OUTPOST_MEMORY_LIMIT": "1GiB"}, want: 1 << 30},
+		{name: "file", file: "memoryLimit: 64 MiB\n", want: 64 << 20},
+		{name: "zero is no limit", args: []string{"--memory-limit", "0"}, want: 0},
+		{name: "too small", args: []string{"--memory-limit", "1MiB"}, err: "config memoryLimit: must be 0 (no limit) or at least 32 MiB"},
+		{name: "negative", args: []string{"--memory-limit", "-5"}, err: "config memoryLimit"},
+		{name: "not a size", args: []string{"--memory-limit", "lots"}, err: "memoryLimit: \"lots\" is not a whole number"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.file != "" {
+				args = append(args, "--config", writeFile(t, tc.file))
+			}
+			c, err := load(t, args, tc.env)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("got %v, want an error containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.MemoryLimit != tc.want {
+				t.Fatalf("memoryLimit %d, want %d", c.MemoryLimit, tc.want)
+			}
+		})
+	}
+}
