@@ -66,6 +66,9 @@ type Config struct {
 	AuditRetention     time.Duration // auditRetention: how long audit records are kept (0 keeps them forever)
 	LoginTokenLifetime time.Duration // loginTokenLifetime: validity of a token from POST /api/login
 
+	// Web console (README "Web console").
+	BasemapPath string // basemapPath: an MBTiles file served as the offline basemap (empty: an uploaded one)
+
 	// Certificates (api.md §5.12). Empty file locations mean the
 	// spec's default names inside CertsPath.
 	CertsPath      string // certsPath
