@@ -170,13 +170,13 @@ const statusMaxAge = time.Second
 // systemStatus answers "on" or "off" per listener, measured by connecting
 // to it (a listener that is configured but not accepting is "off").
 func (c *Channel) systemStatus(s *socketio.Socket, _ []json.RawMessage) {
-	c.emit(s, "systemStatus", jsonString(c.statusNow()))
+	c.emit(s, "systemStatus", jsonString(c.statusNow(statusMaxAge)))
 }
 
-// statusNow is "on" or "off" per listener name, probed at most once per
-// statusMaxAge (systemStatus and GET /api/server share it).
-func (c *Channel) statusNow() map[string]string {
-	return c.status.get(statusMaxAge, func() map[string]string {
+// statusNow is "on" or "off" per listener name, probed unless the last
+// round (of systemStatus or GET /api/server) is younger than maxAge.
+func (c *Channel) statusNow(maxAge time.Duration) map[string]string {
+	return c.status.get(maxAge, func() map[string]string {
 		svcs := c.services()
 		out := make(map[string]string, len(svcs))
 		var mu sync.Mutex

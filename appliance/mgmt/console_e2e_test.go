@@ -377,3 +377,23 @@ func TestBasemapFromDataPackage(t *testing.T) {
 		t.Fatalf("tile after delete: %d", r.Status)
 	}
 }
+
+// TestConsolePollingNotAudited: the live views the console reads every few
+// seconds are not audited for system users; everything else still is.
+func TestConsolePollingNotAudited(t *testing.T) {
+	e := newEnv(t, nil)
+	const tok = "a-system-user-token-for-polling"
+	want(t, "create", e.do("POST", "/ManageSystemUser/postSystemUser", e.admin,
+		map[string]string{"username": "watcher", "password": "watcher password", "token": tok}), 201)
+	for _, p := range []string{"/api/map", "/api/map?bbox=0,0,1,1", "/api/server", "/api/logs"} {
+		want(t, p, e.do("GET", p, tok, nil), 200)
+	}
+	if n := e.count("audit_log", "endpoint LIKE '/api/%'"); n != 0 {
+		t.Fatalf("%d polling reads audited", n)
+	}
+	want(t, "event", e.do("GET", "/api/map/event?uid=x", tok, nil), 404)
+	want(t, "users", e.do("GET", "/api/users", tok, nil), 200)
+	if n := e.count("audit_log", "endpoint IN ('/api/map/event?uid=x', '/api/users')"); n != 2 {
+		t.Fatalf("%d other reads audited, want 2", n)
+	}
+}

@@ -87,9 +87,10 @@ type API struct {
 	limiter *httpapi.FailureLimiter // failed logins and unknown tokens, per address
 	authLog *logx.Limiter           // refused-token warnings a client can cause at will
 
-	channel *Channel     // Options.Channel when it is the socket.io channel
-	console consoleFiles // the console's files by path
-	basemap *basemap     // the offline basemap's tile set
+	channel *Channel      // Options.Channel when it is the socket.io channel
+	console consoleFiles  // the console's files by path
+	basemap *basemap      // the offline basemap's tile set
+	deleted deletionCache // uids deleted by recent t-x-d-d, for /api/map
 }
 
 // New returns the management API.

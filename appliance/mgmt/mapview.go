@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -162,24 +163,72 @@ type deletion struct {
 	force bool // <__forcedelete/>: remove, not just mark stale
 }
 
-// deletions reads the recent t-x-d-d events and the uids they link to.
+// deletionCache holds the uids named by recent t-x-d-d events. Each map
+// call reads only the deletions received lately (since the newest one read,
+// less deleteOverlap: the history commits an event up to a flush interval
+// after its receive time), so a console polling every second costs one
+// small indexed query, not a decode of a week of deletions.
+type deletionCache struct {
+	mu     sync.Mutex
+	byUID  map[string]deletion
+	seen   map[int64]time.Time // ids of the deletions read within the overlap
+	mark   time.Time           // receive time of the newest deletion read
+	pruned time.Time
+}
+
+const deleteOverlap = 5 * time.Second
+
+// deletions returns the uids deleted within mapDeleteWindow of now.
 func (a *API) deletions(r *http.Request, now time.Time) (map[string]deletion, error) {
-	evs, err := a.opts.Store.RecentOfType(r.Context(), "t-x-d-d", now.Add(-mapDeleteWindow), mapDeleteLimit)
+	c := &a.deleted
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byUID == nil {
+		c.byUID, c.seen = map[string]deletion{}, map[int64]time.Time{}
+	}
+	since := now.Add(-mapDeleteWindow)
+	if m := c.mark.Add(-deleteOverlap); m.After(since) {
+		since = m
+	}
+	evs, err := a.opts.Store.RecentOfType(r.Context(), "t-x-d-d", since, mapDeleteLimit)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]deletion{}
 	for _, e := range evs {
+		if _, ok := c.seen[e.ID]; ok {
+			continue
+		}
+		c.seen[e.ID] = e.ReceivedAt
+		if e.ReceivedAt.After(c.mark) {
+			c.mark = e.ReceivedAt
+		}
 		ev, err := e.Event()
 		if err != nil {
 			continue
 		}
 		force := bytes.Contains(ev.Detail.XML, []byte("<__forcedelete"))
 		for _, l := range ev.Detail.Links {
-			if prev, ok := out[l.UID]; l.UID != "" && (!ok || e.ReceivedAt.After(prev.at)) {
-				out[l.UID] = deletion{at: e.ReceivedAt, force: force}
+			if prev, ok := c.byUID[l.UID]; l.UID != "" && (!ok || !e.ReceivedAt.Before(prev.at)) {
+				c.byUID[l.UID] = deletion{at: e.ReceivedAt, force: force}
 			}
 		}
+	}
+	for id, at := range c.seen {
+		if at.Before(c.mark.Add(-2 * deleteOverlap)) {
+			delete(c.seen, id)
+		}
+	}
+	if now.Sub(c.pruned) > time.Hour {
+		c.pruned = now
+		for uid, d := range c.byUID {
+			if now.Sub(d.at) > mapDeleteWindow {
+				delete(c.byUID, uid)
+			}
+		}
+	}
+	out := make(map[string]deletion, len(c.byUID))
+	for k, v := range c.byUID {
+		out[k] = v
 	}
 	return out, nil
 }

@@ -6,7 +6,8 @@ package mgmt
 // accept connections, machine health) and GET /api/logs (the recent log
 // records). They answer what the socket.io channel's serviceInfo,
 // systemStatus, serverHealth and logs events answer (api.md §6.1), from the
-// same code.
+// same code, plus the relay's counters. The listeners are probed at most
+// every 30 s for this route.
 
 import (
 	"net/http"
@@ -24,6 +25,13 @@ type serverService struct {
 	Status  string `json:"status"`  // "on" when it accepts a connection now
 }
 
+// serverRelay are the relay's counters since the start.
+type serverRelay struct {
+	Sessions  int    `json:"sessions"`  // CoT connections open now
+	Published uint64 `json:"published"` // events routed
+	Delivered uint64 `json:"delivered"` // events queued to clients
+}
+
 type serverAnswer struct {
 	Version    string          `json:"version"`
 	Started    string          `json:"started"`
@@ -32,7 +40,12 @@ type serverAnswer struct {
 	Clients    int             `json:"clients"`
 	Services   []serverService `json:"services"`
 	Health     healthInfo      `json:"health"`
+	Relay      serverRelay     `json:"relay"`
 }
+
+// serverStatusMaxAge spaces the listener probes of GET /api/server: each
+// probe is a connection the listener logs, and the console asks every 5 s.
+const serverStatusMaxAge = 30 * time.Second
 
 // serverInfo answers GET /api/server.
 func (a *API) serverInfo(w http.ResponseWriter, r *http.Request) {
@@ -49,7 +62,11 @@ func (a *API) serverInfo(w http.ResponseWriter, r *http.Request) {
 	if c.opts.Clients != nil {
 		out.Clients = len(c.opts.Clients())
 	}
-	status := c.statusNow()
+	if a.opts.Broker != nil {
+		st := a.opts.Broker.Stats()
+		out.Relay = serverRelay{Sessions: st.Sessions, Published: st.Published, Delivered: st.Delivered}
+	}
+	status := c.statusNow(serverStatusMaxAge)
 	for _, s := range c.services() {
 		out.Services = append(out.Services, serverService{Name: s.Name, Port: s.Port, Enabled: s.Addr != "", Status: status[s.Name]})
 	}

@@ -85,16 +85,6 @@ export async function api(method, path, body, { signal } = {}) {
   return type.includes("json") ? res.json() : res.text();
 }
 
-/** GET of a text resource (e.g. Prometheus metrics). */
-export async function apiText(path) {
-  const res = await fetch(path, { headers: headers({ Accept: "text/plain" }), cache: "no-store" });
-  if (!res.ok) {
-    expired(res);
-    throw await errorOf(res);
-  }
-  return res.text();
-}
-
 /**
  * Downloads an authenticated file and hands it to the browser as a file
  * save (a blob URL: the token never appears in a link).

@@ -65,15 +65,19 @@ function drawGraticule(map, group) {
   const east = Math.ceil(b.getEast() / step) * step;
   const line = { pane: "graticule", color: "#9fb7c9", weight: 1, opacity: 0.35, interactive: false };
   const digits = step >= 1 ? 0 : Math.min(3, Math.ceil(-Math.log10(step)));
+  // Latitudes are labelled at the right edge, longitudes at the top; none
+  // under the zoom buttons (top left).
   let n = 0;
   for (let lat = south; lat <= north + 1e-9 && n < 200; lat += step, n++) {
     group.addLayer(L.polyline([[lat, west], [lat, east]], line));
-    group.addLayer(label([lat, b.getWest()], `${Math.abs(lat).toFixed(digits)}°${lat >= 0 ? "N" : "S"}`, "lat"));
+    const p = map.latLngToContainerPoint([lat, b.getEast()]);
+    if (p.y > 24 && p.y < size.y - 8) group.addLayer(label([lat, b.getEast()], `${Math.abs(lat).toFixed(digits)}°${lat >= 0 ? "N" : "S"}`, "lat"));
   }
   for (let lon = west; lon <= east + 1e-9 && n < 400; lon += step, n++) {
     group.addLayer(L.polyline([[south, lon], [north, lon]], line));
     const wrapped = ((((lon + 180) % 360) + 360) % 360) - 180;
-    group.addLayer(label([b.getNorth(), lon], `${Math.abs(wrapped).toFixed(digits)}°${wrapped >= 0 ? "E" : "W"}`, "lon"));
+    const p = map.latLngToContainerPoint([b.getNorth(), lon]);
+    if (p.x > 60 && p.x < size.x - 50) group.addLayer(label([b.getNorth(), lon], `${Math.abs(wrapped).toFixed(digits)}°${wrapped >= 0 ? "E" : "W"}`, "lon"));
   }
 }
 

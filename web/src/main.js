@@ -1,5 +1,6 @@
 // The console's shell: sign-in, the page bar and the hash router
 // (#/map, #/clients, #/users, #/packages, #/emergencies, #/server).
+import "leaflet/dist/leaflet.css";
 import "./style.css";
 import { currentSession, onSession, signOut } from "./api.js";
 import { mountClients } from "./clients.js";

@@ -5,7 +5,6 @@
 // seconds). Everything is drawn as 2525C symbols with callsign labels;
 // items past their stale time are faded.
 import * as L from "leaflet";
-import "leaflet/dist/leaflet.css";
 import { api } from "./api.js";
 import { addBackground } from "./basemap.js";
 import { detailsPopup, emergencyForm, geoObjectForm } from "./mapforms.js";
@@ -134,6 +133,31 @@ export function mountMap(root, params) {
     }
     fitOnce();
     renderSide();
+    scheduleDeclutter();
+  }
+
+  // Labels that would overlap a more important one are hidden (shown on
+  // hover): emergencies first, then clients, then live items, then stale.
+  let declutterFrame = 0;
+  function scheduleDeclutter() {
+    if (!declutterFrame) declutterFrame = requestAnimationFrame(declutter);
+  }
+  function declutter() {
+    declutterFrame = 0;
+    const rank = (v) => (v.kind === "emergency" ? 3 : v.kind === "client" ? 2 : 1) - (v.stale ? 1 : 0);
+    const labels = [...state.entries.values()]
+      .sort((a, b) => rank(b.view) - rank(a.view))
+      .map((e) => e.marker.getElement() && e.marker.getElement().querySelector(".sym-label"))
+      .filter(Boolean);
+    labels.forEach((l) => l.classList.remove("crowded"));
+    const boxes = labels.map((l) => l.getBoundingClientRect());
+    const placed = [];
+    labels.forEach((l, i) => {
+      const r = boxes[i];
+      if (r.width === 0) return;
+      if (placed.some((p) => r.left < p.right && r.right > p.left && r.top < p.bottom && r.bottom > p.top)) l.classList.add("crowded");
+      else placed.push(r);
+    });
   }
 
   function fitOnce() {
@@ -288,10 +312,12 @@ export function mountMap(root, params) {
   const stopFast = every(POLL_MS, refresh);
   const stopSlow = every(SLOW_POLL_MS, refreshSlow);
   map.on("moveend", () => refresh().catch(() => {}));
+  map.on("zoomend", scheduleDeclutter);
 
   return () => {
     stopFast();
     stopSlow();
+    cancelAnimationFrame(declutterFrame);
     document.removeEventListener("keydown", onKey);
     map.remove();
   };

@@ -24,9 +24,13 @@ export function mountPackages(root) {
           h("td", null, keywordsInput(p, load)),
           h(
             "td",
-            { class: "row-actions" },
+            null,
+            h(
+              "div",
+              { class: "row-actions" },
             h("button", { type: "button", class: "small", onclick: () => download(`DataPackageTable/${p.Hash}`, p.Name).catch((e) => showError("Download", e)) }, "Download"),
             h("button", { type: "button", class: "small danger", onclick: () => remove(p, load) }, "Delete"),
+            ),
           ),
         ),
       );

@@ -1,8 +1,8 @@
 // The Server page: version and uptime, the listeners and whether they
 // accept connections, machine health and relay throughput as charts (GET
-// /api/server and /metrics, every 5 seconds), and the log tail (GET
-// /api/logs, every 2 seconds).
-import { api, apiText } from "./api.js";
+// /api/server, every 5 seconds), and the log tail (GET /api/logs, every 2
+// seconds).
+import { api } from "./api.js";
 import { every, formatDuration, h, section, setChildren, table } from "./ui.js";
 
 const SAMPLES = 72; // 6 minutes at one sample per 5 s
@@ -25,16 +25,10 @@ export function mountServer(root) {
     push(series.CPU, s.health.CPU);
     push(series.Memory, s.health.memory);
     push(series.Disk, s.health.disk);
-    try {
-      const m = parseMetrics(await apiText("metrics"));
-      const total = sum(m, "outpost_cot_events_in_total");
-      const now = Date.now();
-      if (lastEvents) push(series["CoT events/s"], Math.max(0, (total - lastEvents.total) / ((now - lastEvents.at) / 1000)));
-      lastEvents = { total, at: now };
-      push(series["CoT connections"], sum(m, "outpost_cot_connections"));
-    } catch {
-      /* metrics not served */
-    }
+    const now = Date.now();
+    if (lastEvents) push(series["CoT events/s"], Math.max(0, (s.relay.published - lastEvents.total) / ((now - lastEvents.at) / 1000)));
+    lastEvents = { total: s.relay.published, at: now };
+    push(series["CoT connections"], s.relay.sessions);
     setChildren(
       info,
       h(
@@ -112,23 +106,6 @@ function push(arr, v) {
   if (arr.length > SAMPLES) arr.shift();
 }
 
-/** Prometheus text format: name{labels} value lines, summed per name. */
-function parseMetrics(text) {
-  const out = new Map();
-  for (const line of text.split("\n")) {
-    if (!line || line.startsWith("#")) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
-    if (!m) continue;
-    const v = Number(m[3]);
-    if (Number.isFinite(v)) out.set(m[1], (out.get(m[1]) || 0) + v);
-  }
-  return out;
-}
-
-function sum(m, name) {
-  return m.get(name) || 0;
-}
-
 const SVG = "http://www.w3.org/2000/svg";
 
 function svg(tag, attrs) {
@@ -146,13 +123,18 @@ function chart(title, values, unit, max) {
   const g = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart-svg", role: "img", "aria-label": title });
   for (const f of [0.25, 0.5, 0.75]) g.append(svg("line", { x1: 0, x2: W, y1: H * f, y2: H * f, class: "chart-grid" }));
   const pts = [];
+  const offset = SAMPLES - values.length; // the newest sample at the right edge
   values.forEach((v, i) => {
     if (v === null) return;
-    const x = (i / (SAMPLES - 1)) * W;
+    const x = ((offset + i) / (SAMPLES - 1)) * W;
     const y = H - (Math.min(v, top) / top) * (H - 4) - 2;
     pts.push(`${x.toFixed(1)},${y.toFixed(1)}`);
   });
-  if (pts.length) g.append(svg("polyline", { points: pts.join(" "), class: "chart-line" }));
+  if (pts.length > 1) g.append(svg("polyline", { points: pts.join(" "), class: "chart-line" }));
+  else if (pts.length === 1) {
+    const [x, y] = pts[0].split(",");
+    g.append(svg("circle", { cx: x, cy: y, r: 2.5, class: "chart-dot" }));
+  }
   const last = known.length ? known[known.length - 1] : null;
   const shown = last === null ? "—" : `${last >= 10 || Number.isInteger(last) ? Math.round(last) : last.toFixed(1)}${unit}`;
   return h("figure", { class: "chart" }, h("figcaption", null, h("span", null, title), h("strong", null, shown)), g);

@@ -12,8 +12,10 @@ export function h(tag, attrs, ...children) {
     if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
     else if (k === "class") el.className = v;
     else if (k === "dataset") Object.assign(el.dataset, v);
-    else if (k === "value") el.value = v;
-    else if (k === "checked") el.checked = !!v;
+    else if (k === "value") {
+      el.value = v;
+      if ("defaultValue" in el && el.tagName !== "SELECT") el.defaultValue = v; // what form.reset() restores
+    } else if (k === "checked") el.checked = el.defaultChecked = !!v;
     else el.setAttribute(k, v === true ? "" : String(v));
   }
   append(el, children);

@@ -24,13 +24,17 @@ export function mountUsers(root) {
           h("td", null, u.certificatePackageName || "—"),
           h(
             "td",
-            { class: "row-actions" },
+            null,
+            h(
+              "div",
+              { class: "row-actions" },
             u.certificatePackageName
               ? h("button", { type: "button", class: "small download-package", onclick: () => downloadPackage(u) }, "Download package")
               : null,
             pkg ? h("button", { type: "button", class: "small", onclick: () => showQR(u, pkg) }, "QR code") : null,
             h("button", { type: "button", class: "small", onclick: () => rotate(u) }, "Rotate token"),
             h("button", { type: "button", class: "small danger", onclick: () => remove(u, load) }, "Delete"),
+            ),
           ),
         );
       });
