@@ -66,9 +66,6 @@ type Config struct {
 	AuditRetention     time.Duration // auditRetention: how long audit records are kept (0 keeps them forever)
 	LoginTokenLifetime time.Duration // loginTokenLifetime: validity of a token from POST /api/login
 
-	// Web console (README "Web console").
-	BasemapPath string // basemapPath: an MBTiles file served as the offline basemap (empty: an uploaded one)
-
 	// Certificates (api.md §5.12). Empty file locations mean the
 	// spec's default names inside CertsPath.
 	CertsPath      string // certsPath
@@ -94,6 +91,9 @@ type Config struct {
 	// IP allow-lists (api.md §5.4): single addresses or CIDR ranges.
 	AllowedCLIIPs []string // AllowedCLIIPs: who may call /Clients
 	AllowCLIIPs   []string // AllowCLIIPs: who may use the local command-line interface
+
+	// Web console (README "Web console").
+	BasemapPath string // basemapPath: an MBTiles file served as the offline basemap (empty: an uploaded one)
 }
 
 // Defaults returns the configuration used when nothing is configured.

@@ -60,7 +60,6 @@ var fields = []field{
 	{"maxUploadBytes", "OUTPOST_MAX_UPLOAD_BYTES", "max-upload-bytes", "largest data package upload (e.g. 2GiB); larger ones are refused with 413", false, func(c *Config) any { return &c.MaxUploadBytes }},
 	{"auditRetention", "OUTPOST_AUDIT_RETENTION", "audit-retention", "how long management API audit records are kept (e.g. 90d; 0 keeps forever)", false, func(c *Config) any { return &c.AuditRetention }},
 	{"loginTokenLifetime", "OUTPOST_LOGIN_TOKEN_LIFETIME", "login-token-lifetime", "validity of a token issued by POST /api/login (e.g. 12h)", false, func(c *Config) any { return &c.LoginTokenLifetime }},
-	{"basemapPath", "OUTPOST_BASEMAP_PATH", "basemap-path", "MBTiles file served as the console's and TAK clients' offline basemap (default: the newest data package with the keyword basemap)", false, func(c *Config) any { return &c.BasemapPath }},
 	{"certsPath", "OUTPOST_CERTS_PATH", "certs-path", "certificate directory (default <data-dir>/certs)", false, func(c *Config) any { return &c.CertsPath }},
 	{"keyType", "OUTPOST_KEY_TYPE", "key-type", "key type of new certificates: rsa or ecdsa-p256", false, func(c *Config) any { return &c.KeyType }},
 	{"keyDir", "OUTPOST_KEY_DIR", "", "server key file", false, func(c *Config) any { return &c.KeyDir }},
@@ -79,6 +78,7 @@ var fields = []field{
 	{"federationKey", "OUTPOST_FEDERATION_KEY", "", "federation key file", false, func(c *Config) any { return &c.FederationKey }},
 	{"AllowedCLIIPs", "OUTPOST_ALLOWED_CLI_IPS", "", "addresses or CIDR ranges allowed to call /Clients (comma-separated)", false, func(c *Config) any { return &c.AllowedCLIIPs }},
 	{"AllowCLIIPs", "OUTPOST_ALLOW_CLI_IPS", "", "addresses or CIDR ranges allowed to use the command line interface", false, func(c *Config) any { return &c.AllowCLIIPs }},
+	{"basemapPath", "OUTPOST_BASEMAP_PATH", "basemap-path", "MBTiles file served as the console's and TAK clients' offline basemap (default: the newest data package with the keyword basemap)", false, func(c *Config) any { return &c.BasemapPath }},
 }
 
 func fieldByKey(key string) (field, bool) {

@@ -145,6 +145,12 @@ func New(opts Options) *API {
 	// a token (tiles.go).
 	a.basemap = &basemap{path: opts.BasemapPath, dir: opts.BasemapDir, store: opts.Store, log: opts.Logger}
 	a.handlePublic("GET /tiles/", a.tiles)
+	// The console's live map and server state, behind the token like the
+	// rest (mapview.go, serverinfo.go).
+	a.mux.HandleFunc("GET /api/map", a.mapView)
+	a.mux.HandleFunc("GET /api/map/event", a.mapEventByUID)
+	a.mux.HandleFunc("GET /api/server", a.serverInfo)
+	a.mux.HandleFunc("GET /api/logs", a.serverLogs)
 
 	a.mux.HandleFunc("GET /api/users", a.getAllUsers)
 	a.mux.HandleFunc("GET /ManageSystemUser/getAll", a.getAllUsers)
@@ -159,12 +165,6 @@ func New(opts Options) *API {
 	a.mux.HandleFunc("PUT /DataPackageTable", a.updatePackages)
 	a.mux.HandleFunc("DELETE /DataPackageTable", a.deletePackages)
 	a.mux.HandleFunc("GET /DataPackageTable/{hash}", a.downloadPackage)
-
-	// The console's live map and server state (mapview.go, serverinfo.go).
-	a.mux.HandleFunc("GET /api/map", a.mapView)
-	a.mux.HandleFunc("GET /api/map/event", a.mapEventByUID)
-	a.mux.HandleFunc("GET /api/server", a.serverInfo)
-	a.mux.HandleFunc("GET /api/logs", a.serverLogs)
 
 	a.handler = a.authenticate(a.mux)
 	return a
