@@ -47,8 +47,8 @@ func (m mapAnswer) item(uid string) (int, bool) {
 	return -1, false
 }
 
-// marker is an event like a marker an ATAK user drops.
-func marker(uid, typ, callsign string, lat, lon float64, stale time.Duration, detail string) *cot.Event {
+// mapMarker is an event like a marker an ATAK user drops.
+func mapMarker(uid, typ, callsign string, lat, lon float64, stale time.Duration, detail string) *cot.Event {
 	now := time.Now().UTC()
 	ev := &cot.Event{
 		Version: "2.0", UID: uid, Type: typ, How: "h-g-i-g-o", Time: now, Start: now, Stale: now.Add(stale),
@@ -62,13 +62,13 @@ func marker(uid, typ, callsign string, lat, lon float64, stale time.Duration, de
 	return ev
 }
 
-// deletion is ATAK's t-x-d-d for uid (protocol.md §1), forced or not.
-func deletion(uid string, force bool) *cot.Event {
+// mapDeletion is ATAK's t-x-d-d for uid (protocol.md §1), forced or not.
+func mapDeletion(uid string, force bool) *cot.Event {
 	d := `<link uid="` + uid + `" relation="p-p" type="a-h-G"/>`
 	if force {
 		d += `<__forcedelete/>`
 	}
-	ev := marker("del-"+uid, "t-x-d-d", "", 0, 0, 20*time.Second, d)
+	ev := mapMarker("del-"+uid, "t-x-d-d", "", 0, 0, 20*time.Second, d)
 	ev.How = "m-g"
 	return ev
 }
@@ -100,7 +100,7 @@ func TestMapLivePicture(t *testing.T) {
 	// A marker the client drops (without a <contact>: the relay takes an
 	// a-* event with a callsign for the client's own position report), and
 	// objects the server publishes, as it does geo objects.
-	if err := c.Send(marker("M-hostile", "a-h-G-U-C-I", "", 48.86, 2.36, time.Hour,
+	if err := c.Send(mapMarker("M-hostile", "a-h-G-U-C-I", "", 48.86, 2.36, time.Hour,
 		`<link uid="ANDROID-map-1" relation="p-p" type="a-f-G-U-C"/><remarks>seen at dawn, two vehicles</remarks>`)); err != nil {
 		t.Fatal(err)
 	}
@@ -109,11 +109,11 @@ func TestMapLivePicture(t *testing.T) {
 		return ok
 	})
 	for _, ev := range []*cot.Event{
-		marker("M-soft", "a-u-G", "Unknown", 48.85, 2.34, time.Hour, ""),
-		marker("M-gone", "a-n-G", "Neutral", 48.84, 2.33, time.Hour, ""),
-		marker("M-old", "a-h-G", "Old post", 48.83, 2.32, -2*time.Hour, ""),
-		marker("M-far", "a-f-G", "Far away", -33.9, 151.2, time.Hour, ""),
-		marker("chat-1", "b-t-f", "", 48.8566, 2.3522, time.Hour, `<remarks>a chat line</remarks>`),
+		mapMarker("M-soft", "a-u-G", "Unknown", 48.85, 2.34, time.Hour, ""),
+		mapMarker("M-gone", "a-n-G", "Neutral", 48.84, 2.33, time.Hour, ""),
+		mapMarker("M-old", "a-h-G", "Old post", 48.83, 2.32, -2*time.Hour, ""),
+		mapMarker("M-far", "a-f-G", "Far away", -33.9, 151.2, time.Hour, ""),
+		mapMarker("chat-1", "b-t-f", "", 48.8566, 2.3522, time.Hour, `<remarks>a chat line</remarks>`),
 	} {
 		if err := e.app.Broker().Publish(ev, nil); err != nil {
 			t.Fatal(err)
@@ -161,8 +161,8 @@ func TestMapLivePicture(t *testing.T) {
 	}
 
 	// Deletions: marked stale, or removed when forced.
-	e.app.Broker().Publish(deletion("M-soft", false), nil)
-	e.app.Broker().Publish(deletion("M-gone", true), nil)
+	e.app.Broker().Publish(mapDeletion("M-soft", false), nil)
+	e.app.Broker().Publish(mapDeletion("M-gone", true), nil)
 	testkit.WaitFor(t, "the deletions applied", func() bool {
 		m = e.mapView("")
 		i, ok := m.item("M-soft")
