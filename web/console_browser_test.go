@@ -64,8 +64,8 @@ func artifactDir(t *testing.T) string {
 // headless Chromium (web/test/console.mjs): sign in, a CoT client on the
 // map within 2 seconds, markers, details, the clients page, an upload with
 // its progress bar, an MBTiles basemap uploaded and loaded as tiles, a
-// system user with certificates and its package, emergencies (when the
-// server has the routes), the server page, sign out and in with a token; no
+// system user with certificates and its package, geo objects and
+// emergencies placed from the map (when the server has their routes), the server page, sign out and in with a token; no
 // console error, CSP violation or request to another origin.
 func TestConsoleInBrowser(t *testing.T) {
 	node, chromium := requireBrowser(t)
@@ -86,13 +86,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	if r.Status != 201 {
 		t.Fatalf("creating the operator: %d %s", r.Status, r.Body)
 	}
-	// The emergency routes arrive with another change; exercise them when
-	// this build has them.
-	emergency := "0"
-	if r := testkit.Do(t, nil, "GET", base+"ManageEmergency/getEmergency", nil, auth...); r.Status != 404 {
-		emergency = "1"
-	} else {
-		t.Log("this build has no /ManageEmergency routes: the emergency steps are skipped")
+	// The geo object and emergency routes arrive with another change;
+	// exercise them when this build has them.
+	geo := "1"
+	for _, p := range []string{"ManageEmergency/getEmergency", "ManageGeoObject/GetRepeatedMessages"} {
+		if r := testkit.Do(t, nil, "GET", base+p, nil, auth...); r.Status == 404 {
+			geo = "0"
+		}
+	}
+	if geo == "0" {
+		t.Log("this build has no /ManageGeoObject or /ManageEmergency routes: placing objects and raising emergencies are skipped")
 	}
 
 	shots := artifactDir(t)
@@ -104,7 +107,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"OUTPOST_URL="+base, "OUTPOST_COT="+p.Addr(t, "cot-tcp"), "OUTPOST_TOKEN="+token,
 		"OUTPOST_USER="+user, "OUTPOST_PASSWORD="+password, "OUTPOST_MBTILES="+mbtiles,
-		"OUTPOST_ARTIFACTS="+shots, "OUTPOST_CHROMIUM="+chromium, "OUTPOST_EMERGENCY="+emergency)
+		"OUTPOST_ARTIFACTS="+shots, "OUTPOST_CHROMIUM="+chromium, "OUTPOST_GEO="+geo)
 	stderr := &testkit.Buffer{}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()

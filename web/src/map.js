@@ -261,11 +261,11 @@ export function mountMap(root, params) {
         h("small", null, c.lat === null ? "no position yet" : ago(c.lastSeen)),
       ),
     );
-    const repeatedRows = [...state.repeated.keys()].map((uid) =>
+    const repeatedRows = [...state.repeated.entries()].map(([uid, xml]) =>
       h(
         "li",
         null,
-        h("span", { class: "mono" }, uid.length > 24 ? `${uid.slice(0, 24)}…` : uid),
+        h("span", { title: uid }, repeatedName(uid, xml)),
         h("button", { type: "button", class: "small", onclick: () => actions.stopRepeating(uid).catch((e) => showError("Stop repeating", e)) }, "Stop"),
       ),
     );
@@ -331,4 +331,18 @@ function iconOf(v) {
   const img = h("img", { src: s.url, width: s.width, height: s.height, alt: "", draggable: "false" });
   const el = h("div", { class: `sym ${s.kind} ${v.kind}${v.stale ? " stale" : ""}` }, img, h("span", { class: "sym-label" }, v.label));
   return L.divIcon({ className: "sym-icon", html: el, iconSize: [s.width, s.height], iconAnchor: [s.anchorX, s.anchorY], popupAnchor: [0, -s.anchorY] });
+}
+
+// The callsign of a repeated object's CoT (GetRepeatedMessages answers
+// the XML), or its uid. DOMParser builds an inert document: nothing runs.
+function repeatedName(uid, xml) {
+  try {
+    const doc = new DOMParser().parseFromString(String(xml), "application/xml");
+    const c = doc.querySelector("contact");
+    const name = c && c.getAttribute("callsign");
+    if (name) return name;
+  } catch {
+    /* not XML */
+  }
+  return uid.length > 24 ? `${uid.slice(0, 24)}…` : uid;
 }

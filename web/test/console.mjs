@@ -14,7 +14,7 @@ const env = process.env;
 const base = env.OUTPOST_URL; // http://127.0.0.1:port/
 const [cotHost, cotPort] = env.OUTPOST_COT.split(":");
 const shots = env.OUTPOST_ARTIFACTS;
-const withEmergencies = env.OUTPOST_EMERGENCY === "1";
+const withGeo = env.OUTPOST_GEO === "1"; // the /ManageGeoObject and /ManageEmergency routes
 const result = { steps: [] };
 
 function log(msg) {
@@ -252,7 +252,7 @@ async function run() {
   log(`system user created with certificates; package downloaded (${pkg.length} bytes); QR shown; token rotated`);
 
   // 7. Raise and cancel an emergency from the map.
-  if (withEmergencies) {
+  if (withGeo) {
     await page.click("#nav-map");
     await page.locator(".sym .sym-label", { hasText: "VIPER-1" }).waitFor();
     await page.click("#raise-emergency");
@@ -268,8 +268,30 @@ async function run() {
     await page.click(".leaflet-popup .cancel-emergency");
     await em.waitFor({ state: "detached", timeout: 10000 });
     log("emergency raised and cancelled from the map");
+
+    // Place a repeated geo object, see it on the map and in the list, stop repeating it.
+    await page.click("#place-object");
+    await page.mouse.click(box.x + box.width / 2 + 260, box.y + box.height / 2 + 170);
+    await page.waitForSelector("#geo-form");
+    await page.selectOption("#geo-form select[name=geoObject]", "Vehicle");
+    await page.selectOption("#geo-form select[name=attitude]", "hostile");
+    await page.fill("#geo-form input[name=name]", "Roadblock");
+    await page.fill("#geo-form textarea[name=remarks]", "two trucks across the road");
+    await page.check("#geo-form input[name=repeat]");
+    await page.click("dialog.modal button.primary");
+    const obj = page.locator(".sym.item", { hasText: "Roadblock" });
+    await obj.waitFor({ timeout: 10000 });
+    await page.locator(".map-side li", { hasText: /./ }).locator("button", { hasText: "Stop" }).first().waitFor({ timeout: 10000 });
+    await obj.click();
+    await page.waitForSelector(".leaflet-popup .details");
+    await page.locator(".leaflet-popup .remarks", { hasText: "two trucks across the road" }).waitFor();
+    await page.waitForTimeout(400);
+    await shot("08b-geo-object");
+    await page.click(".leaflet-popup button:has-text('Stop repeating')");
+    await page.locator(".map-side p.empty", { hasText: "None." }).waitFor({ timeout: 10000 });
+    log("geo object placed from the map (repeated), shown with its remarks, repeat stopped");
   } else {
-    log("emergency routes absent on this server: raise/cancel not exercised");
+    log("geo object and emergency routes absent on this server: placing and raising not exercised");
   }
 
   // 8. Server page: version, listeners, charts, log tail.
@@ -297,7 +319,7 @@ async function run() {
 
   const csp = problems.filter((p) => /Content Security Policy|Refused to/i.test(p));
   check(csp.length === 0, `CSP violations: ${csp.join(" | ")}`);
-  const expected = withEmergencies ? [] : ["404"];
+  const expected = withGeo ? [] : ["404"];
   const other = problems.filter((p) => !csp.includes(p) && !(expected.length && /status of 404/.test(p)) && !/status of 401/.test(p));
   check(other.length === 0, `console errors: ${other.join(" | ")}`);
   check(offsite.length === 0, `requests left the server: ${offsite.join(", ")}`);
