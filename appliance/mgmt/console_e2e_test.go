@@ -376,6 +376,25 @@ func TestBasemapFromDataPackage(t *testing.T) {
 	if r := testkit.Do(t, nil, "GET", e.base+"/tiles/1/1/0", nil); r.Status != 404 {
 		t.Fatalf("tile after delete: %d", r.Status)
 	}
+
+	// A package that is not an MBTiles file never becomes the basemap; the
+	// failure is logged once.
+	junk := []byte("this is a zip of photos, not a tile set; someone tagged it by mistake")
+	r = e.upload(e.admin, "?filename=photos.zip&creatorUid=console-test", "assetfile", junk)
+	want(t, "upload junk", r, 200)
+	r.JSON(t, &up)
+	want(t, "keyword", e.do("PUT", "/DataPackageTable", e.admin,
+		map[string]any{"DataPackages": []map[string]any{{"PrimaryKey": up.ID, "Keywords": "basemap"}}}), 200)
+	testkit.WaitFor(t, "the failure logged", func() bool {
+		metadata()
+		return strings.Contains(e.logs.String(), "the basemap could not be opened")
+	})
+	if metadata().Basemap {
+		t.Fatal("a file that is not MBTiles is served as the basemap")
+	}
+	if n := strings.Count(e.logs.String(), "the basemap could not be opened"); n != 1 {
+		t.Fatalf("logged %d times", n)
+	}
 }
 
 // TestConsolePollingNotAudited: the live views the console reads every few

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"outpost/appliance/httpapi"
 	"outpost/internal/testkit"
@@ -209,5 +211,47 @@ func TestParseTilePath(t *testing.T) {
 		if (err == nil) != c.ok || (c.ok && (z != c.z || x != c.x || y != c.y)) {
 			t.Errorf("parseTilePath(%q) = %d %d %d %v", c.in, z, x, y, err)
 		}
+	}
+}
+
+// TestBasemapPathReplaced: a basemapPath file replaced by another is
+// reopened at the next look; one that turns into something else stops being
+// served.
+func TestBasemapPathReplaced(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "area.mbtiles")
+	testkit.WriteMBTiles(t, p, testkit.MBTilesMeta("First", 0, 0), testkit.PyramidTiles(t, 0))
+	a := New(Options{BasemapPath: p, Logger: testkit.Discard()})
+	t.Cleanup(func() { a.Close() })
+	srv := httptest.NewServer(a)
+	defer srv.Close()
+	name := func() string {
+		_, body := get(t, srv.URL+"/tiles/metadata.json")
+		var m tileMetadataItem
+		json.Unmarshal(body, &m)
+		return m.Name
+	}
+	if n := name(); n != "First" {
+		t.Fatalf("name %q", n)
+	}
+	next := filepath.Join(t.TempDir(), "next.mbtiles")
+	testkit.WriteMBTiles(t, next, testkit.MBTilesMeta("Second, larger", 0, 1), testkit.PyramidTiles(t, 1))
+	if err := os.Rename(next, p); err != nil {
+		t.Fatal(err)
+	}
+	a.basemap.mu.Lock()
+	a.basemap.checked = time.Time{} // as if basemapRecheck had passed
+	a.basemap.mu.Unlock()
+	if n := name(); n != "Second, larger" {
+		t.Fatalf("after the replacement: %q", n)
+	}
+	if resp, _ := get(t, srv.URL+"/tiles/1/1/1"); resp.StatusCode != 200 {
+		t.Fatalf("a tile of the new file: %d", resp.StatusCode)
+	}
+	os.WriteFile(p, []byte("no longer a tile set"), 0o600)
+	a.basemap.mu.Lock()
+	a.basemap.checked = time.Time{}
+	a.basemap.mu.Unlock()
+	if resp, _ := get(t, srv.URL+"/tiles/0/0/0"); resp.StatusCode != 404 {
+		t.Fatalf("a broken file still served: %d", resp.StatusCode)
 	}
 }
