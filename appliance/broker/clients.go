@@ -4,8 +4,6 @@ import (
 	"net"
 	"sort"
 	"time"
-
-	"outpost/appliance/cot"
 )
 
 // ClientInfo is one row of the connected-client registry (api.md §2.11).
@@ -19,9 +17,6 @@ type ClientInfo struct {
 	Listener  string
 	User      string
 	Connected time.Time
-	// SA is the client's latest position report (read-only; nil before
-	// its first): where it is, its type, course and stale time.
-	SA *cot.Event
 }
 
 // Clients lists the connected sessions that have identified themselves
@@ -33,15 +28,11 @@ func (b *Broker) Clients() []ClientInfo {
 		if id == nil || id.UID == "" {
 			continue
 		}
-		ci := ClientInfo{
+		out = append(out, ClientInfo{
 			UID: id.UID, Callsign: id.Callsign, Team: id.Team, Role: id.Role,
 			Address: hostOf(s.info.Addr), LastSeen: id.LastSeen, Listener: s.info.Listener,
 			User: s.info.User, Connected: s.joined,
-		}
-		if env := s.lastSA.Load(); env != nil {
-			ci.SA = env.Event
-		}
-		out = append(out, ci)
+		})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Callsign != out[j].Callsign {

@@ -113,9 +113,16 @@ func (a *API) mapView(w http.ResponseWriter, r *http.Request) {
 	out := mapAnswer{Time: httpapi.FormatTime(now), Clients: []mapClient{}, Items: []mapItem{}}
 	connected := map[string]bool{}
 	if a.opts.Broker != nil {
+		// Each identified session's latest position report, by uid.
+		positions := map[string]*cot.Event{}
+		for _, s := range a.opts.Broker.Sessions() {
+			if sa := s.LastSA(); sa != nil {
+				positions[s.Identity().UID] = sa
+			}
+		}
 		for _, c := range a.opts.Broker.Clients() {
 			connected[c.UID] = true
-			out.Clients = append(out.Clients, newMapClient(c.SA, clientItemOf(c), c.Listener))
+			out.Clients = append(out.Clients, newMapClient(positions[c.UID], clientItemOf(c), c.Listener))
 		}
 	}
 	if a.opts.Store == nil {
