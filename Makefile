@@ -11,7 +11,7 @@ BIN     := bin/outpost
 CROSS := linux/arm/6:linux-armv6 linux/arm/7:linux-armv7 linux/arm64:linux-arm64 \
          linux/amd64:linux-amd64 windows/amd64:windows-amd64.exe
 
-.PHONY: all run build test deps vet race hostile large cross deb release smoke pkgtest lint bench fuzz soak clean
+.PHONY: all run build console test deps vet race hostile large cross deb release smoke pkgtest lint bench fuzz soak clean
 
 # Debian architecture=binary of each package (armhf carries the GOARM=6
 # build: it runs on every Raspberry Pi, ARMv6 included).
@@ -25,9 +25,16 @@ all: build
 run: build
 	./$(BIN) run
 
-## build: the static binary for this machine
-build:
+## build: the web console (when Node is installed) and the static binary for this machine
+build: console
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/outpost
+
+## console: rebuild web/dist from web/src (needs Node 20 and npm); the result is committed, so
+## `go build` alone works without Node
+console:
+	@if command -v npm >/dev/null 2>&1; then \
+		cd web && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && node build.mjs; \
+	else echo "npm not found: the committed web/dist is embedded as it is"; fi
 
 ## test: install what the tests need, then vet, every test with -race, the hostile-client tests, the
 ## large-blob test, the cross build, the cross binaries under qemu and Wine, and the packages (contents,

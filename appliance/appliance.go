@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 	"outpost/appliance/pki"
 	"outpost/appliance/store"
 	"outpost/appliance/stream"
+	"outpost/web"
 )
 
 // Listener names, as they appear in Addrs, logs and the client registry.
@@ -211,6 +213,8 @@ func (a *Appliance) buildListeners() {
 			Broker: a.broker, Store: a.store, Authority: a.pki, AllowedClientIP: a.allowedCLI.Contains,
 			MaxUploadBytes: cfg.MaxUploadBytes, LoginTokenLifetime: cfg.LoginTokenLifetime, AuditRetention: cfg.AuditRetention,
 			Metrics: a.newMetrics(), Channel: a.channel, Logger: a.log,
+			Console: web.FS(), BasemapPath: cfg.BasemapPath, BasemapDir: filepath.Join(cfg.DataDir, "basemaps"),
+			PublicHost: cfg.PublicHost,
 		})
 		a.add(ListenerREST, cfg.RESTPort, a.newHTTPListener(ListenerREST,
 			netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}}, a.mgmt, api))
@@ -394,6 +398,9 @@ func (a *Appliance) shutdown(ctx context.Context) error {
 	cancelDrain()
 	if a.broker != nil {
 		a.broker.Close()
+	}
+	if a.mgmt != nil {
+		a.mgmt.Close() // the basemap file
 	}
 	if a.history != nil {
 		if err := a.history.Close(ctx); err != nil {

@@ -10,7 +10,10 @@
 #                                no i386 architecture needed)
 #   gcc-mingw-w64-x86-64-win32   builds the Wine stand-in for bcryptprimitives.dll
 #   dpkg                         the package test (dpkg-deb, dpkg --root)
-# and the npm packages of the interoperability tests (scripts/interop).
+#   chromium, fonts-liberation   the console's browser tests (playwright-core drives
+#                                Debian's Chromium; its own browser downloads are not used)
+# and the npm packages of the interoperability tests (scripts/interop) and of
+# the console (web: esbuild, playwright-core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +30,8 @@ need qemu-aarch64-static qemu-user-static
 need /usr/lib/wine/wine64 wine64
 need x86_64-w64-mingw32-gcc gcc-mingw-w64-x86-64-win32
 need dpkg-deb dpkg
+need /usr/bin/chromium chromium
+[ -f /usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf ] || need_apt+=(fonts-liberation)
 if [ ${#need_apt[@]} -gt 0 ]; then
   # shellcheck disable=SC2207
   need_apt=($(printf '%s\n' "${need_apt[@]}" | sort -u))
@@ -46,5 +51,8 @@ if [ -f scripts/interop/package-lock.json ]; then
     exit 1
   fi
   (cd scripts/interop && npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [ -f web/package-lock.json ]; then
+  (cd web && npm ci --no-audit --no-fund --loglevel=error)
 fi
 echo "test dependencies ready"

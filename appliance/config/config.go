@@ -94,6 +94,9 @@ type Config struct {
 	// IP allow-lists (api.md §5.4): single addresses or CIDR ranges.
 	AllowedCLIIPs []string // AllowedCLIIPs: who may call /Clients
 	AllowCLIIPs   []string // AllowCLIIPs: who may use the local command-line interface
+
+	// Web console (README "Web console").
+	BasemapPath string // basemapPath: an MBTiles file served as the offline basemap (empty: an uploaded one)
 }
 
 // MinMemoryLimit is the smallest memoryLimit accepted: below it the

@@ -79,6 +79,7 @@ var fields = []field{
 	{"federationKey", "OUTPOST_FEDERATION_KEY", "", "federation key file", false, func(c *Config) any { return &c.FederationKey }},
 	{"AllowedCLIIPs", "OUTPOST_ALLOWED_CLI_IPS", "", "addresses or CIDR ranges allowed to call /Clients (comma-separated)", false, func(c *Config) any { return &c.AllowedCLIIPs }},
 	{"AllowCLIIPs", "OUTPOST_ALLOW_CLI_IPS", "", "addresses or CIDR ranges allowed to use the command line interface", false, func(c *Config) any { return &c.AllowCLIIPs }},
+	{"basemapPath", "OUTPOST_BASEMAP_PATH", "basemap-path", "MBTiles file served as the console's and TAK clients' offline basemap (default: the newest data package with the keyword basemap)", false, func(c *Config) any { return &c.BasemapPath }},
 }
 
 func fieldByKey(key string) (field, bool) {

@@ -170,7 +170,13 @@ const statusMaxAge = time.Second
 // systemStatus answers "on" or "off" per listener, measured by connecting
 // to it (a listener that is configured but not accepting is "off").
 func (c *Channel) systemStatus(s *socketio.Socket, _ []json.RawMessage) {
-	st := c.status.get(statusMaxAge, func() map[string]string {
+	c.emit(s, "systemStatus", jsonString(c.statusNow(statusMaxAge)))
+}
+
+// statusNow is "on" or "off" per listener name, probed unless the last
+// round (of systemStatus or GET /api/server) is younger than maxAge.
+func (c *Channel) statusNow(maxAge time.Duration) map[string]string {
+	return c.status.get(maxAge, func() map[string]string {
 		svcs := c.services()
 		out := make(map[string]string, len(svcs))
 		var mu sync.Mutex
@@ -189,7 +195,6 @@ func (c *Channel) systemStatus(s *socketio.Socket, _ []json.RawMessage) {
 		wg.Wait()
 		return out
 	})
-	c.emit(s, "systemStatus", jsonString(st))
 }
 
 // probe reports whether a TCP connection to addr succeeds; a listener on

@@ -47,12 +47,17 @@ func (h *API) clients(w http.ResponseWriter, r *http.Request) {
 func clientItems(cs []broker.ClientInfo) []clientItem {
 	items := make([]clientItem, 0, len(cs))
 	for _, c := range cs {
-		items = append(items, clientItem{
-			UID: c.UID, Callsign: c.Callsign, Team: c.Team, Role: c.Role, Address: c.Address,
-			LastSeen: httpapi.FormatTime(c.LastSeen), User: c.User,
-		})
+		items = append(items, clientItemOf(c))
 	}
 	return items
+}
+
+// clientItemOf renders one connected client.
+func clientItemOf(c broker.ClientInfo) clientItem {
+	return clientItem{
+		UID: c.UID, Callsign: c.Callsign, Team: c.Team, Role: c.Role, Address: c.Address,
+		LastSeen: httpapi.FormatTime(c.LastSeen), User: c.User,
+	}
 }
 
 // allowedByIP applies api.md §5.4. The connecting address must be in

@@ -2,6 +2,7 @@ package mgmt
 
 import (
 	"context"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -54,9 +55,22 @@ type Options struct {
 	Metrics http.Handler
 	// Channel serves the socket.io channel at /socket.io/ (api.md §6.1); it
 	// authenticates with websocketkey, not a bearer token. Nil: not served.
+	// A *Channel also answers GET /api/server and /api/logs.
 	Channel http.Handler
 	Logger  *slog.Logger
 	Now     func() time.Time // clock of tokens and the limiter (tests)
+
+	// Console holds the web console's built files (web.FS()), served at /
+	// and /assets/ (console.go). Nil: no console.
+	Console fs.FS
+	// BasemapPath is an MBTiles file served at /tiles/ (basemapPath); empty:
+	// the newest data package with the keyword basemap, copied into
+	// BasemapDir (tiles.go). Both empty: no basemap.
+	BasemapPath string
+	BasemapDir  string
+	// PublicHost is the address clients reach this server at (publicHost),
+	// written into the ATAK map source.
+	PublicHost string
 }
 
 // API is the management listener's handler (api.md §4.1).
@@ -72,6 +86,11 @@ type API struct {
 
 	limiter *httpapi.FailureLimiter // failed logins and unknown tokens, per address
 	authLog *logx.Limiter           // refused-token warnings a client can cause at will
+
+	channel *Channel      // Options.Channel when it is the socket.io channel
+	console consoleFiles  // the console's files by path
+	basemap *basemap      // the offline basemap's tile set
+	deleted deletionCache // uids deleted by recent t-x-d-d, for /api/map
 }
 
 // New returns the management API.
@@ -113,7 +132,25 @@ func New(opts Options) *API {
 	if opts.Channel != nil {
 		// api.md §5.9: the channel's own key, in band.
 		a.handlePublic("GET /socket.io/", opts.Channel.ServeHTTP)
+		a.channel, _ = opts.Channel.(*Channel)
 	}
+	if opts.Console != nil {
+		// The console's page and files: no data; the console authenticates
+		// in the browser with a bearer token (console.go).
+		a.console = a.loadConsole(opts.Console)
+		a.handlePublic("GET /{$}", a.consoleIndex)
+		a.handlePublic("GET /assets/", a.consoleAsset)
+	}
+	// Basemap tiles and the ATAK map source: TAK clients fetch them without
+	// a token (tiles.go).
+	a.basemap = &basemap{path: opts.BasemapPath, dir: opts.BasemapDir, store: opts.Store, log: opts.Logger}
+	a.handlePublic("GET /tiles/", a.tiles)
+	// The console's live map and server state, behind the token like the
+	// rest (mapview.go, serverinfo.go).
+	a.mux.HandleFunc("GET /api/map", a.mapView)
+	a.mux.HandleFunc("GET /api/map/event", a.mapEventByUID)
+	a.mux.HandleFunc("GET /api/server", a.serverInfo)
+	a.mux.HandleFunc("GET /api/logs", a.serverLogs)
 
 	a.mux.HandleFunc("GET /api/users", a.getAllUsers)
 	a.mux.HandleFunc("GET /ManageSystemUser/getAll", a.getAllUsers)
@@ -135,16 +172,18 @@ func New(opts Options) *API {
 
 // handlePublic registers a route served WITHOUT a bearer token. It is the one
 // place a route opts out of authentication: /Alive, /Clients (IP allow-list)
-// and /api/login today; the socket.io channel (/socket.io/, its own key) and
-// the console's static files are meant to be added here. A pattern whose path
-// ends in "/" makes everything below it public.
+// and /api/login, the socket.io channel (/socket.io/, its own key), the
+// console's files and the basemap tiles. A pattern whose path ends in "/"
+// makes everything below it public; one ending in "/{$}" only that path.
 func (a *API) handlePublic(pattern string, h http.HandlerFunc) {
 	a.mux.HandleFunc(pattern, h)
 	p := pattern
 	if i := strings.IndexByte(p, ' '); i >= 0 {
 		p = strings.TrimSpace(p[i+1:])
 	}
-	if strings.HasSuffix(p, "/") {
+	if exact, ok := strings.CutSuffix(p, "{$}"); ok {
+		a.publicPaths[path.Clean(exact)] = true
+	} else if strings.HasSuffix(p, "/") {
 		a.publicPrefixes = append(a.publicPrefixes, p)
 	} else {
 		a.publicPaths[p] = true
@@ -201,4 +240,10 @@ func (a *API) prune(ctx context.Context) {
 	} else if n > 0 {
 		a.log.Debug("pruned expired login tokens", "tokens", n)
 	}
+}
+
+// Close releases what the API holds open (the basemap file).
+func (a *API) Close() error {
+	a.basemap.close()
+	return nil
 }
