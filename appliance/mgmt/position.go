@@ -104,19 +104,13 @@ type where struct {
 const needLatLon = "required (or give an address)"
 
 // check refuses what no geocoder answer could make right: missing or bad
-// coordinates, an address too long or not UTF-8.
+// coordinates; an address too long, not UTF-8 or with control characters.
 func (w where) check() error {
 	if w.address == "" {
 		_, err := checkLatLon(w.lat, w.lon, needLatLon)
 		return err
 	}
-	if len(w.address) > maxAddressLen {
-		return httpapi.BadRequest("address", "longer than %d bytes", maxAddressLen)
-	}
-	if !utf8.ValidString(w.address) {
-		return httpapi.BadRequest("address", "not valid UTF-8")
-	}
-	return nil
+	return checkText("address", w.address, false, maxAddressLen)
 }
 
 // resolve turns w into a position: coordinates as given, or the address

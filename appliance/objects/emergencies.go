@@ -238,9 +238,15 @@ func (s *Service) track(ctx context.Context, o observed) {
 		Label: logx.ClipN(strings.TrimSpace(words), 200), Name: logx.ClipN(strings.TrimSpace(name), 200),
 		Lat: p.Lat, Lon: p.Lon, Stale: now.Add(PersistentFor), Replay: !o.directed, Repeat: !o.directed,
 		UpdatedAt: now, XML: kept.AppendXML(nil)}
-	if err := s.opts.Store.PutServerObject(ctx, row); err != nil {
-		s.log.Error("could not keep a client's emergency", "uid", logx.Clip(ev.UID), "err", err)
-		return
+	// ATAK repeats an active alert every few seconds: write only what
+	// changed (the replayed copy in the broker is always the newest).
+	same := exists && old.Type == row.Type && old.Label == row.Label && old.Name == row.Name && old.Lat == row.Lat &&
+		old.Lon == row.Lon && old.Replay == row.Replay
+	if !same {
+		if err := s.opts.Store.PutServerObject(ctx, row); err != nil {
+			s.log.Error("could not keep a client's emergency", "uid", logx.Clip(ev.UID), "err", err)
+			return
+		}
 	}
 	key := retainKey(store.KindEmergency, ev.UID)
 	if o.directed {

@@ -264,6 +264,17 @@ func TestClientEmergencyLimits(t *testing.T) {
 			t.Errorf("log lacks %q: %s", want, logs)
 		}
 	}
+	// ATAK repeating its alert rewrites nothing; a moved alert is kept moved.
+	before, _ := f.store.ServerObject(ctx, "a-9-1-1")
+	f.advance(5 * time.Second)
+	f.svc.track(ctx, observed{ev: alert("a-9-1-1", "b-a-o-tbl", `<emergency type="911 Alert">ann</emergency>`, 1)})
+	if after, _ := f.store.ServerObject(ctx, "a-9-1-1"); !after.UpdatedAt.Equal(before.UpdatedAt) {
+		t.Fatalf("a repeated alert was written again: %v -> %v", before.UpdatedAt, after.UpdatedAt)
+	}
+	f.svc.track(ctx, observed{ev: alert("a-9-1-1", "b-a-o-tbl", `<emergency type="911 Alert">ann</emergency>`, 1.5)})
+	if after, _ := f.store.ServerObject(ctx, "a-9-1-1"); after.Lat != 1.5 {
+		t.Fatalf("a moved alert was not kept: %+v", after)
+	}
 	// A cancel by <emergency cancel="true"> on another type works too.
 	f.svc.track(ctx, observed{ev: alert("a-9-1-1", "b-a-o-tbl", `<emergency cancel="true">ann</emergency>`, 1)})
 	if list, _ := f.svc.Emergencies(ctx); len(list) != 0 {
