@@ -4,10 +4,12 @@ package objects
 // map, and the radius query over them and over the markers clients placed.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"outpost/appliance/cot"
@@ -211,7 +213,7 @@ func (s *Service) Near(ctx context.Context, center geo.Point, radius float64, at
 		return nil, fmt.Errorf("objects: near: %w", err)
 	}
 	origin := geo.NewOrigin(center)
-	out := []GeoItem{}
+	out := make([]GeoItem, 0, len(rows))
 	for _, r := range rows {
 		if len(r.Type) < 3 || (attitude != 0 && r.Type[2] != attitude) {
 			continue
@@ -231,11 +233,11 @@ func (s *Service) Near(ctx context.Context, center geo.Point, radius float64, at
 		out = append(out, GeoItem{UID: r.UID, Lat: r.Lat, Lon: r.Lon, Distance: d, Direction: dir,
 			Type: name, Attitude: AttitudeWord(r.Type[2])})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Distance != out[j].Distance {
-			return out[i].Distance < out[j].Distance
+	slices.SortFunc(out, func(a, b GeoItem) int {
+		if c := cmp.Compare(a.Distance, b.Distance); c != 0 {
+			return c
 		}
-		return out[i].UID < out[j].UID
+		return strings.Compare(a.UID, b.UID)
 	})
 	return out, nil
 }
