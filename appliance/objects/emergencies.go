@@ -134,7 +134,7 @@ func (s *Service) CancelEmergency(ctx context.Context, uid string) error {
 	}
 	s.opts.Broker.Release(retainKey(store.KindEmergency, uid))
 	s.publish(ev)
-	s.log.Info("emergency cancelled", "uid", logx.Clip(uid), "type", o.Label)
+	s.log.Info("emergency cancelled", "uid", logx.Clip(uid), "type", logx.Clip(o.Label))
 	return nil
 }
 
@@ -194,7 +194,7 @@ func (s *Service) track(ctx context.Context, o observed) {
 			return
 		}
 		s.opts.Broker.Release(retainKey(store.KindEmergency, ev.UID))
-		s.log.Info("emergency cancelled by a client", "uid", logx.Clip(ev.UID), "type", old.Label)
+		s.log.Info("emergency cancelled by a client", "uid", logx.Clip(ev.UID), "type", logx.Clip(old.Label))
 		return
 	}
 	if exists && old.Origin == store.OriginAPI {
@@ -255,7 +255,7 @@ func (s *Service) track(ctx context.Context, o observed) {
 		s.opts.Broker.Retain(key, &kept, s.every(row))
 	}
 	if !exists {
-		s.log.Info("emergency raised by a client is tracked", "uid", logx.Clip(ev.UID), "type", row.Label,
-			"name", row.Name, "directed", o.directed)
+		s.log.Info("emergency raised by a client is tracked", "uid", logx.Clip(ev.UID), "type", logx.Clip(row.Label),
+			"name", logx.Clip(row.Name), "directed", o.directed)
 	}
 }
