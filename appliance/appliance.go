@@ -17,10 +17,12 @@ import (
 
 	"outpost/appliance/broker"
 	"outpost/appliance/config"
+	"outpost/appliance/geo"
 	"outpost/appliance/logx"
 	"outpost/appliance/marti"
 	"outpost/appliance/mgmt"
 	"outpost/appliance/netx"
+	"outpost/appliance/objects"
 	"outpost/appliance/pki"
 	"outpost/appliance/store"
 	"outpost/appliance/stream"
@@ -46,6 +48,7 @@ type Appliance struct {
 	history     *store.History
 	historyLog  *logx.Limiter
 	broker      *broker.Broker
+	objects     *objects.Service // geo objects and emergencies
 	pki         *pki.Authority
 	httpMetrics *httpMetrics
 
@@ -129,6 +132,13 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 			}
 		},
 	})
+	a.objects = objects.New(objects.Options{Broker: a.broker, Store: a.store, Geocoder: geocoder(cfg.GeocoderURL),
+		RepeatInterval: cfg.RepeatInterval, EmergencyRepeatInterval: cfg.EmergencyRepeatInterval, Logger: a.log})
+	// Repeated and persistent objects and active emergencies reach clients
+	// from their first connection on (protocol.md §5, replay).
+	if _, err := a.objects.Restore(ctx); err != nil {
+		return err
+	}
 	if a.allowedCLI, err = config.ParseAllowList(cfg.AllowedCLIIPs); err != nil {
 		return fmt.Errorf("config AllowedCLIIPs: %w", err)
 	}
@@ -153,6 +163,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	if a.mgmt != nil {
 		go a.mgmt.Maintain(watchCtx) // audit retention, expired login tokens
 	}
+	go a.objects.Run(watchCtx) // stale objects, emergencies clients raise
 	a.opened.Store(true)
 	a.log.Info("Outpost is ready", "version", Version(), "data_dir", cfg.DataDir, "public_host", cfg.PublicHost)
 	return nil
@@ -169,6 +180,17 @@ func (a *Appliance) observe(env *broker.Envelope, from *broker.Session) {
 	if !a.history.Add(env.Event, env.XML(), time.Now(), source, client) {
 		a.historyLog.Debug("event not stored in history: budget spent or backlog full", "uid", logx.Clip(env.Event.UID), "type", logx.Clip(env.Event.Type))
 	}
+	if from != nil {
+		a.objects.Observe(env.Event, env.Directed) // emergencies clients raise and cancel
+	}
+}
+
+// geocoder is the configured address lookup (nil: none, coordinates only).
+func geocoder(url string) *geo.Geocoder {
+	if url == "" {
+		return nil
+	}
+	return &geo.Geocoder{URL: url}
 }
 
 func (a *Appliance) addr(port int) string {
@@ -210,7 +232,7 @@ func (a *Appliance) buildListeners() {
 			Logs: a.tap, Logger: a.log,
 		})
 		a.mgmt = mgmt.New(mgmt.Options{
-			Broker: a.broker, Store: a.store, Authority: a.pki, AllowedClientIP: a.allowedCLI.Contains,
+			Broker: a.broker, Store: a.store, Authority: a.pki, Objects: a.objects, AllowedClientIP: a.allowedCLI.Contains,
 			MaxUploadBytes: cfg.MaxUploadBytes, LoginTokenLifetime: cfg.LoginTokenLifetime, AuditRetention: cfg.AuditRetention,
 			Metrics: a.newMetrics(), Channel: a.channel, Logger: a.log,
 			Console: web.FS(), BasemapPath: cfg.BasemapPath, BasemapDir: filepath.Join(cfg.DataDir, "basemaps"),

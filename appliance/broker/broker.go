@@ -189,6 +189,7 @@ func (b *Broker) Publish(ev *cot.Event, from *Session) error {
 		out = ev.WithoutMarti() // protocol.md §6: remove <marti> before forwarding
 	}
 	env := NewEnvelope(out)
+	env.Directed = dests != nil
 	if n := len(env.XML()); n > b.opts.MaxEventBytes {
 		b.stats.oversize.Add(1)
 		return fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, n, b.opts.MaxEventBytes)

@@ -18,6 +18,11 @@ type Envelope struct {
 	// set on envelopes sent to a single session.
 	SwitchFormat bool
 
+	// Directed: the sender addressed the event to chosen recipients
+	// (<marti><dest>, protocol.md §6), so it must not be widened to others
+	// (observers that replay events read it). Set by Publish.
+	Directed bool
+
 	seq   uint64 // publish sequence (0: not published through Publish)
 	size  int    // queue accounting estimate, bytes
 	sa    bool   // a position report: may be coalesced per uid (newest wins)

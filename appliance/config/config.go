@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -68,6 +69,11 @@ type Config struct {
 
 	// Memory.
 	MemoryLimit int // memoryLimit: soft limit of the Go heap in bytes (debug.SetMemoryLimit); 0: none
+
+	// Geo objects and emergencies (api.md §2.4, §2.10).
+	GeocoderURL             string        // geocoderURL: a Nominatim-compatible service for street addresses ("" none)
+	RepeatInterval          time.Duration // repeatInterval: re-broadcast period of geo objects posted with repeat
+	EmergencyRepeatInterval time.Duration // emergencyRepeatInterval: re-broadcast period of active emergencies
 
 	// Certificates (api.md §5.12). Empty file locations mean the
 	// spec's default names inside CertsPath.
@@ -137,20 +143,22 @@ func Defaults() Config {
 		ClientEventsPerSecond:         100,
 		ClientBytesPerSecond:          1 << 20,
 
-		HistoryRetention:   7 * 24 * time.Hour,
-		HistoryMaxBytes:    1 << 30,
-		HistoryClientRate:  10,
-		HistoryClientBytes: 64 << 10,
-		HistoryTotalRate:   1000,
-		HistoryTotalBytes:  4 << 20,
-		ShutdownTimeout:    10 * time.Second,
-		MaxUploadBytes:     2 << 30,
-		AuditRetention:     90 * 24 * time.Hour,
-		LoginTokenLifetime: 12 * time.Hour,
-		MemoryLimit:        256 << 20,
-		KeyType:            "rsa",
-		AllowedCLIIPs:      []string{"127.0.0.1", "::1"},
-		AllowCLIIPs:        []string{"127.0.0.1", "::1"},
+		HistoryRetention:        7 * 24 * time.Hour,
+		HistoryMaxBytes:         1 << 30,
+		HistoryClientRate:       10,
+		HistoryClientBytes:      64 << 10,
+		HistoryTotalRate:        1000,
+		HistoryTotalBytes:       4 << 20,
+		ShutdownTimeout:         10 * time.Second,
+		MaxUploadBytes:          2 << 30,
+		AuditRetention:          90 * 24 * time.Hour,
+		LoginTokenLifetime:      12 * time.Hour,
+		RepeatInterval:          60 * time.Second,
+		EmergencyRepeatInterval: 3 * time.Second,
+		MemoryLimit:             256 << 20,
+		KeyType:                 "rsa",
+		AllowedCLIIPs:           []string{"127.0.0.1", "::1"},
+		AllowCLIIPs:             []string{"127.0.0.1", "::1"},
 	}
 }
 
@@ -236,6 +244,15 @@ func (c *Config) Validate() error {
 	}
 	if c.LoginTokenLifetime < time.Second || c.LoginTokenLifetime > 366*24*time.Hour {
 		return keyErr("loginTokenLifetime", "must be between 1s and 366d")
+	}
+	if err := checkGeocoderURL(c.GeocoderURL); err != nil {
+		return keyErr("geocoderURL", err.Error())
+	}
+	if c.RepeatInterval < time.Second || c.RepeatInterval > 24*time.Hour {
+		return keyErr("repeatInterval", "must be between 1s and 24h")
+	}
+	if c.EmergencyRepeatInterval < time.Second || c.EmergencyRepeatInterval > time.Hour {
+		return keyErr("emergencyRepeatInterval", "must be between 1s and 1h")
 	}
 	if c.MaxUploadBytes < 1024 || c.MaxUploadBytes > 1<<40 {
 		return keyErr("maxUploadBytes", "must be between 1 KiB and 1024 GiB")
@@ -338,6 +355,22 @@ func checkHost(h string) error {
 	}
 	if ip := net.ParseIP(h); ip != nil && ip.IsUnspecified() {
 		return fmt.Errorf("%q is not reachable by clients; name a real address", h)
+	}
+	return nil
+}
+
+// checkGeocoderURL accepts "" (no geocoder) or an http(s) URL with a host
+// and without credentials, query or fragment.
+func checkGeocoderURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http:// or https:// address (leave it empty for no geocoder)", s)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q must be the service's base address, without credentials, query or fragment", u.Redacted())
 	}
 	return nil
 }

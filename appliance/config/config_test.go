@@ -86,6 +86,24 @@ func TestManagementKeys(t *testing.T) {
 	}
 }
 
+func TestGeoKeys(t *testing.T) {
+	c, err := load(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.GeocoderURL != "" || c.RepeatInterval != 60*time.Second || c.EmergencyRepeatInterval != 3*time.Second {
+		t.Fatalf("defaults: geocoderURL %q repeatInterval %v emergencyRepeatInterval %v", c.GeocoderURL, c.RepeatInterval, c.EmergencyRepeatInterval)
+	}
+	file := writeFile(t, "geocoderURL: http://10.0.0.5:8080/nominatim\nrepeatInterval: 90s\n")
+	c, err = load(t, []string{"--config", file, "--emergency-repeat-interval", "5"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.GeocoderURL != "http://10.0.0.5:8080/nominatim" || c.RepeatInterval != 90*time.Second || c.EmergencyRepeatInterval != 5*time.Second {
+		t.Fatalf("geocoderURL %q repeatInterval %v emergencyRepeatInterval %v", c.GeocoderURL, c.RepeatInterval, c.EmergencyRepeatInterval)
+	}
+}
+
 func TestPrecedence(t *testing.T) {
 	file := writeFile(t, "cotPort: 9001\nrestPort: 9002\nhttpPort: 9003\nlogFormat: json\n")
 	env := map[string]string{"OUTPOST_COT_PORT": "9101", "OUTPOST_REST_PORT": "9102"}
@@ -174,6 +192,14 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"upload limit overflow", []string{"--max-upload-bytes", "99999999999999GiB"}, nil, "", "maxUploadBytes"},
 		{"negative audit retention", nil, map[string]string{"OUTPOST_AUDIT_RETENTION": "-1h"}, "", "auditRetention"},
 		{"zero login lifetime", nil, nil, "loginTokenLifetime: 0\n", "loginTokenLifetime"},
+		{"geocoder not http", []string{"--geocoder-url", "ftp://maps.local"}, nil, "", "geocoderURL"},
+		{"geocoder without host", nil, map[string]string{"OUTPOST_GEOCODER_URL": "http://"}, "", "geocoderURL"},
+		{"geocoder with credentials", nil, nil, "geocoderURL: http://u:p@maps.local\n", "geocoderURL"},
+		{"geocoder with query", []string{"--geocoder-url", "http://maps.local/?key=1"}, nil, "", "geocoderURL"},
+		{"repeat interval too short", []string{"--repeat-interval", "500ms"}, nil, "", "repeatInterval"},
+		{"repeat interval too long", nil, nil, "repeatInterval: 2d\n", "repeatInterval"},
+		{"emergency repeat zero", nil, map[string]string{"OUTPOST_EMERGENCY_REPEAT_INTERVAL": "0"}, "", "emergencyRepeatInterval"},
+		{"emergency repeat too long", []string{"--emergency-repeat-interval", "2h"}, nil, "", "emergencyRepeatInterval"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

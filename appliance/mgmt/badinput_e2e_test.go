@@ -30,6 +30,14 @@ var protectedRoutes = []route{
 	{"DELETE", "/DataPackageTable"},
 	{"GET", "/DataPackageTable/" + strings.Repeat("0", 64)},
 	{"GET", "/api/users"},
+	{"POST", "/ManageGeoObject/postGeoObject"},
+	{"PUT", "/ManageGeoObject/putGeoObject"},
+	{"GET", "/ManageGeoObject/getGeoObject?latitude=1&longitude=1"},
+	{"GET", "/ManageGeoObject/GetRepeatedMessages"},
+	{"DELETE", "/ManageGeoObject/DeleteRepeatedMessage?ids=x"},
+	{"GET", "/ManageEmergency/getEmergency"},
+	{"POST", "/ManageEmergency/postEmergency"},
+	{"DELETE", "/ManageEmergency/deleteEmergency"},
 }
 
 // clientFrom is an HTTP client whose connections come from source address

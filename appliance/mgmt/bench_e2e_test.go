@@ -2,14 +2,18 @@ package mgmt_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"outpost/appliance/geo"
 	"outpost/appliance/store"
+	"outpost/appliance/takclient"
 )
 
 // BenchmarkListDataPackages10k: GET /DataPackageTable over real HTTP on a
@@ -43,4 +47,69 @@ func BenchmarkListDataPackages10k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(size), "bytes/response")
+}
+
+// BenchmarkGetGeoObject100k: GET /ManageGeoObject/getGeoObject over real
+// HTTP on a running appliance whose history holds 100,000 objects from
+// clients (markers of several types and attitudes, and one in ten a
+// client's own position, which the query leaves out) spread evenly over
+// 100 km × 100 km, for the default radius and two larger ones, and the
+// store's query of the largest on its own.
+func BenchmarkGetGeoObject100k(b *testing.B) {
+	e := newEnv(b, nil)
+	ctx := context.Background()
+	h := e.app.Store().StartHistory(store.HistoryOptions{})
+	defer h.Close(ctx)
+	center := geo.Point{Lat: 59.3, Lon: 18.0}
+	rng := rand.New(rand.NewPCG(1, 2))
+	types := []string{"a-h-G-U-C-I-d", "a-f-G", "a-n-G-E-V-C", "a-u-G", "a-h-G-E-W-O"}
+	start := time.Now()
+	now := time.Now().UTC()
+	for i := range 100_000 {
+		p := geo.Point{Lat: center.Lat + (rng.Float64()-0.5)*0.9, Lon: center.Lon + (rng.Float64()-0.5)*1.76}
+		ev := marker(fmt.Sprintf("obj-%06d", i), types[i%len(types)], fmt.Sprint("M.", i), p.Lat, p.Lon, time.Hour)
+		if i%10 == 0 {
+			ev = takclient.SA(fmt.Sprintf("ANDROID-%06d", i), fmt.Sprint("C", i), p.Lat, p.Lon)
+		}
+		for !h.Add(ev, nil, now, "cot-tcp", 0) {
+			if err := h.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := h.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("stored 100,000 objects in %v", time.Since(start).Round(time.Millisecond))
+	for _, radius := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("radius=%dm", radius), func(b *testing.B) {
+			req, _ := http.NewRequest("GET", fmt.Sprintf("%s/ManageGeoObject/getGeoObject?latitude=%v&longitude=%v&radius=%d",
+				e.base, center.Lat, center.Lon, radius), nil)
+			req.Header.Set("Authorization", "Bearer "+e.admin)
+			var body []byte
+			for b.Loop() {
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				body, _ = io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("status %d: %s", resp.StatusCode, body)
+				}
+			}
+			var items []json.RawMessage
+			json.Unmarshal(body, &items)
+			b.ReportMetric(float64(len(items)), "objects/response")
+		})
+	}
+	// The store's part of the largest query alone.
+	b.Run("store-query/radius=10000m", func(b *testing.B) {
+		box := geo.BoundingBox(center, 10000)
+		for b.Loop() {
+			if _, err := e.app.Store().GeoObjectsInBox(ctx, box.MinLat, box.MinLon, box.MaxLat, box.MaxLon, time.Now()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

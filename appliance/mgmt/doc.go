@@ -11,7 +11,11 @@
 //   - users*.go, certpkg.go: system users and their certificate packages;
 //   - datapackages.go, upload.go: /DataPackageTable;
 //   - clients.go: GET /Clients (IP allow-list, api.md §5.4);
+//   - geoobjects.go, emergencies.go, position.go: /ManageGeoObject and
+//     /ManageEmergency (api.md §2.4–2.10): request checks, coordinates and
+//     addresses; package objects does the work;
 //   - decode.go: field checks and the mapping of store errors to answers.
 //
-// Imports: broker, store, pki, httpapi, logx; never another transport.
+// Imports: broker, store, objects, geo, pki, httpapi, logx; never another
+// transport.
 package mgmt

@@ -13,6 +13,7 @@ import (
 	"outpost/appliance/broker"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
+	"outpost/appliance/objects"
 	"outpost/appliance/pki"
 	"outpost/appliance/store"
 )
@@ -41,6 +42,9 @@ type Options struct {
 	Broker    *broker.Broker
 	Store     *store.Store   // users, tokens, audit, data packages; nil: only public routes work
 	Authority *pki.Authority // certificate packages and revocation of deleted users
+	// Objects keeps geo objects and emergencies (/ManageGeoObject,
+	// /ManageEmergency). Nil: those routes are not served.
+	Objects *objects.Service
 	// AllowedClientIP reports whether an address is in AllowedCLIIPs
 	// (api.md §5.4). Nil refuses everyone.
 	AllowedClientIP func(netip.Addr) bool
@@ -165,6 +169,17 @@ func New(opts Options) *API {
 	a.mux.HandleFunc("PUT /DataPackageTable", a.updatePackages)
 	a.mux.HandleFunc("DELETE /DataPackageTable", a.deletePackages)
 	a.mux.HandleFunc("GET /DataPackageTable/{hash}", a.downloadPackage)
+
+	if opts.Objects != nil {
+		a.mux.HandleFunc("POST /ManageGeoObject/postGeoObject", a.postGeoObject)
+		a.mux.HandleFunc("PUT /ManageGeoObject/putGeoObject", a.putGeoObject)
+		a.mux.HandleFunc("GET /ManageGeoObject/getGeoObject", a.getGeoObject)
+		a.mux.HandleFunc("GET /ManageGeoObject/GetRepeatedMessages", a.getRepeatedMessages)
+		a.mux.HandleFunc("DELETE /ManageGeoObject/DeleteRepeatedMessage", a.deleteRepeatedMessage)
+		a.mux.HandleFunc("GET /ManageEmergency/getEmergency", a.getEmergency)
+		a.mux.HandleFunc("POST /ManageEmergency/postEmergency", a.postEmergency)
+		a.mux.HandleFunc("DELETE /ManageEmergency/deleteEmergency", a.deleteEmergency)
+	}
 
 	a.handler = a.authenticate(a.mux)
 	return a

@@ -9,8 +9,12 @@ package store
 // upserted into cot_latest and added to its uid's usage (cot_usage). An event
 // identical to the one stored last for its uid (only its times differ: a
 // stationary client repeating its position) refreshes cot_latest and is not
-// stored twice. When the channel is full or the budget spent, Add drops the
-// event and counts it; persistence is best effort by design, routing is not.
+// stored twice. A latest row also says whether the event is a client's report
+// of its own position or a marker (geo object queries want only markers), and
+// a delete (t-x-d-d) makes the rows of the uids it links stale at once, so a
+// deleted marker is no longer found. When the channel is full or the budget
+// spent, Add drops the event and counts it; persistence is best effort by
+// design, routing is not.
 //
 // Pruning runs in the same goroutine, a bounded number of rows per
 // transaction, and only while the queue is less than half full, so neither
@@ -388,11 +392,17 @@ const insertEventSQL = `INSERT INTO cot_events(uid, type, how, callsign, time, s
 
 // The newest event by receive time wins; an older event arriving late does
 // not replace it.
-const upsertLatestSQL = `INSERT INTO cot_latest(uid, type, callsign, lat, lon, stale, received_at, event_id)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+const upsertLatestSQL = `INSERT INTO cot_latest(uid, type, callsign, lat, lon, stale, received_at, event_id, position)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT(uid) DO UPDATE SET type = excluded.type, callsign = excluded.callsign, lat = excluded.lat,
-		lon = excluded.lon, stale = excluded.stale, received_at = excluded.received_at, event_id = excluded.event_id
+		lon = excluded.lon, stale = excluded.stale, received_at = excluded.received_at, event_id = excluded.event_id,
+		position = excluded.position
 	WHERE excluded.received_at >= cot_latest.received_at`
+
+// A delete (t-x-d-d) ends the linked uids' latest rows: they are stale from
+// the moment it was received, unless something newer arrived since.
+const expireLinkedSQL = `UPDATE cot_latest SET stale = ?
+	WHERE uid = ? AND stale > ? AND received_at <= ?`
 
 // writeBatch commits the pending batch in one transaction. On failure the
 // batch is dropped (counted and logged) and the error kept for Flush.
@@ -484,8 +494,15 @@ func (h *History) insertBatch(items []histItem) error {
 			if err != nil {
 				return err
 			}
-			if _, err := up.ExecContext(ctx, ev.UID, ev.Type, callsign, lat, lon, stale, recv, id); err != nil {
+			if _, err := up.ExecContext(ctx, ev.UID, ev.Type, callsign, lat, lon, stale, recv, id, isOwnPosition(ev)); err != nil {
 				return err
+			}
+			if ev.Type == cot.TypeDelete {
+				for _, l := range ev.Detail.Links {
+					if _, err := tx.ExecContext(ctx, expireLinkedSQL, recv, l.UID, recv, recv); err != nil {
+						return err
+					}
+				}
 			}
 			if _, err := usage.ExecContext(ctx, ev.UID, len(xml)); err != nil {
 				return err

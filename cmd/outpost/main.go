@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"outpost/appliance"
 	"outpost/appliance/config"
@@ -188,12 +189,14 @@ func cmdRun(c *cmdContext) int {
 }
 
 func cmdConfig(c *cmdContext) int {
+	tw := tabwriter.NewWriter(c.stdout, 0, 0, 1, ' ', 0)
 	for _, k := range config.Describe() {
 		flagName := ""
 		if k.Flag != "" {
 			flagName = "--" + k.Flag
 		}
-		fmt.Fprintf(c.stdout, "%-22s %-34s %-20s %s\n", k.Key, k.Env, flagName, k.Usage)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Key, k.Env, flagName, k.Usage)
 	}
+	tw.Flush()
 	return exitOK
 }

@@ -155,10 +155,15 @@ func (s *Socket) handlePacket(b []byte) bool {
 		s.mu.Lock()
 		s.auth = p.data
 		s.mu.Unlock()
-		if !s.send(encodeControl(sioConnect, "/", map[string]string{"sid": s.id})) {
+		s.connecting.Lock()
+		ok := s.send(encodeControl(sioConnect, "/", map[string]string{"sid": s.id}))
+		if ok {
+			s.connected.Store(true)
+		}
+		s.connecting.Unlock()
+		if !ok {
 			return false
 		}
-		s.connected.Store(true)
 		if s.srv.opts.OnConnect != nil {
 			if err := s.call(func() error { return s.srv.opts.OnConnect(s) }); err != nil {
 				s.srv.log.Info("socket.io connect refused", "addr", s.remote, "sid", s.id, "err", logx.Clip(err.Error()))
@@ -276,7 +281,7 @@ func (s *Socket) writeLoop() {
 			return
 		case m := <-s.out:
 			if m.final {
-				if s.connected.Load() {
+				if s.isConnected() {
 					s.write(encodeControl(sioDisconnect, "/", nil))
 				}
 				s.conn.Close(m.code, "")

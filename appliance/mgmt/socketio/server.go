@@ -258,7 +258,7 @@ func (srv *Server) Broadcast(filter func(*Socket) bool, event string, args ...an
 	}
 	n := 0
 	for _, s := range srv.Sockets() {
-		if !s.connected.Load() || (filter != nil && !filter(s)) {
+		if !s.isConnected() || (filter != nil && !filter(s)) {
 			continue
 		}
 		if s.send(msg) {

@@ -44,6 +44,11 @@ type Socket struct {
 
 	closing   atomic.Bool // set once; no emit is queued after it
 	connected atomic.Bool // the namespace connect was answered
+	// connecting is held while the connect answer is queued and connected
+	// set, so an emit that finds the socket not yet connected waits for the
+	// answer to be queued first (isConnected): a client that has read the
+	// answer never misses an event sent after it.
+	connecting sync.Mutex
 
 	mu      sync.Mutex // guards the fields below
 	reason  string
@@ -143,10 +148,21 @@ func (s *Socket) setReason(r string) {
 	s.mu.Unlock()
 }
 
+// isConnected reports whether the namespace connect was answered; for a
+// socket not connected yet it waits while the answer is being queued.
+func (s *Socket) isConnected() bool {
+	if s.connected.Load() {
+		return true
+	}
+	s.connecting.Lock()
+	defer s.connecting.Unlock()
+	return s.connected.Load()
+}
+
 // Emit sends an event with args (each encoded as JSON; a json.RawMessage
 // is sent as is).
 func (s *Socket) Emit(event string, args ...any) error {
-	if !s.connected.Load() {
+	if !s.isConnected() {
 		return ErrNotConnected
 	}
 	msg, err := encodeEvent(-1, event, args)
@@ -163,7 +179,7 @@ func (s *Socket) Emit(event string, args ...any) error {
 // on the socket's reader with the client's answer. Callbacks still pending
 // when the socket closes are dropped.
 func (s *Socket) EmitWithAck(event string, cb func(args []json.RawMessage), args ...any) error {
-	if !s.connected.Load() {
+	if !s.isConnected() {
 		return ErrNotConnected
 	}
 	s.mu.Lock()
@@ -237,4 +253,7 @@ func (s *Socket) cut(reason string) {
 	s.setReason(reason)
 	s.closing.Store(true)
 	s.cancel()
+	// The writer may be inside a close handshake the client never answers;
+	// closing the connection ends it now.
+	s.conn.CloseNow()
 }

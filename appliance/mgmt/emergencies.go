@@ -1,0 +1,127 @@
+package mgmt
+
+// /ManageEmergency (api.md §2.10, §4.1): raise, list and cancel
+// emergencies. Package objects builds, keeps, repeats and sends them, and
+// also tracks those clients raise over CoT, which the list includes.
+
+import (
+	"net/http"
+	"strings"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/objects"
+)
+
+// The contract has no 500 texts for emergencies (api.md §7); these follow
+// its wording.
+const (
+	emergencyAddError    = "An error occurred adding emergency."
+	emergencyGetError    = "An error occurred retrieving emergency."
+	emergencyCancelError = "An error occurred cancelling emergency."
+)
+
+// emergencyItem is api.md §2.10.
+type emergencyItem struct {
+	UID  string  `json:"uid"`
+	Name string  `json:"name"`
+	Type string  `json:"type"`
+	Lat  float64 `json:"lat"`
+	Lon  float64 `json:"lon"`
+}
+
+// getEmergency answers GET /ManageEmergency/getEmergency: {"json_list":
+// [...]}, the active emergencies, oldest first.
+func (a *API) getEmergency(w http.ResponseWriter, r *http.Request) {
+	list, err := a.opts.Objects.Emergencies(r.Context())
+	if err != nil {
+		a.fail(w, r, err, emergencyGetError, "listing emergencies failed")
+		return
+	}
+	out := make([]emergencyItem, len(list))
+	for i, e := range list {
+		out[i] = emergencyItem{UID: e.UID, Name: e.Name, Type: e.Type, Lat: e.Lat, Lon: e.Lon}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, struct {
+		JSONList []emergencyItem `json:"json_list"`
+	}{out})
+}
+
+// postEmergency answers POST /ManageEmergency/postEmergency:
+// {"message": "<uid>"}.
+func (a *API) postEmergency(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		EmergencyType *string `json:"emergencyType"`
+		Latitude      any     `json:"latitude"`
+		Longitude     any     `json:"longitude"`
+		Address       *string `json:"address"`
+		Name          *string `json:"name"`
+		Remarks       *string `json:"remarks"`
+	}
+	if err := httpapi.DecodeJSON(r, maxJSONBody, &b); err != nil {
+		httpapi.WriteError(w, err, emergencyAddError)
+		return
+	}
+	in := objects.EmergencyInput{Type: str(b.EmergencyType), Name: strings.TrimSpace(str(b.Name)), Remarks: str(b.Remarks)}
+	if err := checkText("emergencyType", in.Type, true, 100); err != nil {
+		httpapi.WriteError(w, err, emergencyAddError)
+		return
+	}
+	if _, _, ok := objects.EmergencyType(in.Type); !ok {
+		httpapi.WriteError(w, httpapi.BadRequest("emergencyType", "must be %s, not %q", objects.EmergencyTypeWords, clipValue(in.Type)), emergencyAddError)
+		return
+	}
+	if err := checkText("name", in.Name, false, maxNameLen); err != nil {
+		httpapi.WriteError(w, err, emergencyAddError)
+		return
+	}
+	if err := checkNote("remarks", in.Remarks, maxRemarksLen); err != nil {
+		httpapi.WriteError(w, err, emergencyAddError)
+		return
+	}
+	at := where{address: strings.TrimSpace(str(b.Address)), lat: b.Latitude, lon: b.Longitude}
+	if err := at.check(); err != nil {
+		httpapi.WriteError(w, err, emergencyAddError)
+		return
+	}
+	p, err := a.resolve(r.Context(), at)
+	if err != nil {
+		a.fail(w, r, err, emergencyAddError, "reading an emergency's position failed")
+		return
+	}
+	in.Point = p
+	uid, err := a.opts.Objects.PostEmergency(r.Context(), in)
+	if err != nil {
+		a.fail(w, r, objectsError(err, "emergencyType"), emergencyAddError, "raising an emergency failed")
+		return
+	}
+	httpapi.WriteMessage(w, http.StatusOK, uid)
+}
+
+// deleteEmergency answers DELETE /ManageEmergency/deleteEmergency with body
+// {"uid"} (or ?uid=): the cancellation goes to every client;
+// {"message": "<uid>"}.
+func (a *API) deleteEmergency(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		UID *string `json:"uid"`
+	}
+	uid := r.URL.Query().Get("uid")
+	if r.ContentLength != 0 {
+		if err := httpapi.DecodeJSON(r, maxJSONBody, &b); err != nil {
+			httpapi.WriteError(w, err, emergencyCancelError)
+			return
+		}
+		if b.UID != nil {
+			uid = *b.UID
+		}
+	}
+	uid = strings.TrimSpace(uid)
+	if err := checkText("uid", uid, true, maxNameLen); err != nil {
+		httpapi.WriteError(w, err, emergencyCancelError)
+		return
+	}
+	if err := a.opts.Objects.CancelEmergency(r.Context(), uid); err != nil {
+		a.fail(w, r, objectsError(err, "uid"), emergencyCancelError, "cancelling an emergency failed")
+		return
+	}
+	httpapi.WriteMessage(w, http.StatusOK, uid)
+}

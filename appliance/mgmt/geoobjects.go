@@ -1,0 +1,300 @@
+package mgmt
+
+// /ManageGeoObject (api.md §2.4–2.7, §4.1): markers the operator puts on
+// every client's map, the radius query, and the repeated objects. Package
+// objects builds, keeps and sends them; these handlers read and check the
+// requests.
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"outpost/appliance/geo"
+	"outpost/appliance/httpapi"
+	"outpost/appliance/objects"
+)
+
+// The contract's 500 texts (api.md §7); the repeated-message routes have
+// none in the contract and use the nearest.
+const (
+	geoAddError = "An error occurred adding geo object."
+	geoGetError = "An error occurred retrieving geo object."
+)
+
+// Defaults of api.md §8.
+const (
+	defaultRadius  = 100.0 // metres, getGeoObject
+	defaultBearing = 360.0 // degrees, the offset's direction
+	maxRepeatedIDs = 1000  // uids in one DeleteRepeatedMessage
+)
+
+// geoBody is a postGeoObject / putGeoObject body (api.md §2.4). Numbers may
+// come as JSON numbers or strings.
+type geoBody struct {
+	UID       *string `json:"uid"`
+	GeoObject *string `json:"geoObject"`
+	Attitude  *string `json:"attitude"`
+	Latitude  any     `json:"latitude"`
+	Longitude any     `json:"longitude"`
+	Address   *string `json:"address"`
+	How       *string `json:"how"`
+	Name      *string `json:"name"`
+	Timeout   any     `json:"timeout"`
+	Remarks   *string `json:"remarks"`
+	Repeat    any     `json:"repeat"`
+	LinkUID   *string `json:"link_uid"`
+	Distance  any     `json:"distance"`
+	Bearing   any     `json:"bearing"`
+}
+
+// postGeoObject answers POST /ManageGeoObject/postGeoObject:
+// {"message": "<uid>"}.
+func (a *API) postGeoObject(w http.ResponseWriter, r *http.Request) {
+	in, err := a.readGeo(r, false)
+	if err != nil {
+		a.fail(w, r, err, geoAddError, "reading a geo object failed")
+		return
+	}
+	uid, err := a.opts.Objects.PostGeo(r.Context(), in)
+	if err != nil {
+		a.fail(w, r, objectsError(err, "geoObject"), geoAddError, "adding a geo object failed")
+		return
+	}
+	httpapi.WriteMessage(w, http.StatusOK, uid)
+}
+
+// putGeoObject answers PUT /ManageGeoObject/putGeoObject: the object uid
+// takes the body's values (clients move the one marker).
+func (a *API) putGeoObject(w http.ResponseWriter, r *http.Request) {
+	in, err := a.readGeo(r, true)
+	if err != nil {
+		a.fail(w, r, err, geoAddError, "reading a geo object failed")
+		return
+	}
+	if err := a.opts.Objects.PutGeo(r.Context(), in); err != nil {
+		a.fail(w, r, objectsError(err, "uid"), geoAddError, "updating a geo object failed")
+		return
+	}
+	httpapi.WriteMessage(w, http.StatusOK, in.UID)
+}
+
+// readGeo reads and checks a geo object body. Every field is checked before
+// an address is looked up, so a refused request never asks the geocoder.
+func (a *API) readGeo(r *http.Request, update bool) (objects.GeoInput, error) {
+	var b geoBody
+	var in objects.GeoInput
+	if err := httpapi.DecodeJSON(r, maxJSONBody, &b); err != nil {
+		return in, err
+	}
+	if update {
+		in.UID = str(b.UID)
+		if err := checkText("uid", in.UID, true, maxNameLen); err != nil {
+			return in, err
+		}
+	}
+	if err := checkText("geoObject", str(b.GeoObject), true, 200); err != nil {
+		return in, err
+	}
+	if err := checkText("attitude", str(b.Attitude), true, 40); err != nil {
+		return in, err
+	}
+	letter, ok := objects.AttitudeLetter(str(b.Attitude))
+	if !ok {
+		return in, httpapi.BadRequest("attitude", "must be %s, not %q", objects.AttitudeWords, clipValue(str(b.Attitude)))
+	}
+	typ, err := objects.GeoCoTType(str(b.GeoObject), letter)
+	if err != nil {
+		return in, httpapi.BadRequest("geoObject", "%s", err.Error())
+	}
+	in.Type = typ
+	if err := checkText("how", str(b.How), true, 40); err != nil {
+		return in, err
+	}
+	if in.How, ok = objects.HowCode(str(b.How)); !ok {
+		return in, httpapi.BadRequest("how", "must be %s, not %q", objects.HowWords, clipValue(str(b.How)))
+	}
+	timeout, err := wholeSeconds("timeout", b.Timeout)
+	if err != nil {
+		return in, err
+	}
+	in.Timeout = time.Duration(timeout) * time.Second
+	in.Callsign = strings.TrimSpace(str(b.Name))
+	if err := checkText("name", in.Callsign, false, maxNameLen); err != nil {
+		return in, err
+	}
+	in.Remarks = str(b.Remarks)
+	if err := checkNote("remarks", in.Remarks, maxRemarksLen); err != nil {
+		return in, err
+	}
+	in.LinkUID = strings.TrimSpace(str(b.LinkUID))
+	if err := checkText("link_uid", in.LinkUID, false, maxNameLen); err != nil {
+		return in, err
+	}
+	if in.Repeat, err = asBool("repeat", b.Repeat); err != nil {
+		return in, err
+	}
+	distance, err := numberIn("distance", b.Distance, 0, maxDistance, 0, "between 0 and 20000000 metres")
+	if err != nil {
+		return in, err
+	}
+	bearing, err := numberIn("bearing", b.Bearing, 0, 360, defaultBearing, "between 0 and 360 degrees")
+	if err != nil {
+		return in, err
+	}
+	at := where{address: strings.TrimSpace(str(b.Address)), lat: b.Latitude, lon: b.Longitude}
+	if err := at.check(); err != nil {
+		return in, err
+	}
+	p, err := a.resolve(r.Context(), at)
+	if err != nil {
+		return in, err
+	}
+	if distance > 0 {
+		p = geo.Destination(p, bearing, distance)
+	}
+	in.Point = p
+	return in, nil
+}
+
+// wholeSeconds reads a required, non-negative whole number of seconds.
+func wholeSeconds(field string, v any) (int64, error) {
+	f, ok, err := asNumber(field, v)
+	if err != nil {
+		return 0, httpapi.BadRequest(field, "must be a whole number of seconds (0: persistent)")
+	}
+	if !ok {
+		return 0, httpapi.BadRequest(field, "required: seconds until the object goes stale (0: persistent)")
+	}
+	if f < 0 {
+		return 0, httpapi.BadRequest(field, "must not be negative (0: persistent), not %v", f)
+	}
+	if f != math.Trunc(f) || f > maxTimeout {
+		return 0, httpapi.BadRequest(field, "must be a whole number of seconds up to %d (0: persistent), not %v", maxTimeout, f)
+	}
+	return int64(f), nil
+}
+
+// objectsError maps the objects package's client errors to answers; field
+// names what a not-found error is about.
+func objectsError(err error, field string) error {
+	var nf *objects.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		return httpapi.Errorf(http.StatusNotFound, "%s: %s", field, nf.Error())
+	case errors.Is(err, objects.ErrTooLarge):
+		return httpapi.Errorf(http.StatusRequestEntityTooLarge, "%s", err.Error())
+	}
+	return err
+}
+
+// geoItem is api.md §2.7.
+type geoItem struct {
+	Latitude  float64 `json:"latitude"`
+	Longitude float64 `json:"longitude"`
+	Distance  float64 `json:"distance"`
+	Direction float64 `json:"direction"`
+	Type      string  `json:"type"`
+	Attitude  string  `json:"attitude"`
+}
+
+// getGeoObject answers GET /ManageGeoObject/getGeoObject?latitude&longitude
+// [&radius][&attitude]: the objects within radius metres (geodesic),
+// nearest first.
+func (a *API) getGeoObject(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	center, err := checkLatLon(queryValue(q.Get("latitude")), queryValue(q.Get("longitude")), "required")
+	if err != nil {
+		httpapi.WriteError(w, err, geoGetError)
+		return
+	}
+	radius, err := numberIn("radius", queryValue(q.Get("radius")), 0, math.MaxFloat64, defaultRadius, "a distance in metres, 0 or more")
+	if err != nil {
+		httpapi.WriteError(w, err, geoGetError)
+		return
+	}
+	var letter byte
+	if att := strings.TrimSpace(q.Get("attitude")); att != "" && att != "*" {
+		l, ok := objects.AttitudeLetter(att)
+		if !ok {
+			httpapi.WriteError(w, httpapi.BadRequest("attitude", "must be * or %s, not %q", objects.AttitudeWords, clipValue(att)), geoGetError)
+			return
+		}
+		letter = l
+	}
+	found, err := a.opts.Objects.Near(r.Context(), center, radius, letter)
+	if errors.Is(err, objects.ErrTooLarge) {
+		err = httpapi.BadRequest("radius", "%s; ask for a smaller radius", err.Error())
+	}
+	if err != nil {
+		a.fail(w, r, err, geoGetError, "finding geo objects failed")
+		return
+	}
+	out := make([]geoItem, len(found))
+	for i, f := range found {
+		out[i] = geoItem{Latitude: f.Lat, Longitude: f.Lon, Distance: round(f.Distance, 1e3), Direction: round(f.Direction, 1e6),
+			Type: f.Type, Attitude: f.Attitude}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// queryValue makes an absent query parameter absent (nil) for asNumber.
+func queryValue(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// round rounds v to 1/scale.
+func round(v, scale float64) float64 { return math.Round(v*scale) / scale }
+
+// getRepeatedMessages answers GET /ManageGeoObject/GetRepeatedMessages:
+// {"messages": {"<uid>": "<CoT XML>"}}, every geo object kept for replay
+// (posted with repeat, or persistent).
+func (a *API) getRepeatedMessages(w http.ResponseWriter, r *http.Request) {
+	msgs, err := a.opts.Objects.Repeated(r.Context())
+	if err != nil {
+		a.fail(w, r, err, geoGetError, "listing repeated messages failed")
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, struct {
+		Messages map[string]string `json:"messages"`
+	}{msgs})
+}
+
+// deleteRepeatedMessage answers DELETE
+// /ManageGeoObject/DeleteRepeatedMessage?ids=a,b: every uid must be kept
+// (404 naming those that are not, nothing changed); each stops repeating
+// and clients are told to remove it.
+func (a *API) deleteRepeatedMessage(w http.ResponseWriter, r *http.Request) {
+	var ids []string
+	for _, v := range r.URL.Query()["ids"] {
+		for _, id := range strings.Split(v, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		httpapi.WriteError(w, httpapi.BadRequest("ids", "required: comma-separated uids of repeated messages"), geoAddError)
+		return
+	}
+	if len(ids) > maxRepeatedIDs {
+		httpapi.WriteError(w, httpapi.BadRequest("ids", "at most %d uids at once", maxRepeatedIDs), geoAddError)
+		return
+	}
+	for _, id := range ids {
+		if err := checkText("ids", id, true, maxNameLen); err != nil {
+			httpapi.WriteError(w, err, geoAddError)
+			return
+		}
+	}
+	if err := a.opts.Objects.DeleteRepeated(r.Context(), ids); err != nil {
+		a.fail(w, r, objectsError(err, "ids"), geoAddError, "deleting repeated messages failed")
+		return
+	}
+	httpapi.WriteMessage(w, http.StatusOK, "operation successful")
+}
