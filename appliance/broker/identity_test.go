@@ -291,3 +291,55 @@ func TestSessionListCopyOnWrite(t *testing.T) {
 		t.Fatalf("%d left in %d chunks", n, len(b.list.Load().chunks))
 	}
 }
+
+// TestDroppedMarkerKeepsIdentity: a marker a client drops (an a- event with
+// a callsign, a parent link and <archive/>, as ATAK sends it) is relayed,
+// but its sender stays who it was: the client list, directed messages and
+// the departure still name the sender's own uid, and a new client's replay
+// carries the sender's position, not the marker as its position.
+func TestDroppedMarkerKeepsIdentity(t *testing.T) {
+	b := newBroker(t, Options{})
+	watcher := b.Join(SessionInfo{})
+	alice := b.Join(SessionInfo{User: "alice"})
+	if err := b.Publish(sa("ANDROID-ALICE", "ALICE", "a-f-G-U-C"), alice); err != nil {
+		t.Fatal(err)
+	}
+	marker := &cot.Event{
+		Version: "2.0", UID: "a0c524c6-marker", Type: "a-u-G", How: "h-g-i-g-o",
+		Time: t0, Start: t0, Stale: t0.Add(time.Hour),
+		Point: cot.Point{Lat: 38.85, Lon: -77.06, Ce: cot.Unknown, Le: cot.Unknown},
+		Detail: cot.Detail{
+			XML:     []byte(`<status readiness="true"/><archive/><link uid="ANDROID-ALICE" type="a-f-G-U-C" parent_callsign="ALICE" relation="p-p"/><contact callsign="U.16.135057"/>`),
+			Contact: &cot.Contact{Callsign: "U.16.135057"},
+			Links:   []cot.Link{{UID: "ANDROID-ALICE", Type: "a-f-G-U-C", Relation: "p-p"}},
+		},
+	}
+	drain(watcher)
+	if err := b.Publish(marker, alice); err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(watcher); len(got) != 1 || got[0].Event.UID != marker.UID {
+		t.Fatalf("marker not relayed: %v", uidsOf(got))
+	}
+	if cl := b.Clients(); len(cl) != 1 || cl[0].UID != "ANDROID-ALICE" || cl[0].Callsign != "ALICE" {
+		t.Fatalf("client list after the marker: %+v", cl)
+	}
+	b.Publish(chat("W", cot.Dest{UID: "ANDROID-ALICE"}), watcher)
+	if len(drain(alice)) != 1 {
+		t.Fatal("directed message to the sender's uid not delivered")
+	}
+	late := b.Join(SessionInfo{})
+	var replayed []string
+	for _, env := range drain(late) {
+		replayed = append(replayed, env.Event.UID)
+	}
+	if len(replayed) == 0 || replayed[0] != "ANDROID-ALICE" {
+		t.Fatalf("replay to a new client %v, want alice's position first", replayed)
+	}
+	alice.Close(ReasonClientClosed)
+	got := drain(watcher)
+	if len(got) != 1 || got[0].Event.Type != "t-x-d-d" || len(got[0].Event.Detail.Links) != 1 ||
+		got[0].Event.Detail.Links[0].UID != "ANDROID-ALICE" {
+		t.Fatalf("departure %v, want one t-x-d-d linking ANDROID-ALICE", uidsOf(got))
+	}
+}

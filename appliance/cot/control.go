@@ -32,10 +32,33 @@ func IsControl(typ string) bool {
 // IsPing reports whether typ is a client ping, t-x-c-t exactly (protocol.md §5).
 func IsPing(typ string) bool { return typ == TypePing }
 
-// IsSA reports whether e is a position report (protocol.md §1): an a-* event with
-// a <contact> that has a non-empty callsign.
+// IsSA reports whether e is a client's report of its own position
+// (protocol.md §1 "Position reports and client identity"): an a-* event
+// with a <contact> that has a non-empty callsign, that either carries what
+// only a client's own report carries (<contact endpoint>, <takv>,
+// <__group>) or does not carry the marks of an object a user placed (a
+// parent link, relation p-p, or <archive/>). ATAK's markers have a
+// callsign too; they must not take over the identity of their sender.
 func (e *Event) IsSA() bool {
-	return strings.HasPrefix(e.Type, "a-") && e.Detail.Contact != nil && e.Detail.Contact.Callsign != ""
+	d := &e.Detail
+	if !strings.HasPrefix(e.Type, "a-") || d.Contact == nil || d.Contact.Callsign == "" {
+		return false
+	}
+	if d.Contact.Endpoint != "" || d.Takv != nil || d.Group != nil {
+		return true
+	}
+	return !e.placed()
+}
+
+// placed reports whether e carries the marks of an object a user placed on
+// the map: a link to its parent (relation p-p, the producer) or <archive/>.
+func (e *Event) placed() bool {
+	for _, l := range e.Detail.Links {
+		if l.Relation == "p-p" {
+			return true
+		}
+	}
+	return bytes.Contains(e.Detail.XML, []byte("<archive"))
 }
 
 // serverEvent is the skeleton of the events the server builds: version,

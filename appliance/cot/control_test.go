@@ -50,6 +50,7 @@ func TestIsSA(t *testing.T) {
 	}{
 		{"a-f-G-U-C", &Contact{Callsign: "A"}, true},
 		{"a-h-G", &Contact{Callsign: "A"}, true},
+		{"a-f-G-U-C", &Contact{Callsign: "A", Endpoint: "*:-1:stcp"}, true},
 		{"a-f-G-U-C", &Contact{Endpoint: "x"}, false},
 		{"a-f-G-U-C", nil, false},
 		{"b-t-f", &Contact{Callsign: "A"}, false},
@@ -59,6 +60,64 @@ func TestIsSA(t *testing.T) {
 		if got := e.IsSA(); got != tc.want {
 			t.Errorf("IsSA(%s, %+v) = %v", tc.typ, tc.contact, got)
 		}
+	}
+}
+
+// TestIsSAPlacedObjects: a marker a user placed carries a callsign too, but
+// a parent link or <archive/> says it is not its sender's own position;
+// what only a client's own report carries wins over those marks.
+func TestIsSAPlacedObjects(t *testing.T) {
+	parent := []Link{{UID: "ANDROID-1", Type: "a-f-G-U-C", Relation: "p-p"}}
+	tests := []struct {
+		name string
+		d    Detail
+		want bool
+	}{
+		{"parent link", Detail{Contact: &Contact{Callsign: "U.16"}, Links: parent}, false},
+		{"archive", Detail{Contact: &Contact{Callsign: "U.16"}, XML: []byte(`<contact callsign="U.16"/><archive/>`)}, false},
+		{"other relation", Detail{Contact: &Contact{Callsign: "A"}, Links: []Link{{UID: "x", Relation: "p-c"}}}, true},
+		{"endpoint wins", Detail{Contact: &Contact{Callsign: "A", Endpoint: "*:-1:stcp"}, Links: parent}, true},
+		{"takv wins", Detail{Contact: &Contact{Callsign: "A"}, Takv: &Takv{Platform: "WinTAK-CIV"}, XML: []byte("<archive/>")}, true},
+		{"__group wins", Detail{Contact: &Contact{Callsign: "A"}, Group: &Group{Name: "Cyan"}, Links: parent}, true},
+	}
+	for _, tc := range tests {
+		e := &Event{Type: "a-u-G", Detail: tc.d}
+		if got := e.IsSA(); got != tc.want {
+			t.Errorf("%s: IsSA = %v", tc.name, got)
+		}
+	}
+}
+
+// TestIsSACaptures: over the real captures, the clients' presence reports
+// (and a bare feed track) are position reports; ATAK's dropped markers are
+// not.
+func TestIsSACaptures(t *testing.T) {
+	want := map[string]bool{
+		"Presence_InitialATAK.cot":     true,
+		"Presence_roleSniper.cot":      true,
+		"FrendlyAircraftSteaming.cot":  true, // a bare track: callsign, no marks of a placed object
+		"Marker - 2525.cot":            false,
+		"Marker - Icon Set.cot":        false,
+		"Mission_NewMarker - 2525.cot": false,
+	}
+	seen := map[string]bool{}
+	for _, c := range loadCaptures(t) {
+		for _, e := range captureEvents(t, c) {
+			w, listed := want[c.name]
+			if !listed {
+				if e.IsSA() {
+					t.Errorf("%s (%s) counted as a position report", c.name, e.Type)
+				}
+				continue
+			}
+			seen[c.name] = true
+			if got := e.IsSA(); got != w {
+				t.Errorf("%s (%s): IsSA = %v, want %v", c.name, e.Type, got, w)
+			}
+		}
+	}
+	if len(seen) != len(want) {
+		t.Fatalf("captures found %v, want all of %v", seen, want)
 	}
 }
 
