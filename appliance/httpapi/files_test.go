@@ -45,8 +45,8 @@ func TestFilePart(t *testing.T) {
 		r    *http.Request
 		want string
 	}{
-		"not multipart": {httptest.NewRequest("POST", "/", strings.NewReader("raw")), "assetfile: the body must be multipart/form-data"},
-		"missing field": {multipartRequest(t, "other", "x"), "assetfile: required: no file field named assetfile"},
+		"not multipart":  {httptest.NewRequest("POST", "/", strings.NewReader("raw")), "assetfile: the body must be multipart/form-data"},
+		"missing field":  {multipartRequest(t, "other", "x"), "assetfile: required: no file field named assetfile"},
 		"too many parts": {multipartRequest(t, append(many, "assetfile", "late")...), "assetfile: not among the first 16 parts"},
 	} {
 		_, err := FilePart(tc.r, "assetfile")
