@@ -16,10 +16,12 @@ import (
 )
 
 // checkText and clipValue are the shared checks of every HTTP interface
-// (httpapi), named for this package's many call sites.
+// (httpapi), storeDetail the client-facing reason of a store error (store),
+// named for this package's many call sites.
 var (
-	checkText = httpapi.CheckText
-	clipValue = httpapi.ClipValue
+	checkText   = httpapi.CheckText
+	clipValue   = httpapi.ClipValue
+	storeDetail = store.Detail
 )
 
 // str dereferences an optional string field.
@@ -148,16 +150,6 @@ func kindOf(v any) string {
 	default:
 		return "an object"
 	}
-}
-
-// storeDetail is the part of a store error after its sentinel's text: the
-// client-facing reason ("password must be 1 to 256 bytes").
-func storeDetail(err, sentinel error) string {
-	s := err.Error()
-	if i := strings.LastIndex(s, sentinel.Error()+": "); i >= 0 {
-		return s[i+len(sentinel.Error())+2:]
-	}
-	return strings.TrimPrefix(sentinel.Error(), "store: ")
 }
 
 // clientError maps a store error that is the client's doing to its answer
