@@ -139,8 +139,11 @@ func (s *cotSockets) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	ws.SetReadLimit(int64(s.cfg.MaxMessage) + 16)
 	c := s.newConn(ws, r, user, serial)
 	if !s.register(c) {
+		// Shutdown began during the handshake: no close handshake with a
+		// client that may never answer it, just the cut.
 		c.sess.Close(broker.ReasonShutdown)
-		ws.Close(websocket.StatusGoingAway, "server shutting down")
+		c.cancelRead()
+		ws.CloseNow()
 		return
 	}
 	c.serve()
@@ -220,7 +223,7 @@ func (s *cotSockets) shutdown(ctx context.Context) error {
 	}
 	cut := s.snapshot()
 	for _, c := range cut {
-		c.ws.CloseNow()
+		c.cancelRead() // closes the connection even in the middle of a close handshake
 	}
 	<-done
 	s.log.Info("CoT websockets still receiving at the end of the drain budget were closed", "sockets", len(cut))
