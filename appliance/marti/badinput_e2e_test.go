@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"outpost/appliance"
 	"outpost/appliance/apptest"
@@ -91,7 +92,17 @@ func TestBadInput(t *testing.T) {
 	before := e.packages(t)
 	for _, l := range both {
 		for _, tc := range cases {
-			resp := e.do(t, l, tc.method, tc.path, tc.body, tc.headers...)
+			c := e.client(l)
+			if tc.status == http.StatusRequestEntityTooLarge {
+				// As careful clients do for large bodies: announce the body
+				// and wait for 100 Continue, so the refusal arrives before
+				// any of it is sent (a server that refuses without reading
+				// closes the connection, and a client still writing would
+				// see a reset instead of the answer).
+				c = e.expectContinue(l)
+				tc.headers = append(tc.headers, "Expect", "100-continue")
+			}
+			resp := testkit.Do(t, c, tc.method, e.URL(t, l, tc.path), tc.body, tc.headers...)
 			if resp.Status != tc.status || !strings.Contains(resp.Message(), tc.msg) {
 				t.Errorf("%s %s: %d %s, want %d with %q", l, tc.name, resp.Status, resp.Body, tc.status, tc.msg)
 			}
@@ -107,6 +118,16 @@ func TestBadInput(t *testing.T) {
 	if resp := e.do(t, both[0], "GET", "/Marti/sync/search?keyword=s.txt", nil); !strings.Contains(string(resp.Body), h) {
 		t.Fatalf("the stored package left the search: %s", resp.Body)
 	}
+}
+
+// expectContinue is a client of the listener that waits for 100 Continue
+// before sending a body announced with Expect.
+func (e *env) expectContinue(listener string) *http.Client {
+	tr := &http.Transport{ExpectContinueTimeout: 10 * time.Second}
+	if listener == appliance.ListenerHTTPS {
+		tr.TLSClientConfig = e.ClientTLS(e.cert)
+	}
+	return &http.Client{Timeout: 30 * time.Second, Transport: tr}
 }
 
 // TestUploadTooLargeChunked: an upload without Content-Length that grows
