@@ -203,7 +203,7 @@ func (h *Handler) receive(w http.ResponseWriter, r *http.Request, u upload) (sto
 		h.uploadFailed(w, r, u.name, err)
 		return store.DataPackage{}, false
 	}
-	h.log.Info("enterprise sync file stored", "route", r.URL.Path, "name", logx.Clip(p.Name), "submitter", logx.Clip(submitter),
+	h.log.Info("enterprise sync file stored", "route", logx.Clip(r.URL.Path), "name", logx.Clip(p.Name), "submitter", logx.Clip(submitter),
 		"creator_uid", logx.Clip(u.creator), "size", p.Size, "hash", p.Hash, "mime_type", logx.Clip(p.MIMEType),
 		"primary_key", p.PrimaryKey, "tool", p.Tool)
 	return p, true

@@ -240,8 +240,20 @@ func (c *wsConn) readErrorReason(err error) broker.Reason {
 		c.s.warn.Warn("CoT websocket sent a message larger than the limit; disconnecting", "session", c.sess.ID(), "limit", c.s.cfg.MaxMessage)
 		return broker.ReasonTooLarge
 	case websocket.CloseStatus(err) != -1, errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, net.ErrClosed), errors.Is(err, syscall.ECONNRESET):
+		errors.Is(err, syscall.ECONNRESET):
 		return broker.ReasonClientClosed
+	case errors.Is(err, net.ErrClosed):
+		// Closed on this side: by the writer when a write timed out, or by
+		// the keepalive when a ping went unanswered. That closer records
+		// the reason right after; wait for it rather than guess.
+		t := time.NewTimer(c.s.cfg.WriteTimeout)
+		defer t.Stop()
+		select {
+		case <-c.sess.Done():
+			return c.sess.Reason()
+		case <-t.C:
+			return broker.ReasonWriteError
+		}
 	default:
 		c.log.Debug("CoT websocket read failed", "err", err)
 		return broker.ReasonReadError
@@ -314,6 +326,7 @@ func (c *wsConn) writeLoop() {
 			} else {
 				c.sess.Close(broker.ReasonWriteError)
 			}
+			c.sess.Take(nil) // release what is still queued (the broker counts queued bytes)
 			return
 		}
 		clear(batch)

@@ -286,3 +286,61 @@ func TestWebsocketRevokedAndShutdown(t *testing.T) {
 		t.Fatalf("shutdown: close status %v (%v)", st, ok.err)
 	}
 }
+
+// TestWebsocketKeepalive: the server pings silent sockets; one that
+// answers stays, one that does not is closed as idle within
+// SSL_SOCK_TIMEOUT.
+func TestWebsocketKeepalive(t *testing.T) {
+	e := start(t, func(c *config.Config) { c.SSLSockTimeout = time.Second })
+	alive := dialWS(t, e, e.Issue(t, "alive")) // reads, so its library answers pings
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	deaf, _, err := websocket.Dial(ctx, "wss://"+e.Addr(t, appliance.ListenerHTTPS)+"/takproto/1",
+		&websocket.DialOptions{HTTPClient: e.HTTPSClient(e.Issue(t, "deaf"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer deaf.CloseNow() // never reads: never answers a ping
+	testkit.WaitFor(t, "the deaf socket closed as idle", func() bool { return e.Broker().Stats().Closed[broker.ReasonIdle] == 1 })
+	alive.send(t, framed(t, ping("ALIVE")))
+	alive.waitFor(t, "a pong on the socket that answers pings", func(ev *cot.Event) bool { return ev.Type == "t-x-c-t-r" })
+	if n := e.Broker().Stats().Closed[broker.ReasonIdle]; n != 1 {
+		t.Fatalf("%d sockets closed as idle, want only the deaf one", n)
+	}
+}
+
+// TestWebsocketSlowConsumer: a socket whose client stops reading is closed
+// once a write blocks for writeTimeout; the sender is unaffected.
+func TestWebsocketSlowConsumer(t *testing.T) {
+	e := start(t, func(c *config.Config) {
+		c.WriteTimeout = time.Second
+		c.QueueHardBytes, c.QueueSoftBytes = 512<<20, 256<<20 // the write deadline, not the queue, must trip
+		c.ClientEventsPerSecond, c.ClientBytesPerSecond = 0, 0
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stalled, _, err := websocket.Dial(ctx, "wss://"+e.Addr(t, appliance.ListenerHTTPS)+"/takproto/1",
+		&websocket.DialOptions{HTTPClient: e.HTTPSClient(e.Issue(t, "stalled"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.CloseNow()
+	tcp := e.DialTCP(t)
+	text := strings.Repeat("x", 32<<10)
+	// 32 MiB: far more than the socket buffers between the server and the
+	// stalled client hold.
+	for i := range 1024 {
+		if err := tcp.Send(takclient.Chat(fmt.Sprint("FLOOD-", i), text)); err != nil {
+			t.Fatalf("the sender was cut off: %v", err)
+		}
+	}
+	testkit.WaitFor(t, "the stalled socket closed as a slow consumer", func() bool {
+		return e.Broker().Stats().Closed[broker.ReasonWriteDeadline] == 1
+	})
+	testkit.WaitFor(t, "the stalled socket's queue released", func() bool { return e.Broker().Stats().QueuedBytes == 0 })
+	// The sender is still served.
+	tcp.Ping("SENDER")
+	if _, err := tcp.WaitFor(takclient.Type("t-x-c-t-r"), 10*time.Second); err != nil {
+		t.Fatalf("pong to the sender: %v", err)
+	}
+}
