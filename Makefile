@@ -11,7 +11,7 @@ BIN     := bin/outpost
 CROSS := linux/arm/6:linux-armv6 linux/arm/7:linux-armv7 linux/arm64:linux-arm64 \
          linux/amd64:linux-amd64 windows/amd64:windows-amd64.exe
 
-.PHONY: all run build console test deps vet race hostile large cross deb release smoke pkgtest lint bench fuzz soak clean
+.PHONY: all run build console test deps vet race hostile large large-blob large-sync cross deb release smoke pkgtest lint bench fuzz soak clean
 
 # Debian architecture=binary of each package (armhf carries the GOARM=6
 # build: it runs on every Raspberry Pi, ARMv6 included).
@@ -37,7 +37,7 @@ console:
 	else echo "npm not found: the committed web/dist is embedded as it is"; fi
 
 ## test: install what the tests need, then vet, every test with -race, the hostile-client tests, the
-## large-blob test, the cross build, the cross binaries under qemu and Wine, and the packages (contents,
+## large tests (300 MiB blob, 1 GiB sync), the cross build, the cross binaries under qemu and Wine, and the packages (contents,
 ## dpkg install into a throw-away root)
 test: deps vet race hostile large cross smoke pkgtest
 
@@ -63,9 +63,18 @@ hostile:
 soak:
 	CGO_ENABLED=0 OUTPOST_SOAK=1 $(GO) test -count=1 -timeout 60m -v ./appliance/hostile
 
-# The 300 MiB blob test skips itself under -race (too slow there); run it plainly.
-large:
+# The large tests run without the race detector: the 300 MiB blob test (it
+# skips itself under -race), and a 1 GiB file through the client API's
+# enterprise sync, up and down, with the server's throughput and peak RSS
+# (BENCHMARKS.md). The latter needs about 2 GiB of free disk for a moment.
+large: large-blob large-sync
+
+large-blob:
 	CGO_ENABLED=0 $(GO) test -count=1 -run 'TestBlobLarge' -timeout 20m -v ./appliance/store
+
+## large-sync: 1 GiB up and down through /Marti/sync/upload and /Marti/sync/content on the real binary
+large-sync:
+	CGO_ENABLED=0 OUTPOST_LARGE=1 $(GO) test -count=1 -run 'TestLargeFileStreaming' -timeout 20m -v ./appliance/marti
 
 ## cross: CGO_ENABLED=0 binaries for linux arm v6/v7, arm64, amd64 and windows/amd64 into dist/
 cross:

@@ -57,6 +57,7 @@ type Appliance struct {
 	tap         *logx.Tap     // the last log lines, for the channel's logs event
 	started     time.Time
 	cotTLS      *stream.Listener  // nil when disabled
+	marti       *marti.Handler    // the client API of 8080 and 8443, and its CoT websockets
 	httpsGuard  *marti.HTTPSGuard // nil when 8443 is disabled
 	stopWatch   context.CancelFunc
 	stopRevokes func()
@@ -243,12 +244,20 @@ func (a *Appliance) buildListeners() {
 	} else {
 		a.add(ListenerREST, -1, nil)
 	}
-	martiHandler := marti.NewHandler(marti.Options{
-		Version: Version(), Hostname: cfg.PublicHost, NodeID: nodeID, Broker: a.broker,
+	// The client API: the same handler on 8080 and 8443 (api.md §1); its CoT
+	// websockets are sessions like those of the CoT listeners, with their
+	// limits.
+	a.marti = marti.NewHandler(marti.Options{
+		Version: Version(), Hostname: cfg.PublicHost, NodeID: nodeID, Broker: a.broker, Store: a.store,
+		MaxUploadBytes: cfg.MaxUploadBytes, Identify: a.pki.Identity,
+		Websocket: marti.WebsocketOptions{
+			MaxSockets: cfg.MaxConnections, MaxMessage: cfg.MaxMessageBytes, IdleTimeout: cfg.SSLSockTimeout,
+			WriteTimeout: cfg.WriteTimeout, MaxEventsPerSecond: cfg.ClientEventsPerSecond, MaxBytesPerSecond: cfg.ClientBytesPerSecond,
+		},
 		Logger: a.log,
 	})
 	a.add(ListenerHTTP, cfg.HTTPPort, a.newHTTPListener(ListenerHTTP, netx.Config{Addr: a.addr(cfg.HTTPPort), Conns: []*netx.Limits{httpConns}},
-		martiHandler, api))
+		a.marti, api))
 	a.add(ListenerCoTTCP, cfg.CoTPort, stream.New(stream.Config{
 		Name:        ListenerCoTTCP,
 		Net:         netx.Config{Addr: a.addr(cfg.CoTPort), Conns: []*netx.Limits{cotPerSource, netx.NewLimits(0, cfg.MaxConnections)}},
@@ -275,7 +284,7 @@ func (a *Appliance) buildListeners() {
 	}
 	if cfg.HTTPSPort >= 0 {
 		a.httpsGuard = marti.NewHTTPSGuard(a.pki.IsRevoked, a.log.With("listener", ListenerHTTPS))
-		l := a.newHTTPListener(ListenerHTTPS, tlsNet(cfg.HTTPSPort, mtls, httpConns), a.httpsGuard.Middleware(martiHandler),
+		l := a.newHTTPListener(ListenerHTTPS, tlsNet(cfg.HTTPSPort, mtls, httpConns), a.httpsGuard.Middleware(a.marti),
 			httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: maxBody})
 		l.srv.ConnState = a.httpsGuard.ConnState
 		a.add(ListenerHTTPS, cfg.HTTPSPort, l)
@@ -317,7 +326,8 @@ func classifyHandshake(err error) string {
 const crlPollInterval = 2 * time.Second
 
 // disconnectRevoked cuts off every connected client whose certificate is
-// revoked (api.md §5.11): CoT sessions on 8089 and HTTPS connections on 8443.
+// revoked (api.md §5.11): CoT sessions on 8089, HTTPS connections and CoT
+// websockets on 8443.
 func (a *Appliance) disconnectRevoked() {
 	n := 0
 	if a.cotTLS != nil {
@@ -325,6 +335,9 @@ func (a *Appliance) disconnectRevoked() {
 	}
 	if a.httpsGuard != nil {
 		n += a.httpsGuard.CloseRevoked()
+	}
+	if a.marti != nil {
+		n += a.marti.CloseWhere(a.pki.IsRevoked, broker.ReasonRevoked)
 	}
 	a.log.Info("revocation list grew; revoked clients disconnected", "connections", n)
 }
@@ -397,6 +410,11 @@ func (a *Appliance) shutdown(ctx context.Context) error {
 		if err := a.channel.Shutdown(drainCtx); err != nil {
 			a.log.Info("socket.io sessions still open at the end of the drain budget were closed", "err", err)
 		}
+	}
+	if a.marti != nil {
+		// Nor CoT websockets: the client API ends them, letting each
+		// receive what is queued until the drain budget ends.
+		a.marti.Shutdown(drainCtx)
 	}
 	var errs []error
 	var wg sync.WaitGroup

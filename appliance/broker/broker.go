@@ -236,23 +236,49 @@ func (b *Broker) broadcast(env *Envelope, from *Session, to map[*Session]bool) {
 	if from != nil && env.sa {
 		lastSA = &from.lastSA
 	}
-	b.events.append(env, from, to, lastSA)
+	seq := b.events.append(env, from, to, lastSA)
 	list := b.list.Load()
 	list.each(func(s *Session) {
 		if s != from && visible(from, s) && (to == nil || to[s]) {
 			s.signal()
+			return
 		}
+		// Not for s: a session that had read everything before this entry
+		// steps over it, so a client that only sends (or sees nothing of
+		// this) never holds the log's tail. Exact: the cursor equals seq
+		// only once every earlier entry was read.
+		s.cursor.CompareAndSwap(seq, seq+1)
 	})
 	if b.events.needsTrim() {
-		min := b.events.position()
-		list.each(func(s *Session) {
-			if c := s.cursor.Load(); c < min {
-				min = c
-			}
-		})
-		b.events.trim(min)
+		b.trim()
 	}
 }
+
+// trim releases the log entries every open session has read, and wakes the
+// writers of sessions that lag far behind with nothing queued for them
+// (the step-over in broadcast can miss one when publishers race), so their
+// cursor catches up before the log has to drop what they have not read.
+func (b *Broker) trim() {
+	// The head is read before the list: a session missing from this list
+	// joined later, at a position no lower than head, so it never loses
+	// what it has not read.
+	head := b.events.position()
+	min := head
+	b.list.Load().each(func(s *Session) {
+		c := s.cursor.Load()
+		if c < min {
+			min = c
+		}
+		if head-c > trimWakeLag {
+			s.signal()
+		}
+	})
+	b.events.trim(min)
+}
+
+// trimWakeLag is how far behind the log's head a session's cursor may be
+// before a trim wakes its writer to catch up.
+const trimWakeLag = 256
 
 // deliverDirected delivers only to the sessions named by dests (protocol.md
 // §6): a uid reaches the connection that owns it; a callsign reaches the
@@ -317,6 +343,7 @@ func (b *Broker) remove(s *Session, reason Reason) {
 	b.mu.Unlock()
 
 	b.stats.closed[reason].Add(1)
+	b.trim() // what only s had left to read is released now
 	if id.UID != "" && b.opts.ClientsChanged != nil {
 		b.opts.ClientsChanged()
 	}

@@ -166,5 +166,5 @@ func (l *eventLog) lag(cursor uint64) (frames, bytes uint64) {
 func (l *eventLog) needsTrim() bool {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return l.appended >= 256 || l.head-l.tail > uint64(len(l.ring))/4
+	return l.appended >= 256 || l.head-l.tail > uint64(len(l.ring))/4 || l.bytes-l.tailEnd > l.maxBytes/4
 }

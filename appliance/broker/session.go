@@ -262,6 +262,17 @@ func (s *Session) Take(spare []*Envelope) []*Envelope {
 	return out
 }
 
+// Release is called by the transport once its writer has stopped for good
+// (after Close): whatever is still queued for the session is let go and no
+// longer counted, and the replay snapshot is dropped.
+func (s *Session) Release() {
+	s.qmu.Lock()
+	s.b.stats.queuedBytes.Add(-int64(s.privBytes))
+	s.private, s.privBytes = nil, 0
+	s.replay, s.replayRetained, s.replayPos = nil, nil, 0
+	s.qmu.Unlock()
+}
+
 // dropPrivate removes the first n sent envelopes, keeping the storage
 // unless a burst grew it. qmu held.
 func (s *Session) dropPrivate(n int) []privItem {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestMuxJSONFallbacks(t *testing.T) {
@@ -130,5 +131,54 @@ func TestDecodeValue(t *testing.T) {
 		if !ok || e.Status != 400 || e.Msg != want {
 			t.Errorf("%s: %v, want %q", in, err, want)
 		}
+	}
+}
+
+func TestWriteTextAndBody(t *testing.T) {
+	rec := httptest.NewRecorder()
+	WriteText(rec, 200, "Okay")
+	if rec.Code != 200 || rec.Body.String() != "Okay" || rec.Header().Get("Content-Type") != "text/plain; charset=utf-8" || rec.Header().Get("Content-Length") != "4" {
+		t.Fatalf("%d %q %v", rec.Code, rec.Body, rec.Header())
+	}
+	rec = httptest.NewRecorder()
+	WriteJSONAs(rec, 201, JSONText, map[string]int{"a": 1})
+	if rec.Code != 201 || rec.Body.String() != `{"a":1}`+"\n" || rec.Header().Get("Content-Type") != JSONText {
+		t.Fatalf("%d %q %v", rec.Code, rec.Body, rec.Header())
+	}
+}
+
+func TestCheckTextAndHash(t *testing.T) {
+	for _, tc := range []struct {
+		v        string
+		required bool
+		want     string
+	}{
+		{"", true, "f: required"},
+		{"", false, ""},
+		{"ok", true, ""},
+		{"toolong", true, "f: longer than 5 bytes"},
+		{"a\x01", true, "f: contains a control character"},
+		{"\xff", true, "f: not valid UTF-8"},
+	} {
+		err := CheckText("f", tc.v, tc.required, 5)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("CheckText(%q): %q, want %q", tc.v, got, tc.want)
+		}
+	}
+	h := strings.Repeat("AB", 32)
+	if got, err := CheckHash("hash", h); err != nil || got != strings.ToLower(h) {
+		t.Fatalf("CheckHash: %q %v", got, err)
+	}
+	for _, bad := range []string{"", "abc", strings.Repeat("zz", 32), strings.Repeat("ab", 33)} {
+		if _, err := CheckHash("hash", bad); err == nil || !strings.HasPrefix(err.Error(), "hash: ") {
+			t.Errorf("CheckHash(%q): %v", bad, err)
+		}
+	}
+	if got := ClipValue(strings.Repeat("é", 30)); len(got) > 40+len("…") || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) {
+		t.Fatalf("ClipValue cut a character: %q", got)
 	}
 }

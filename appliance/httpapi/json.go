@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -25,9 +26,32 @@ func FormatTime(t time.Time) string {
 
 // WriteJSON writes v as a JSON response with the status.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	WriteJSONAs(w, status, "application/json", v)
+}
+
+// JSONText is the JSON media type with its charset: the answers some
+// clients read as text and parse themselves (they take a bare
+// "application/json" for an already parsed object).
+const JSONText = "application/json; charset=utf-8"
+
+// WriteJSONAs is WriteJSON with another Content-Type (JSONText).
+func WriteJSONAs(w http.ResponseWriter, status int, contentType string, v any) {
+	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
+}
+
+// WriteText writes a plain-text answer (text/plain; charset=utf-8).
+func WriteText(w http.ResponseWriter, status int, text string) {
+	WriteBody(w, status, "text/plain; charset=utf-8", []byte(text))
+}
+
+// WriteBody writes body with its Content-Type (XML documents, CoT).
+func WriteBody(w http.ResponseWriter, status int, contentType string, body []byte) {
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
 }
 
 // Message is the body of every error answer, and of the answers the

@@ -1,11 +1,15 @@
-// Package marti serves the tactical-client API that ATAK, WinTAK and iTAK
-// call: over HTTP on 8080 (development only, no authentication) and over
-// mutual TLS on 8443 (api.md §4.2–4.4, §5.8), and certificate
-// enrollment on 8446 (protocol.md §8).
+// Package marti serves the tactical-client API that ATAK, WinTAK, iTAK and
+// web clients call: over HTTP on 8080 (development only, no
+// authentication) and over mutual TLS on 8443 (api.md §4.2–4.4, §5.8), one
+// Handler for both; and certificate enrollment on 8446 (protocol.md §8).
 //
-// Today it serves what clients call on every connect (protocol.md §7): the version
-// endpoints and the connected-client list. Sync, ExCheck and missions
-// arrive with their issues.
+// The Handler owns what clients call on connect (connect.go), enterprise
+// sync (sync_upload.go, sync_read.go: files streamed through the store's
+// blobs), video connections (video.go) and CoT over websocket on 8443
+// (websocket.go, websocket_conn.go: broker sessions like those of the CoT
+// listeners). Missions and ExCheck will register their routes in
+// Handler.routes from files of their own.
 //
-// Imports: broker, store, cot, geo, pki; never another transport.
+// Imports: broker, store, cot, httpapi, logx, rate, pki; never another
+// transport.
 package marti

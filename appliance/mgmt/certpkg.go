@@ -14,9 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
-	"strings"
 
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
@@ -115,17 +113,6 @@ func (a *API) servePackage(w http.ResponseWriter, r *http.Request, p store.DataP
 		a.fail(w, r, err, packagesError+"the content could not be read", "opening a data package failed")
 		return
 	}
-	ct := p.MIMEType
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
-	w.Header().Set("Content-Type", ct)
-	cd := mime.FormatMediaType("attachment", map[string]string{"filename": p.Name})
-	if cd == "" {
-		cd = "attachment"
-	}
-	w.Header().Set("Content-Disposition", cd)
-	w.Header().Set("ETag", `"`+strings.ToLower(p.Hash)+`"`)
-	w.Header().Set("Cache-Control", "no-store")
-	http.ServeContent(w, r, "", p.SubmittedAt, br)
+	defer br.Close()
+	httpapi.ServeDownload(w, r, httpapi.Download{Name: p.Name, MIMEType: p.MIMEType, Hash: p.Hash, ModTime: p.SubmittedAt, Content: br})
 }

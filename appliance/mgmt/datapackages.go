@@ -5,7 +5,6 @@ package mgmt
 // API's enterprise sync serves (api.md §2.9): one table, two interfaces.
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -172,7 +171,7 @@ func (a *API) deletePackages(w http.ResponseWriter, r *http.Request) {
 			httpapi.WriteError(w, err, packagesError)
 			return
 		}
-		h, err := checkHash(field, str(it.Hash))
+		h, err := httpapi.CheckHash(field, str(it.Hash))
 		if err != nil {
 			httpapi.WriteError(w, err, packagesError)
 			return
@@ -194,20 +193,9 @@ func (a *API) deletePackages(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteMessage(w, http.StatusOK, "success")
 }
 
-// checkHash accepts a SHA-256 in hex (any case) and returns it lower-case.
-func checkHash(field, h string) (string, error) {
-	if h == "" {
-		return "", httpapi.BadRequest(field, "required")
-	}
-	if b, err := hex.DecodeString(h); err != nil || len(b) != 32 {
-		return "", httpapi.BadRequest(field, "must be a SHA-256 in hex (64 hex digits), not %q", clipValue(h))
-	}
-	return strings.ToLower(h), nil
-}
-
 // downloadPackage answers GET /DataPackageTable/{hash} with the content.
 func (a *API) downloadPackage(w http.ResponseWriter, r *http.Request) {
-	h, err := checkHash("hash", r.PathValue("hash"))
+	h, err := httpapi.CheckHash("hash", r.PathValue("hash"))
 	if err != nil {
 		httpapi.WriteError(w, err, packagesError)
 		return

@@ -10,35 +10,19 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"outpost/appliance/httpapi"
 	"outpost/appliance/store"
 )
 
-// checkText accepts v when it is valid UTF-8 without control characters
-// and at most max bytes; required also refuses "".
-func checkText(field, v string, required bool, max int) error {
-	if v == "" {
-		if required {
-			return httpapi.BadRequest(field, "required")
-		}
-		return nil
-	}
-	if len(v) > max {
-		return httpapi.BadRequest(field, "longer than %d bytes", max)
-	}
-	if !utf8.ValidString(v) {
-		return httpapi.BadRequest(field, "not valid UTF-8")
-	}
-	for _, r := range v {
-		if unicode.IsControl(r) {
-			return httpapi.BadRequest(field, "contains a control character")
-		}
-	}
-	return nil
-}
+// checkText and clipValue are the shared checks of every HTTP interface
+// (httpapi), storeDetail the client-facing reason of a store error (store),
+// named for this package's many call sites.
+var (
+	checkText   = httpapi.CheckText
+	clipValue   = httpapi.ClipValue
+	storeDetail = store.Detail
+)
 
 // str dereferences an optional string field.
 func str(p *string) string {
@@ -166,23 +150,6 @@ func kindOf(v any) string {
 	default:
 		return "an object"
 	}
-}
-
-func clipValue(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
-}
-
-// storeDetail is the part of a store error after its sentinel's text: the
-// client-facing reason ("password must be 1 to 256 bytes").
-func storeDetail(err, sentinel error) string {
-	s := err.Error()
-	if i := strings.LastIndex(s, sentinel.Error()+": "); i >= 0 {
-		return s[i+len(sentinel.Error())+2:]
-	}
-	return strings.TrimPrefix(sentinel.Error(), "store: ")
 }
 
 // clientError maps a store error that is the client's doing to its answer

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 
@@ -20,13 +19,6 @@ import (
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
 )
-
-// multipartSlack is what a multipart body may hold besides the file: part
-// headers, boundaries and small form fields.
-const multipartSlack = 64 << 10
-
-// maxOtherParts bounds the parts read before "assetfile".
-const maxOtherParts = 16
 
 func (a *API) uploadPackage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -40,56 +32,38 @@ func (a *API) uploadPackage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	limit := a.opts.MaxUploadBytes
-	if r.ContentLength > limit+multipartSlack {
+	if r.ContentLength > limit+httpapi.MultipartSlack {
 		a.refuseTooLarge(w, r, name, r.ContentLength)
 		return
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "multipart/form-data" {
-		httpapi.WriteError(w, httpapi.BadRequest("assetfile", "the body must be multipart/form-data with the file in a field named assetfile"), packagesError)
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, limit+multipartSlack)
-	mr, err := r.MultipartReader()
+	r.Body = http.MaxBytesReader(w, r.Body, limit+httpapi.MultipartSlack)
+	part, err := httpapi.FilePart(r, "assetfile")
 	if err != nil {
-		httpapi.WriteError(w, httpapi.BadRequest("assetfile", "malformed multipart body: %v", err), packagesError)
-		return
-	}
-	for parts := 0; ; parts++ {
-		part, err := mr.NextPart()
-		if err == io.EOF {
-			httpapi.WriteError(w, httpapi.BadRequest("assetfile", "required: no file field named assetfile in the body"), packagesError)
-			return
-		}
-		if err != nil {
+		var he *httpapi.Error
+		if errors.As(err, &he) {
+			httpapi.WriteError(w, err, packagesError)
+		} else {
 			a.uploadReadError(w, r, name, err)
-			return
 		}
-		if part.FormName() != "assetfile" {
-			if parts >= maxOtherParts {
-				httpapi.WriteError(w, httpapi.BadRequest("assetfile", "not among the first %d parts of the body", maxOtherParts), packagesError)
-				return
-			}
-			continue // NextPart skips the rest of this part
-		}
-		p, err := a.opts.Store.PutDataPackage(r.Context(), store.DataPackageInput{
-			Name:           name,
-			SubmissionUser: creator,
-			CreatorUID:     creator,
-			Keywords:       store.UploadKeywords(),
-		}, part)
-		if err != nil {
-			a.uploadFailed(w, r, name, err)
-			return
-		}
-		setAuditNote(r, "<upload: assetfile %q, %d bytes, sha256 %s>", name, p.Size, p.Hash)
-		a.log.Info("data package uploaded", "name", logx.Clip(name), "creator_uid", logx.Clip(creator),
-			"size", p.Size, "hash", p.Hash, "mime_type", p.MIMEType, "primary_key", p.PrimaryKey)
-		httpapi.WriteJSON(w, http.StatusOK, struct {
-			Message string `json:"message"`
-			ID      string `json:"id"`
-		}{"success", strconv.FormatInt(p.PrimaryKey, 10)})
 		return
 	}
+	p, err := a.opts.Store.PutDataPackage(r.Context(), store.DataPackageInput{
+		Name:           name,
+		SubmissionUser: creator,
+		CreatorUID:     creator,
+		Keywords:       store.UploadKeywords(),
+	}, part)
+	if err != nil {
+		a.uploadFailed(w, r, name, err)
+		return
+	}
+	setAuditNote(r, "<upload: assetfile %q, %d bytes, sha256 %s>", name, p.Size, p.Hash)
+	a.log.Info("data package uploaded", "name", logx.Clip(name), "creator_uid", logx.Clip(creator),
+		"size", p.Size, "hash", p.Hash, "mime_type", p.MIMEType, "primary_key", p.PrimaryKey)
+	httpapi.WriteJSON(w, http.StatusOK, struct {
+		Message string `json:"message"`
+		ID      string `json:"id"`
+	}{"success", strconv.FormatInt(p.PrimaryKey, 10)})
 }
 
 // uploadFailed answers a failed store.PutDataPackage.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"strings"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -45,4 +46,15 @@ func isUniqueViolation(err error) bool {
 		return true
 	}
 	return false
+}
+
+// Detail is the part of an error after its sentinel's text: the reason a
+// client may be shown ("password must be 1 to 256 bytes"), never the
+// internal context before it. Without one, it is the sentinel's own words.
+func Detail(err, sentinel error) string {
+	s := err.Error()
+	if i := strings.LastIndex(s, sentinel.Error()+": "); i >= 0 {
+		return s[i+len(sentinel.Error())+2:]
+	}
+	return strings.TrimPrefix(sentinel.Error(), "store: ")
 }

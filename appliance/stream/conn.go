@@ -94,6 +94,7 @@ func (c *conn) serve() {
 	c.w.start()                   // the replay, then the offer
 	c.sess.Close(c.readLoop(neg)) // no-op when someone else closed it first
 	c.w.finish()
+	c.sess.Release()
 	c.nc.Close()
 }
 

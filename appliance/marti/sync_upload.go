@@ -1,0 +1,256 @@
+package marti
+
+// Enterprise sync uploads (api.md §4.2): /Marti/sync/upload,
+// /Marti/sync/content (PUT, POST) and /Marti/sync/missionupload. The file
+// arrives as the multipart field "assetfile" or as the raw body, and is
+// streamed into the blob store (never whole in memory), hashed on the way
+// and, when the client announced a hash, checked against it. It becomes
+// visible only when its last byte and its row commit together: a mismatch,
+// an upload over maxUploadBytes or a client that goes away leaves nothing.
+// Content already stored is kept once (the store keeps one package per
+// hash).
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/logx"
+	"outpost/appliance/store"
+)
+
+// syncError starts the contract's 500 text for data packages (api.md §7);
+// a short description of what failed follows (never the internal error).
+const syncError = "An error occurred accessing datapackage details: "
+
+// syncRecord is the api.md §2.9 enterprise sync record: the answer to an
+// upload and an item of the search.
+type syncRecord struct {
+	UID                string   `json:"UID"`
+	Name               string   `json:"Name"`
+	Hash               string   `json:"Hash"`
+	PrimaryKey         int64    `json:"PrimaryKey"` // an integer: ATAK parses it as one
+	SubmissionDateTime string   `json:"SubmissionDateTime"`
+	SubmissionUser     string   `json:"SubmissionUser"`
+	CreatorUID         string   `json:"CreatorUid"`
+	Keywords           []string `json:"Keywords"`
+	MIMEType           string   `json:"MIMEType"`
+	Size               int64    `json:"Size"`
+	Tool               string   `json:"Tool"`
+	Private            int      `json:"Private"`
+}
+
+func newRecord(p store.DataPackage) syncRecord {
+	return syncRecord{UID: p.UID, Name: p.Name, Hash: p.Hash, PrimaryKey: p.PrimaryKey,
+		SubmissionDateTime: httpapi.FormatTime(p.SubmittedAt), SubmissionUser: p.SubmissionUser,
+		CreatorUID: p.CreatorUID, Keywords: store.SyncKeywords(p), MIMEType: p.MIMEType, Size: p.Size,
+		Tool: p.Tool, Private: p.Privacy}
+}
+
+// upload is what the query of an upload says about the file.
+type upload struct {
+	name, creator, hash string
+	private             bool
+	keywords            []string
+}
+
+// uploadQuery reads filename (or name), creatorUid, hash (required when
+// hashRequired), tool and keywords from the query.
+func uploadQuery(r *http.Request, hashRequired bool) (upload, error) {
+	q := r.URL.Query()
+	var u upload
+	nameField := "filename"
+	u.name = q.Get("filename")
+	if u.name == "" && q.Get("name") != "" {
+		nameField, u.name = "name", q.Get("name")
+	}
+	if u.name == "" {
+		return u, httpapi.BadRequest("filename", "required (the file name; name is accepted too)")
+	}
+	if err := httpapi.CheckText(nameField, u.name, true, 255); err != nil {
+		return u, err
+	}
+	u.creator = q.Get("creatorUid")
+	if err := httpapi.CheckText("creatorUid", u.creator, true, 255); err != nil {
+		return u, err
+	}
+	if h := q.Get("hash"); h != "" || hashRequired {
+		var err error
+		if u.hash, err = httpapi.CheckHash("hash", h); err != nil {
+			return u, err
+		}
+	}
+	switch tool := q.Get("tool"); tool {
+	case "", store.ToolPublic:
+	case store.ToolPrivate:
+		u.private = true
+	default:
+		return u, httpapi.BadRequest("tool", "must be public or private, not %q", httpapi.ClipValue(tool))
+	}
+	kwField, kw := "keywords", q.Get("keywords")
+	if kw == "" {
+		kwField, kw = "keyword", q.Get("keyword")
+	}
+	extra, err := store.ParseKeywords(kw)
+	if err != nil {
+		return u, httpapi.BadRequest(kwField, "%s", store.Detail(err, store.ErrInvalid))
+	}
+	u.keywords = store.UploadKeywords(extra...)
+	return u, nil
+}
+
+// upload answers POST /Marti/sync/upload with the stored file's record.
+func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
+	u, err := uploadQuery(r, false)
+	if err != nil {
+		httpapi.WriteError(w, err, syncError)
+		return
+	}
+	if p, ok := h.receive(w, r, u); ok {
+		httpapi.WriteJSONAs(w, http.StatusOK, httpapi.JSONText, newRecord(p))
+	}
+}
+
+// putContent answers PUT and POST /Marti/sync/content (the response body is
+// not in the contract: the stored file's record, as for upload).
+func (h *Handler) putContent(w http.ResponseWriter, r *http.Request) {
+	u, err := uploadQuery(r, true)
+	if err != nil {
+		httpapi.WriteError(w, err, syncError)
+		return
+	}
+	if p, ok := h.receive(w, r, u); ok {
+		httpapi.WriteJSONAs(w, http.StatusOK, httpapi.JSONText, newRecord(p))
+	}
+}
+
+// missionUpload answers PUT and POST /Marti/sync/missionupload with the
+// plain-text link to the package's metadata, in the scheme and port of the
+// listener the request came on and the configured public host.
+func (h *Handler) missionUpload(w http.ResponseWriter, r *http.Request) {
+	u, err := uploadQuery(r, true)
+	if err != nil {
+		httpapi.WriteError(w, err, syncError)
+		return
+	}
+	if p, ok := h.receive(w, r, u); ok {
+		httpapi.WriteText(w, http.StatusOK, h.linkBase(r)+"/Marti/api/sync/metadata/"+p.Hash+"/tool")
+	}
+}
+
+// fileType is the MIME type to store for a declared Content-Type: its media
+// type, or "" (detect from the content) when absent or generic.
+func fileType(ct string) string {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || mt == "application/octet-stream" {
+		return ""
+	}
+	return mt
+}
+
+// receive streams the request's file into the store and reports whether it
+// was stored; when not, the answer has been written.
+func (h *Handler) receive(w http.ResponseWriter, r *http.Request, u upload) (store.DataPackage, bool) {
+	limit := h.opts.MaxUploadBytes
+	if r.ContentLength > limit+httpapi.MultipartSlack {
+		h.refuseTooLarge(w, r, u.name, r.ContentLength)
+		return store.DataPackage{}, false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit+httpapi.MultipartSlack)
+	var (
+		content  io.Reader
+		mimeType string
+	)
+	if httpapi.IsMultipart(r) {
+		part, err := httpapi.FilePart(r, "assetfile")
+		if err != nil {
+			var he *httpapi.Error
+			if errors.As(err, &he) {
+				httpapi.WriteError(w, err, syncError)
+			} else {
+				h.uploadReadError(w, r, u.name, err)
+			}
+			return store.DataPackage{}, false
+		}
+		content, mimeType = part, fileType(part.Header.Get("Content-Type"))
+	} else {
+		ct := r.Header.Get("Content-Type")
+		if ct == "" {
+			httpapi.WriteError(w, httpapi.BadRequest("Content-Type", "required: the MIME type of the file in the body, or multipart/form-data with the file in the field assetfile"), syncError)
+			return store.DataPackage{}, false
+		}
+		br := bufio.NewReaderSize(r.Body, 64<<10)
+		if _, err := br.Peek(1); err == io.EOF {
+			httpapi.WriteError(w, httpapi.BadRequest("body", "empty: send the file as the body, or multipart/form-data with the file in the field assetfile"), syncError)
+			return store.DataPackage{}, false
+		}
+		content, mimeType = br, fileType(ct)
+	}
+	submitter, _ := h.identity(r)
+	if submitter == "" {
+		submitter = u.creator
+	}
+	p, err := h.opts.Store.PutDataPackage(r.Context(), store.DataPackageInput{
+		Name: u.name, SubmissionUser: submitter, CreatorUID: u.creator, Keywords: u.keywords,
+		MIMEType: mimeType, Private: u.private, ExpectedHash: u.hash,
+	}, content)
+	if err != nil {
+		h.uploadFailed(w, r, u.name, err)
+		return store.DataPackage{}, false
+	}
+	h.log.Info("enterprise sync file stored", "route", logx.Clip(r.URL.Path), "name", logx.Clip(p.Name), "submitter", logx.Clip(submitter),
+		"creator_uid", logx.Clip(u.creator), "size", p.Size, "hash", p.Hash, "mime_type", logx.Clip(p.MIMEType),
+		"primary_key", p.PrimaryKey, "tool", p.Tool)
+	return p, true
+}
+
+// uploadFailed answers a failed store.PutDataPackage.
+func (h *Handler) uploadFailed(w http.ResponseWriter, r *http.Request, name string, err error) {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.Is(err, store.ErrTooLarge) || errors.As(err, &mbe):
+		h.refuseTooLarge(w, r, name, -1)
+	case errors.Is(err, store.ErrHashMismatch):
+		h.log.Info("enterprise sync upload refused: content does not match its hash; nothing stored", "name", logx.Clip(name),
+			"remote", httpapi.ClientAddr(r).String())
+		httpapi.WriteError(w, httpapi.BadRequest("hash", "does not match the content (%s); nothing was stored",
+			store.Detail(err, store.ErrHashMismatch)), syncError)
+	case errors.Is(err, store.ErrInvalid):
+		httpapi.WriteError(w, httpapi.BadRequest("", "%s", store.Detail(err, store.ErrInvalid)), syncError)
+	case r.Context().Err() != nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.Canceled):
+		h.uploadReadError(w, r, name, err)
+	default:
+		h.log.Error("storing an enterprise sync upload failed", "name", logx.Clip(name), "err", err)
+		httpapi.WriteMessage(w, http.StatusInternalServerError, syncError+"the upload could not be stored")
+	}
+}
+
+// uploadReadError answers an upload whose body could not be read: the
+// client went away (nothing to answer) or sent a broken body. Nothing was
+// stored either way.
+func (h *Handler) uploadReadError(w http.ResponseWriter, r *http.Request, name string, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		h.refuseTooLarge(w, r, name, -1)
+		return
+	}
+	h.log.Info("enterprise sync upload abandoned; nothing stored", "name", logx.Clip(name),
+		"remote", httpapi.ClientAddr(r).String(), "reason", logx.Clip(err.Error()))
+	if r.Context().Err() != nil {
+		return
+	}
+	httpapi.WriteError(w, httpapi.BadRequest("assetfile", "the upload ended early or is malformed; nothing was stored"), syncError)
+}
+
+func (h *Handler) refuseTooLarge(w http.ResponseWriter, r *http.Request, name string, size int64) {
+	h.log.Warn("enterprise sync upload refused: too large", "name", logx.Clip(name), "remote", httpapi.ClientAddr(r).String(),
+		"content_length", size, "max_upload_bytes", h.opts.MaxUploadBytes)
+	w.Header().Set("Connection", "close")
+	httpapi.WriteMessage(w, http.StatusRequestEntityTooLarge,
+		"assetfile: larger than the "+strconv.FormatInt(h.opts.MaxUploadBytes, 10)+" bytes this server accepts (maxUploadBytes); nothing was stored")
+}
