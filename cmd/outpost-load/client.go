@@ -28,6 +28,7 @@ type client struct {
 
 	state     atomic.Int32 // stPending, stReady, stFailed, stGone
 	sentSA    bool         // sent its first SA (set before state becomes stReady)
+	everReady bool         // reader only: was ready at some point
 	neg       int          // reader only: negotiation state
 	lastSend  atomic.Int64 // Unix ns of the last write
 	readyAt   time.Duration
@@ -86,6 +87,9 @@ func (c *client) conn() net.Conn {
 }
 
 // run connects at start (after the run began) and reads until the end.
+// A connection the server closes before sending anything (a TLS handshake
+// it gave up on, a connection over its limits) counts as a failed attempt
+// and is retried, as TAK clients do, until --connect-timeout.
 func (c *client) run(start time.Duration) {
 	r := c.r
 	defer r.wg.Done()
@@ -94,34 +98,66 @@ func (c *client) run(start time.Duration) {
 		return
 	}
 	c.startedAt = r.since()
-	nc, err := c.dial()
-	if err != nil {
-		c.state.Store(stFailed)
-		r.noteDialFailure(err)
-		return
-	}
-	c.nc.Store(&nc)
-	if r.closing.Load() { // teardown raced with the dial
+	rt := retry{deadline: time.Now().Add(r.o.ConnectTO), backoff: 500 * time.Millisecond}
+	for {
+		nc, err := c.dial(&rt)
+		if err != nil {
+			c.state.Store(stFailed)
+			r.noteDialFailure(err)
+			return
+		}
+		c.nc.Store(&nc)
+		if r.closing.Load() { // teardown raced with the dial
+			nc.Close()
+			c.state.Store(stFailed)
+			return
+		}
+		var established bool
+		if c.proto {
+			nc.SetReadDeadline(time.Now().Add(negotiateTimeout))
+			established = c.readLoop(nc)
+		} else if err = c.sendFirstSA(); err == nil {
+			established = c.readLoop(nc)
+		}
+		if established || r.closing.Load() {
+			return
+		}
 		nc.Close()
-		c.state.Store(stFailed)
-		return
+		c.dialErrs++
+		r.noteDialError(errClosedEarly)
+		if !rt.wait(r) {
+			c.state.Store(stFailed)
+			r.noteDialFailure(errClosedEarly)
+			return
+		}
 	}
-	if c.proto {
-		nc.SetReadDeadline(time.Now().Add(negotiateTimeout))
-	} else if !c.becomeReady() {
-		return
-	}
-	c.readLoop(nc)
 }
 
-// dial connects (and completes the TLS handshake), retrying with backoff
-// like a TAK client until --connect-timeout.
-func (c *client) dial() (net.Conn, error) {
+// errClosedEarly: the server closed the connection before sending anything.
+var errClosedEarly = errors.New("closed before any data")
+
+// retry is one client's connection attempts: a deadline and a backoff.
+type retry struct {
+	deadline time.Time
+	backoff  time.Duration
+}
+
+// wait sleeps the backoff and doubles it (up to 5 s); false when the
+// deadline would pass first or the run ends.
+func (rt *retry) wait(r *runner) bool {
+	if r.ctx.Err() != nil || time.Until(rt.deadline) < rt.backoff || !r.sleepFor(rt.backoff) {
+		return false
+	}
+	rt.backoff = min(2*rt.backoff, 5*time.Second)
+	return true
+}
+
+// dial connects (and completes the TLS handshake), retrying until the
+// deadline.
+func (c *client) dial(rt *retry) (net.Conn, error) {
 	r := c.r
-	deadline := time.Now().Add(r.o.ConnectTO)
-	backoff := 500 * time.Millisecond
 	for {
-		ctx, cancel := context.WithDeadline(r.ctx, deadline)
+		ctx, cancel := context.WithDeadline(r.ctx, rt.deadline)
 		nd := &net.Dialer{Timeout: 15 * time.Second}
 		if len(r.o.local) > 0 {
 			nd.LocalAddr = r.o.local[c.idx%len(r.o.local)]
@@ -140,41 +176,43 @@ func (c *client) dial() (net.Conn, error) {
 		}
 		c.dialErrs++
 		r.noteDialError(err)
-		if r.ctx.Err() != nil || time.Until(deadline) < backoff {
+		if !rt.wait(r) {
 			return nil, err
 		}
-		if !r.sleepFor(backoff) {
-			return nil, err
-		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 
-// becomeReady sends the client's first SA (as ATAK does on connect; in
-// --idle runs only the --senders do) and counts the client as connected.
-// It reports false when the write failed.
-func (c *client) becomeReady() bool {
+// sendFirstSA sends the client's first SA, as ATAK does on connect (in
+// --idle runs only the --senders do).
+func (c *client) sendFirstSA() error {
 	r := c.r
-	now := time.Now()
 	c.sentSA = !r.o.Idle || r.slotOf[c.idx] >= 0
+	if !c.sentSA {
+		return nil
+	}
+	now := time.Now()
+	return c.write(func(dst []byte, proto bool) ([]byte, error) {
+		return r.sa.build(dst, proto, c.idx, 0, now, false)
+	})
+}
+
+// markReady counts the client as connected: the server sent it something
+// (an XML client) or the negotiation ended (protocol.md §4).
+func (c *client) markReady() {
+	r := c.r
+	c.readyAt = r.since()
+	c.everReady = true
+	c.lastSend.Store(time.Now().UnixNano()) // the first ping is due an interval after connecting
 	if c.sentSA {
-		if err := c.write(func(dst []byte, proto bool) ([]byte, error) {
-			return r.sa.build(dst, proto, c.idx, 0, now, false)
-		}); err != nil {
-			c.gone(err)
-			return false
-		}
 		r.readySent.Add(1)
 	}
-	c.readyAt = r.since()
 	if !c.state.CompareAndSwap(stPending, stReady) {
 		if c.sentSA {
 			r.readySent.Add(-1)
 		}
-		return false
+		return
 	}
 	r.readyDelta(c.slow, 1)
-	return true
 }
 
 // write sends one message built in the connection's current format.
@@ -234,6 +272,8 @@ func classify(err error) string {
 		return "none"
 	case errors.Is(err, context.Canceled):
 		return "canceled"
+	case errors.Is(err, errClosedEarly):
+		return errClosedEarly.Error()
 	case errors.As(err, &certErr):
 		return "tls: server certificate not trusted"
 	case errors.As(err, &tlsErr), errors.As(err, &recErr):

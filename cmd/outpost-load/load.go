@@ -57,6 +57,7 @@ func run(o *options, progress io.Writer) (*report, error) {
 	replaySec := r.waitReplayed(goroutines)
 	rssConnected := watch.sample()
 	srvCPU1, toolCPU1 := watch.cpu(), selfCPU()
+	rep.Clients.ReplaySAs = r.arrived()
 
 	var winSec float64
 	var srvCPUWin, toolCPUWin float64
@@ -87,7 +88,7 @@ func run(o *options, progress io.Writer) (*report, error) {
 	}
 	if o.PID > 0 {
 		s := &serverInfo{PID: o.PID, RSSIdle: rssIdle, RSSConnected: rssConnected, RSSPeak: watch.peakRSS(), RSSFinal: rssFinal,
-			CPUConnect: srvCPU1 - srvCPU0, CPUWindow: srvCPUWin, CPUShare: 100 * srvCPUWin / max(winSec, 1e-9),
+			CPUConnect: srvCPU1 - srvCPU0, CPUConnectPerSA: perUnit(srvCPU1-srvCPU0, rep.Clients.ReplaySAs), CPUWindow: srvCPUWin, CPUShare: 100 * srvCPUWin / max(winSec, 1e-9),
 			CPUPerDelivery: perUnit(srvCPUWin, delivered)}
 		if n := rep.Clients.Connected; n > 0 {
 			s.RSSPerClient = float64(rssConnected-rssIdle) / float64(n)
@@ -152,7 +153,7 @@ func (r *runner) waitReplayed(g *peak) float64 {
 		}
 		if time.Since(last) >= 5*time.Second {
 			last = time.Now()
-			r.logf("replay: %d of %d clients hold every other client's SA (%.0f s)", complete, ready, r.since().Seconds())
+			r.logf("replay: %d of %d clients hold every other client's SA, %d SAs delivered (%.0f s)", complete, ready, r.arrived(), r.since().Seconds())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -235,8 +236,11 @@ func (r *runner) fillClients(rep *report, replaySec float64) {
 		case stGone:
 			c.Disconnected++
 		}
-		if cl.readyAt > 0 || st == stReady {
+		if cl.everReady {
 			c.Connected++
+		}
+		if st == stReady {
+			c.ReadyAtEnd++
 		}
 		c.ConnectSec = max(c.ConnectSec, cl.readyAt.Seconds())
 		t := &rep.Tool

@@ -225,9 +225,9 @@ func TestSlowConsumersAndSpreadSources(t *testing.T) {
 	srv = testkit.Start(t, t.TempDir(), "--max-connections-per-source", "2", "--log-level", "info")
 	rep = loadRun(t, "--addr", srv.Addr(t, "cot-tcp"), "--clients", "4", "--idle", "--duration", "200ms",
 		"--connect-timeout", "1s", "--settle", "1s")
-	// It accepts them and closes them at once (a reset when the SA was
-	// still unread).
-	if c := rep.Clients; c.Disconnected != 2 || c.DisconnectsBy["closed by the server"]+c.DisconnectsBy["connection reset"] != 2 || c.ReplayComplete != 2 {
+	// It accepts them and closes them at once: they retry until
+	// --connect-timeout, then count as failed.
+	if c := rep.Clients; c.Connected != 2 || c.Failed != 2 || c.FailedBy["closed before any data"] != 2 || c.DialErrors < 2 || c.ReplayComplete != 2 {
 		t.Errorf("one source, limit 2: %+v", rep.Clients)
 	}
 }

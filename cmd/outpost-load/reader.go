@@ -11,7 +11,9 @@ import (
 
 // readLoop reads the connection until it fails or the run ends: XML until
 // a positive negotiation answer, protobuf frames after it (protocol.md §4).
-func (c *client) readLoop(nc net.Conn) {
+// It reports whether the server sent anything; when it did not, the caller
+// may retry the connection.
+func (c *client) readLoop(nc net.Conn) (established bool) {
 	r := c.r
 	buf := make([]byte, minReadBuf)
 	start, end, searched := 0, 0, 0 // pending bytes buf[start:end]; searched: XML bytes without </event>
@@ -23,7 +25,7 @@ func (c *client) readLoop(nc net.Conn) {
 		if c.slow && r.throttling.Load() {
 			if r.o.SlowRate == 0 {
 				<-r.done // stopped reading: the server's problem now
-				return
+				return true
 			}
 			now := time.Now()
 			if throttleFrom.IsZero() {
@@ -33,7 +35,7 @@ func (c *client) readLoop(nc net.Conn) {
 			if allowed < 64 {
 				wait := time.Duration(float64(64-allowed) / float64(r.o.SlowRate) * float64(time.Second))
 				if !r.sleepFor(max(wait, 20*time.Millisecond)) {
-					return
+					return true
 				}
 				continue
 			}
@@ -41,6 +43,12 @@ func (c *client) readLoop(nc net.Conn) {
 		}
 		n, err := nc.Read(buf[end : end+want])
 		if n > 0 {
+			if !established {
+				established = true
+				if !c.proto && c.state.Load() == stPending {
+					c.markReady()
+				}
+			}
 			c.bytes += int64(n)
 			throttled += int64(n)
 			saturated := n == len(buf)-end // more may be waiting
@@ -49,7 +57,7 @@ func (c *client) readLoop(nc net.Conn) {
 			start, searched, proto, ferr = c.consume(buf, start, end, searched, proto)
 			if ferr != nil {
 				c.gone(ferr)
-				return
+				return true
 			}
 			if start == end {
 				start, end, searched = 0, 0, 0
@@ -57,7 +65,7 @@ func (c *client) readLoop(nc net.Conn) {
 			switch {
 			case start == 0 && end == len(buf) && len(buf) >= maxReadBuf:
 				c.gone(errFraming) // a message larger than the server may send
-				return
+				return true
 			case start == 0 && end == len(buf), saturated && len(buf) < busyReadBuf:
 				// One message needs more room, or reads keep filling the
 				// buffer: take more per read.
@@ -79,13 +87,18 @@ func (c *client) readLoop(nc net.Conn) {
 				// No offer or answer within negotiateTimeout: carry on in XML.
 				c.neg = negTimeout
 				nc.SetReadDeadline(time.Time{})
-				if !c.becomeReady() {
-					return
+				if err := c.sendFirstSA(); err != nil {
+					c.gone(err)
+					return true
 				}
+				c.markReady()
 				continue
 			}
+			if !established {
+				return false
+			}
 			c.gone(err)
-			return
+			return true
 		}
 	}
 }
@@ -153,7 +166,11 @@ func (c *client) handle(msg []byte) bool {
 		} else {
 			c.neg = negRefused
 		}
-		c.becomeReady()
+		if err := c.sendFirstSA(); err != nil {
+			c.gone(err)
+			return false
+		}
+		c.markReady()
 		return ok
 	case bytes.Contains(msg, typePong):
 		c.pongs++

@@ -32,7 +32,8 @@ type machineInfo struct {
 type clientsInfo struct {
 	Requested     int            `json:"requested"`
 	Connected     int            `json:"connected"` // became ready at some point
-	Failed        int            `json:"failed"`    // never connected
+	ReadyAtEnd    int            `json:"connected_at_end"`
+	Failed        int            `json:"failed"` // never connected
 	Disconnected  int            `json:"disconnected"`
 	DisconnectsBy map[string]int `json:"disconnects_by_reason,omitempty"`
 	DialErrors    int            `json:"dial_errors"` // failed attempts, retried
@@ -48,6 +49,7 @@ type clientsInfo struct {
 	ReplaySec      float64 `json:"replay_all_seconds"`
 	ReplayP50Sec   float64 `json:"replay_client_p50_seconds"` // per client, from its own connection start
 	ReplayP99Sec   float64 `json:"replay_client_p99_seconds"`
+	ReplaySAs      int64   `json:"replay_deliveries"` // SAs received while connecting and replaying
 }
 
 type deliveries struct {
@@ -86,17 +88,18 @@ type idleInfo struct {
 }
 
 type serverInfo struct {
-	PID            int     `json:"pid"`
-	RSSIdle        int64   `json:"rss_idle_bytes"`      // before connecting
-	RSSConnected   int64   `json:"rss_connected_bytes"` // every client connected and replayed
-	RSSPeak        int64   `json:"rss_peak_bytes"`
-	RSSFinal       int64   `json:"rss_final_bytes"` // at the end, clients still connected
-	RSSPerClient   float64 `json:"rss_per_client_bytes"`
-	CPUConnect     float64 `json:"cpu_connect_seconds"` // connecting and the replay
-	CPUWindow      float64 `json:"cpu_window_seconds"`
-	CPUShare       float64 `json:"cpu_window_percent"` // of one core
-	CPUPerDelivery float64 `json:"cpu_per_delivery_us"`
-	Error          string  `json:"error,omitempty"`
+	PID             int     `json:"pid"`
+	RSSIdle         int64   `json:"rss_idle_bytes"`      // before connecting
+	RSSConnected    int64   `json:"rss_connected_bytes"` // every client connected and replayed
+	RSSPeak         int64   `json:"rss_peak_bytes"`
+	RSSFinal        int64   `json:"rss_final_bytes"` // at the end, clients still connected
+	RSSPerClient    float64 `json:"rss_per_client_bytes"`
+	CPUConnect      float64 `json:"cpu_connect_seconds"`         // connecting and the replay
+	CPUConnectPerSA float64 `json:"cpu_connect_per_delivery_us"` // the same per SA delivered meanwhile
+	CPUWindow       float64 `json:"cpu_window_seconds"`
+	CPUShare        float64 `json:"cpu_window_percent"` // of one core
+	CPUPerDelivery  float64 `json:"cpu_per_delivery_us"`
+	Error           string  `json:"error,omitempty"`
 }
 
 type toolInfo struct {
@@ -166,8 +169,8 @@ func (rep *report) print(w io.Writer) {
 		c.Requested, mode, rep.Config["addr"], c.Protobuf, c.Slow, fmtLoad(rep.Machine.LoadAvgStart), fmtLoad(rep.Machine.LoadAvgEnd))
 	p("clients:    %d connected in %.2f s, %d failed, %d dial errors%s, %d disconnected%s, %d negotiation failures",
 		c.Connected, c.ConnectSec, c.Failed, c.DialErrors, fmtReasons(c.DialErrorsBy), c.Disconnected, fmtReasons(c.DisconnectsBy), c.NegotiationKO)
-	p("replay:     %d of %d clients hold every other client's SA after %.2f s (per client p50 %.2f s, p99 %.2f s)",
-		c.ReplayComplete, c.Connected-c.Disconnected, c.ReplaySec, c.ReplayP50Sec, c.ReplayP99Sec)
+	p("replay:     %d of %d clients hold every other client's SA after %.2f s (per client p50 %.2f s, p99 %.2f s); %d SAs delivered",
+		c.ReplayComplete, c.ReadyAtEnd, c.ReplaySec, c.ReplayP50Sec, c.ReplayP99Sec, c.ReplaySAs)
 	if l := rep.Load; l != nil {
 		p("load:       %d senders x %v SA/s, %d measured SAs in %.1f s (%d send errors)", l.Senders, rep.Config["rate"], l.Sent, l.WindowSec, l.SendErrors)
 		p("deliveries: %d of %d expected (%.3f %%); %d coalesced, %d missing, %d duplicates; %.0f per second arrived in the window",
@@ -178,13 +181,13 @@ func (rep *report) print(w io.Writer) {
 		}
 	}
 	if i := rep.Idle; i != nil {
-		p("idle:       %d clients sent one SA; %.1f s connected, %d pings, %d pongs", i.Senders, i.WindowSec, i.Pings, i.Pongs)
+		p("idle:       %d clients sent one SA; %.1f s connected after the replay; %d pings and %d pongs in the whole run", i.Senders, i.WindowSec, i.Pings, i.Pongs)
 	}
 	if s := rep.Server; s != nil {
 		p("server:     RSS %s idle, %s connected (%s per client), %s peak, %s final",
 			mib(s.RSSIdle), mib(s.RSSConnected), kib(s.RSSPerClient), mib(s.RSSPeak), mib(s.RSSFinal))
-		p("server CPU: %.2f s connecting; %.2f s in the window (%.1f %% of one core), %.3f µs per delivery",
-			s.CPUConnect, s.CPUWindow, s.CPUShare, s.CPUPerDelivery)
+		p("server CPU: %.2f s connecting (%.3f µs per SA delivered); %.2f s in the window (%.1f %% of one core), %.3f µs per delivery",
+			s.CPUConnect, s.CPUConnectPerSA, s.CPUWindow, s.CPUShare, s.CPUPerDelivery)
 		if s.Error != "" {
 			p("server:     reading /proc failed: %s", s.Error)
 		}

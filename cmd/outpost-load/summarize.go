@@ -62,6 +62,7 @@ var metrics = []metric{
 		return r.Load.SlowConsumers.Percent, true
 	}},
 	{"server CPU connecting s", serverMetric(func(s *serverInfo) float64 { return s.CPUConnect })},
+	{"server CPU/replayed SA µs", serverMetric(func(s *serverInfo) float64 { return s.CPUConnectPerSA })},
 	{"server CPU % of a core", serverMetric(func(s *serverInfo) float64 { return s.CPUShare })},
 	{"server CPU/delivery µs", serverMetric(func(s *serverInfo) float64 { return s.CPUPerDelivery })},
 	{"server RSS idle MiB", serverMetric(func(s *serverInfo) float64 { return float64(s.RSSIdle) / miB })},

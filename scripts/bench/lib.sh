@@ -108,15 +108,24 @@ listener_addr() {
 	grep -o "\"listener\":\"$1\",\"addr\":\"[^\"]*\"" "$SERVER_DIR/server.log" | head -1 | sed 's/.*"addr":"//; s/"$//'
 }
 
+# server_stop [LOG]: stops the server, prints how many warnings and errors
+# it logged, by message, and keeps its log as LOG.
 server_stop() {
 	if [ -n "$SERVER_PID" ]; then
 		kill -TERM "$SERVER_PID" 2>/dev/null || true
 		wait "$SERVER_PID" 2>/dev/null || true
-		if [ -n "${SERVER_DIR:-}" ] && grep -q '"level":"ERROR"' "$SERVER_DIR/server.log"; then
-			echo "server errors:" >&2
-			grep '"level":"ERROR"' "$SERVER_DIR/server.log" | head -5 >&2
-		fi
 		SERVER_PID=""
+		if grep -q '"level":"\(WARN\|ERROR\)"' "$SERVER_DIR/server.log"; then
+			echo "server warnings and errors (count, message):"
+			grep '"level":"\(WARN\|ERROR\)"' "$SERVER_DIR/server.log" | grep -o '"msg":"[^"]*"' | sort | uniq -c | sort -rn | head -5
+		fi
+		# Sessions the server ended (the load tool's own closes at the end
+		# are "client closed"; the log is rate limited to 50 lines/s).
+		grep '"msg":"client session closed"' "$SERVER_DIR/server.log" | grep -o '"reason":"[^"]*"' |
+			grep -v '"client closed"' | sort | uniq -c | sed 's/^/server closed sessions: /' || true
+		if [ -n "${1:-}" ]; then
+			cp "$SERVER_DIR/server.log" "$1"
+		fi
 	fi
 }
 
@@ -147,7 +156,7 @@ bench_run() {
 		fi
 		"$BIN/outpost-load" "${addr[@]}" --pid "$SERVER_PID" --json "$BENCH_OUT/$name.run$run.json" "${load_args[@]}" ||
 			echo "== $name: run $run failed" >&2
-		server_stop
+		server_stop "$BENCH_OUT/$name.run$run.server.log"
 	done
 	if [ "$RUNS" -gt 1 ]; then
 		echo "== $name: medians of $RUNS runs"
