@@ -36,10 +36,16 @@ type usersList struct {
 }
 
 // fail answers err (a client mistake with its status, or an internal fault
-// with internalMsg, logged with what).
+// with internalMsg, logged with what). A request whose client hung up
+// fails with its context: that is the client's doing, logged at debug
+// level only (a client could otherwise fill the log with errors).
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error, internalMsg, what string) {
 	var he *httpapi.Error
-	if !errors.As(err, &he) {
+	switch {
+	case errors.As(err, &he):
+	case r.Context().Err() != nil:
+		a.log.Debug(what+": the client went away", "method", r.Method, "path", logx.Clip(r.URL.Path), "err", err)
+	default:
 		a.log.Error(what, "method", r.Method, "path", logx.Clip(r.URL.Path), "err", err)
 	}
 	httpapi.WriteError(w, err, internalMsg)

@@ -4,11 +4,13 @@
 // arrived: deliveries, latency percentiles, coalesced and missing reports,
 // disconnects, the time until every client held every other client's SA,
 // and, given the server's pid, the server's CPU time and resident memory.
-// It also reports its own CPU time, to show it is not the bottleneck.
+// It also reports its own CPU time, to show it is not the bottleneck. The
+// rest subcommand (rest.go) loads the management API instead.
 //
 //	outpost-load --addr 127.0.0.1:8087 --clients 200 --rate 5 --duration 30s --pid $(pidof outpost)
 //	outpost-load --addr 127.0.0.1:8089 --tls --cert c.pem --key c.key --ca ca.pem --clients 50 --idle
 //	outpost-load summarize run1.json run2.json run3.json
+//	outpost-load rest --url http://127.0.0.1:19023 --token-file DATA/admin.token --clients 50
 //
 // BENCHMARKS.md ("Load tool and scenarios") describes the measurements and
 // scripts/bench runs the scenarios.
@@ -39,6 +41,9 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		return exitOK
+	}
+	if len(args) > 0 && args[0] == "rest" {
+		return runREST(args[1:], stdout, stderr)
 	}
 	o, err := parseOptions(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {

@@ -48,6 +48,7 @@ type options struct {
 
 const usageText = `usage: outpost-load [flags]
        outpost-load summarize REPORT.json...
+       outpost-load rest [--url URL] --token-file FILE [--clients 50] (outpost-load rest -h)
 
 Connects --clients simulated TAK clients to a CoT port (TCP, or mutual TLS
 with --tls), has --senders of them send position reports (SA) at --rate per

@@ -174,7 +174,8 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer srv.release()
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	hw := &hijackRecorder{ResponseWriter: w}
+	conn, err := websocket.Accept(hw, r, &websocket.AcceptOptions{
 		InsecureSkipVerify: len(srv.opts.OriginPatterns) == 0,
 		OriginPatterns:     srv.opts.OriginPatterns,
 	})
@@ -184,7 +185,7 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	conn.SetReadLimit(int64(srv.opts.MaxMessageBytes))
-	s := newSocket(srv, conn, r)
+	s := newSocket(srv, conn, hw.conn, r)
 	if !srv.register(s) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		return

@@ -27,8 +27,9 @@ var (
 type Socket struct {
 	srv    *Server
 	conn   *websocket.Conn
-	id     string // Socket.IO id, sent in the connect answer
-	eid    string // Engine.IO session id, sent in the open packet
+	raw    net.Conn // the connection under conn (closed by cut)
+	id     string   // Socket.IO id, sent in the connect answer
+	eid    string   // Engine.IO session id, sent in the open packet
 	remote string
 	addr   netip.Addr
 
@@ -71,10 +72,10 @@ type closeReq struct {
 	reason string
 }
 
-func newSocket(srv *Server, conn *websocket.Conn, r *http.Request) *Socket {
+func newSocket(srv *Server, conn *websocket.Conn, raw net.Conn, r *http.Request) *Socket {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Socket{
-		srv: srv, conn: conn, id: newID(), eid: newID(), remote: r.RemoteAddr,
+		srv: srv, conn: conn, raw: raw, id: newID(), eid: newID(), remote: r.RemoteAddr,
 		ctx: ctx, cancel: cancel,
 		out:        make(chan outMsg, srv.opts.QueueLen),
 		closeReq:   make(chan closeReq, 1),
@@ -253,7 +254,10 @@ func (s *Socket) cut(reason string) {
 	s.setReason(reason)
 	s.closing.Store(true)
 	s.cancel()
-	// The writer may be inside a close handshake the client never answers;
-	// closing the connection ends it now.
+	// The writer may be inside a close handshake the client never answers:
+	// closing the connection under it ends that at once (hijack.go).
+	if s.raw != nil {
+		s.raw.Close()
+	}
 	s.conn.CloseNow()
 }
