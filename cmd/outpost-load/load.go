@@ -52,7 +52,10 @@ func run(o *options, progress io.Writer) (*report, error) {
 	pending, ready, _, _ := r.states()
 	if ready == 0 {
 		watch.close()
-		return nil, fmt.Errorf("%w (%d still connecting): %s", errNoClient, pending, fmtReasons(r.dialFailures))
+		r.mu.Lock()
+		why := fmtReasons(r.dialFailures)
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%w (%d still connecting):%s", errNoClient, pending, why)
 	}
 	replaySec := r.waitReplayed(goroutines)
 	rssConnected := watch.sample()
