@@ -181,7 +181,9 @@ func TestValidator(t *testing.T) {
 	}
 	broken := []func(d *Doc){
 		func(d *Doc) { d.Root.Remove(d.Root.Child("checklistColumns")) },
-		func(d *Doc) { d.Tasks()[0].Children = append(d.Tasks()[0].Children, &Node{Kind: Element, Name: "surprise"}) },
+		func(d *Doc) {
+			d.Tasks()[0].Children = append(d.Tasks()[0].Children, &Node{Kind: Element, Name: "surprise"})
+		},
 		func(d *Doc) { setValue(d.Tasks()[0], "status", "Done", false, taskOrder) },
 		func(d *Doc) { d.Tasks()[0].Child("number").SetContent("one") },
 	}
