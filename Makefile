@@ -11,7 +11,7 @@ BIN     := bin/outpost
 CROSS := linux/arm/6:linux-armv6 linux/arm/7:linux-armv7 linux/arm64:linux-arm64 \
          linux/amd64:linux-amd64 windows/amd64:windows-amd64.exe
 
-.PHONY: all run build console test deps vet race hostile large large-blob large-sync cross deb release smoke pkgtest lint bench fuzz soak clean
+.PHONY: all run build console test deps vet race hostile large large-blob large-sync cross deb release smoke pkgtest lint bench bench-full fuzz soak clean
 
 # Debian architecture=binary of each package (armhf carries the GOARM=6
 # build: it runs on every Raspberry Pi, ARMv6 included).
@@ -112,9 +112,16 @@ lint:
 	$(GO) vet ./...
 	@if command -v staticcheck >/dev/null 2>&1; then staticcheck ./...; else echo "staticcheck not installed; skipped"; fi
 
-## bench: the codec, broker and store benchmarks (see BENCHMARKS.md)
+## bench: the codec, broker and store benchmarks, then short load scenarios S1-S4 against the real binary (see BENCHMARKS.md)
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./appliance/cot ./appliance/broker ./appliance/store
+	@status=0; \
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./appliance/cot ./appliance/broker ./appliance/store || status=1; \
+	./scripts/bench/all.sh short || status=1; \
+	exit $$status
+
+## bench-full: the load scenarios at full size, 3 runs each with medians (about half an hour; BENCHMARKS.md)
+bench-full:
+	./scripts/bench/all.sh full
 
 ## fuzz: a short run of every fuzzer
 fuzz:

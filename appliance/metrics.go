@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"outpost/appliance/broker"
+	"outpost/appliance/marti"
 	"outpost/appliance/netx"
 	"outpost/appliance/stream"
 )
@@ -112,6 +113,16 @@ func (c relayCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(mHSFailed, n, name, cause)
 		}
 		gauge(mHSInFlight, float64(ns.Handshaking), name)
+	}
+	if a.marti != nil {
+		// CoT over websocket on 8443 (/takproto/1): protobuf only.
+		ws := a.marti.WebsocketStats()
+		gauge(mConnections, float64(ws.Open), marti.WebsocketListener, "protobuf")
+		counter(mRefused, ws.OversizeEvents, marti.WebsocketListener, "too_large")
+		counter(mRefused, ws.Impostors, marti.WebsocketListener, "uid_taken")
+		counter(mRefused, ws.SyntaxErrors, marti.WebsocketListener, "malformed")
+		counter(mRefused, ws.TextRefused, marti.WebsocketListener, "text_message")
+		counter(mPaced, ws.Paced, marti.WebsocketListener)
 	}
 	if a.history != nil {
 		hs := a.history.Stats()

@@ -1,12 +1,14 @@
 package appliance_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -77,6 +79,14 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		t.Fatal(r.Status)
 	}
 	testkit.Do(t, nil, "GET", a.URL(t, appliance.ListenerHTTP, "/no/such/path"), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "wss://"+a.Addr(t, appliance.ListenerHTTPS)+"/takproto/1",
+		&websocket.DialOptions{HTTPClient: a.HTTPSClient(a.Issue(t, "bob"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
 	extra := a.DialTCP(t)
 	extra.Send(takclient.SA("M-GONE", "GONE", 3, 3))
 	testkit.WaitFor(t, "the extra client", func() bool { return len(a.Broker().Clients()) == 3 })
@@ -94,6 +104,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	}{
 		{"outpost_cot_connections", map[string]string{"listener": "cot-tcp", "format": "protobuf"}, 1},
 		{"outpost_cot_connections", map[string]string{"listener": "cot-tls", "format": "xml"}, 1},
+		{"outpost_cot_connections", map[string]string{"listener": "cot-ws", "format": "protobuf"}, 1},
 		{"outpost_cot_events_in_total", map[string]string{"class": "position"}, 3},
 		{"outpost_cot_deliveries_total", map[string]string{"class": "position"}, 2},
 		{"outpost_cot_departures_total", nil, 1},

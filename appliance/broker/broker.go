@@ -237,18 +237,28 @@ func (b *Broker) broadcast(env *Envelope, from *Session, to map[*Session]bool) {
 		lastSA = &from.lastSA
 	}
 	seq := b.events.append(env, from, to, lastSA)
-	list := b.list.Load()
-	list.each(func(s *Session) {
-		if s != from && visible(from, s) && (to == nil || to[s]) {
-			s.signal()
-			return
+	if to != nil {
+		// Directed: wake the few recipients only. The others step over
+		// the entry when their writers next read (a trim wakes those far
+		// behind).
+		for s := range to {
+			if s != from && visible(from, s) {
+				s.signal()
+			}
 		}
-		// Not for s: a session that had read everything before this entry
-		// steps over it, so a client that only sends (or sees nothing of
-		// this) never holds the log's tail. Exact: the cursor equals seq
-		// only once every earlier entry was read.
-		s.cursor.CompareAndSwap(seq, seq+1)
-	})
+	} else {
+		b.list.Load().each(func(s *Session) {
+			if s != from && visible(from, s) {
+				s.signal()
+				return
+			}
+			// Not for s: a session that had read everything before this
+			// entry steps over it, so a client that only sends (or sees
+			// nothing of this) never holds the log's tail. Exact: the
+			// cursor equals seq only once every earlier entry was read.
+			s.cursor.CompareAndSwap(seq, seq+1)
+		})
+	}
 	if b.events.needsTrim() {
 		b.trim()
 	}
@@ -269,7 +279,7 @@ func (b *Broker) trim() {
 		if c < min {
 			min = c
 		}
-		if head-c > trimWakeLag {
+		if head-c > trimWakeLag || (head-c > 1 && b.events.lagBytes(c) > b.opts.HardBytes/8) {
 			s.signal()
 		}
 	})
@@ -277,7 +287,8 @@ func (b *Broker) trim() {
 }
 
 // trimWakeLag is how far behind the log's head a session's cursor may be
-// before a trim wakes its writer to catch up.
+// before a trim wakes its writer to catch up (or an eighth of HardBytes,
+// for large events).
 const trimWakeLag = 256
 
 // deliverDirected delivers only to the sessions named by dests (protocol.md

@@ -161,6 +161,12 @@ func (l *eventLog) lag(cursor uint64) (frames, bytes uint64) {
 	return l.head - cursor, l.bytes - readTo
 }
 
+// lagBytes reports how many bytes a cursor is behind the head.
+func (l *eventLog) lagBytes(cursor uint64) int {
+	_, b := l.lag(cursor)
+	return int(b)
+}
+
 // needsTrim reports whether enough was appended since the last trim to
 // look for entries every session has read.
 func (l *eventLog) needsTrim() bool {

@@ -249,12 +249,17 @@ func (s *Session) Take(spare []*Envelope) []*Envelope {
 	s.private = s.dropPrivate(pi)
 	s.cursor.Store(next)
 	s.qmu.Unlock()
-	s.b.stats.delivered.Add(delivered)
-	s.b.stats.coalesced.Add(coalesced)
-	for c, n := range emitted {
-		if n > 0 {
-			s.b.stats.out[c].Add(n)
+	// Shared counters: touched only when there is something to count.
+	if delivered > 0 {
+		s.b.stats.delivered.Add(delivered)
+		for c := range emitted {
+			if emitted[c] > 0 {
+				s.b.stats.out[c].Add(emitted[c])
+			}
 		}
+	}
+	if coalesced > 0 {
+		s.b.stats.coalesced.Add(coalesced)
 	}
 	if more {
 		s.signal()

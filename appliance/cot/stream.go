@@ -84,18 +84,18 @@ type StreamDecoder struct {
 	probe [probeSize]byte
 }
 
-// bufPool holds initialBuffer-sized buffers of decoders waiting for input.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, initialBuffer); return &b }}
+// bufPool holds initialBuffer-sized buffers of decoders waiting for input,
+// as array pointers: putting one back allocates nothing.
+var bufPool = sync.Pool{New: func() any { return new([initialBuffer]byte) }}
 
-func getBuffer() []byte { return *bufPool.Get().(*[]byte) }
+func getBuffer() []byte { return bufPool.Get().(*[initialBuffer]byte)[:] }
 
-// putBuffer returns b to the pool if it is one of the pool's size.
+// putBuffer returns b to the pool if it is one of the pool's buffers.
 func putBuffer(b []byte) {
 	if cap(b) != initialBuffer {
 		return
 	}
-	b = b[:initialBuffer]
-	bufPool.Put(&b)
+	bufPool.Put((*[initialBuffer]byte)(b[:initialBuffer]))
 }
 
 // NewStreamDecoder returns a decoder reading from r. A message (with any

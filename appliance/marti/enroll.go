@@ -114,18 +114,22 @@ func NewEnrollmentHandler(opts EnrollOptions) http.Handler {
 		return h
 	}
 	h.configXML = certificateConfigXML(opts.Authority)
-	h.routes = map[string]enrollRoute{
-		"/Marti/api/tls/config":             {http.MethodGet, h.config},
-		"/Marti/api/tls/signClient":         {http.MethodPost, h.signClientV1},
-		"/Marti/api/tls/signClient/v2":      {http.MethodPost, h.signClientV2},
-		"/Marti/api/tls/profile/enrollment": {http.MethodGet, h.profileEnrollment},
+	h.mux = httpapi.NewMux()
+	for _, rt := range []struct {
+		method, path string
+		serve        func(w http.ResponseWriter, r *http.Request, c *enrollCall)
+	}{
+		{http.MethodGet, "/Marti/api/tls/config", h.config},
+		{http.MethodPost, "/Marti/api/tls/signClient", h.signClientV1},
+		{http.MethodPost, "/Marti/api/tls/signClient/v2", h.signClientV2},
+		{http.MethodGet, "/Marti/api/tls/profile/enrollment", h.profileEnrollment},
+	} {
+		// A trailing slash is a spelling some servers accept; GET also
+		// answers HEAD (ServeMux).
+		h.mux.Handle(rt.method+" "+rt.path, h.authenticated(rt.serve))
+		h.mux.Handle(rt.method+" "+rt.path+"/{$}", h.authenticated(rt.serve))
 	}
 	return h
-}
-
-type enrollRoute struct {
-	method string
-	serve  func(w http.ResponseWriter, r *http.Request, c *enrollCall)
 }
 
 type enrollHandler struct {
@@ -134,7 +138,7 @@ type enrollHandler struct {
 	limiter   *httpapi.FailureLimiter
 	busyLog   *logx.Limiter // "too many password checks" lines
 	configXML []byte
-	routes    map[string]enrollRoute
+	mux       *httpapi.Mux // nil when enrollment is not configured
 }
 
 // enrollCall is one authenticated request.
@@ -146,40 +150,30 @@ type enrollCall struct {
 
 func (h *enrollHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	if h.routes == nil {
+	if h.mux == nil {
 		enrollError(w, http.StatusInternalServerError, "enrollment is not configured on this server")
 		return
 	}
-	path := r.URL.Path
-	if len(path) > 1 {
-		path = strings.TrimSuffix(path, "/") // "signClient/" is a spelling some servers accept
-	}
-	route, ok := h.routes[path]
-	if !ok {
-		enrollError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
-		return
-	}
-	if r.Method != route.method && !(route.method == http.MethodGet && r.Method == http.MethodHead) {
-		allow := route.method
-		if allow == http.MethodGet {
-			allow += ", " + http.MethodHead
+	h.mux.ServeHTTP(w, r)
+}
+
+// authenticated wraps a route: the request must have arrived over TLS and
+// carry the Basic credentials of a system user.
+func (h *enrollHandler) authenticated(serve func(w http.ResponseWriter, r *http.Request, c *enrollCall)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		remote := clientAddr(r.RemoteAddr)
+		if r.TLS == nil {
+			// Basic credentials over cleartext: a wiring fault, never served.
+			h.log.Error("enrollment request without TLS refused", "remote", remote, "path", logx.Clip(r.URL.Path))
+			enrollError(w, http.StatusForbidden, "enrollment requires TLS")
+			return
 		}
-		w.Header().Set("Allow", allow)
-		enrollError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed; use "+allow)
-		return
-	}
-	remote := clientAddr(r.RemoteAddr)
-	if r.TLS == nil {
-		// Basic credentials over cleartext: a wiring fault, never served.
-		h.log.Error("enrollment request without TLS refused", "remote", remote, "path", path)
-		enrollError(w, http.StatusForbidden, "enrollment requires TLS")
-		return
-	}
-	user, ok := h.authenticate(w, r, remote)
-	if !ok {
-		return
-	}
-	route.serve(w, r, &enrollCall{user: user, remote: remote, uid: logx.Clip(clientUID(r))})
+		user, ok := h.authenticate(w, r, remote)
+		if !ok {
+			return
+		}
+		serve(w, r, &enrollCall{user: user, remote: remote, uid: logx.Clip(clientUID(r))})
+	})
 }
 
 // authenticate checks the Basic credentials under the failure limiter. It

@@ -185,7 +185,7 @@ func (s *Store) DeleteServerObjects(ctx context.Context, uids []string, now time
 				return err
 			}
 			n += int(k)
-			if _, err := tx.ExecContext(ctx, expireLinkedSQL, at, uid, at, math.MaxInt64); err != nil {
+			if _, err := tx.ExecContext(ctx, expireLinkedSQL, at, uid, at, int64(math.MaxInt64)); err != nil {
 				return err
 			}
 		}

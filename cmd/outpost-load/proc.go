@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Linux /proc readings: the server's CPU time and resident memory (given
+// its pid), the machine's load average, the tool's own memory.
+
+// userHZ is the unit of /proc/PID/stat's utime and stime (USER_HZ, 100 on
+// every Linux architecture Go supports).
+const userHZ = 100
+
+// procCPU returns a process's user+system CPU time in seconds from
+// /proc/PID/stat (every thread, including exited ones).
+func procCPU(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces: fields resume after ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
+	}
+	return float64(utime+stime) / userHZ, nil
+}
+
+// procRSS returns a process's resident set size in bytes (VmRSS).
+func procRSS(pid int) (int64, error) {
+	return statusField(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:")
+}
+
+func selfRSS() int64 {
+	v, _ := statusField("/proc/self/status", "VmRSS:")
+	return v
+}
+
+// statusField reads a "Name:   N kB" line of a /proc status file.
+func statusField(path, name string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, name); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				break
+			}
+			kb, err := strconv.ParseInt(f[0], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%s %s: %w", path, name, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: no %s line", path, name)
+}
+
+// loadAvg returns the 1, 5 and 15 minute load averages (nil when unknown).
+func loadAvg() []float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return nil
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return nil
+	}
+	out := make([]float64, 3)
+	for i := range out {
+		out[i], _ = strconv.ParseFloat(f[i], 64)
+	}
+	return out
+}
+
+// serverWatch samples the server's RSS every interval (peak and last) and
+// reads its CPU time on demand. With pid 0 every reading is zero.
+type serverWatch struct {
+	pid  int
+	stop chan struct{}
+	done chan struct{}
+
+	mu   sync.Mutex
+	peak int64
+	last int64
+	err  error // the first failed reading
+}
+
+func watchServer(pid int, interval time.Duration) *serverWatch {
+	w := &serverWatch{pid: pid, stop: make(chan struct{}), done: make(chan struct{})}
+	if pid <= 0 {
+		close(w.done)
+		return w
+	}
+	w.sample()
+	go func() {
+		defer close(w.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-t.C:
+				w.sample()
+			}
+		}
+	}()
+	return w
+}
+
+func (w *serverWatch) sample() int64 {
+	if w.pid <= 0 {
+		return 0
+	}
+	v, err := procRSS(w.pid)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		if w.err == nil {
+			w.err = err
+		}
+		return w.last
+	}
+	w.last, w.peak = v, max(w.peak, v)
+	return v
+}
+
+// cpu is the server's CPU seconds so far (0 without a pid).
+func (w *serverWatch) cpu() float64 {
+	if w.pid <= 0 {
+		return 0
+	}
+	v, err := procCPU(w.pid)
+	if err != nil {
+		w.mu.Lock()
+		if w.err == nil {
+			w.err = err
+		}
+		w.mu.Unlock()
+	}
+	return v
+}
+
+func (w *serverWatch) peakRSS() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.peak
+}
+
+func (w *serverWatch) close() error {
+	if w.pid > 0 {
+		close(w.stop)
+	}
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
