@@ -25,7 +25,6 @@ func (h *Handler) missionRoutes(m *httpapi.Mux) {
 	const p = "/Marti/api/missions"
 	m.HandleFunc("GET "+p, h.missionList)
 	m.HandleFunc("GET "+p+"/{mission_id}", h.missionGet)
-	m.HandleFunc("GET "+p+"/guid/{guid}", h.missionGetGUID)
 	m.HandleFunc("PUT "+p+"/{mission_id}", h.missionPut)
 	m.HandleFunc("POST "+p+"/{mission_id}", h.missionPut) // node-tak creates with POST
 	m.HandleFunc("GET "+p+"/{mission_id}/cot", h.missionCoT)
@@ -93,20 +92,6 @@ func (h *Handler) missionGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m, err := h.opts.Store.MissionByName(r.Context(), name)
-	if err != nil {
-		h.missionFail(w, r, err)
-		return
-	}
-	h.writeMission(w, r, m, http.StatusOK, "", true)
-}
-
-func (h *Handler) missionGetGUID(w http.ResponseWriter, r *http.Request) {
-	guid := r.PathValue("guid")
-	if err := httpapi.CheckText("guid", guid, true, 64); err != nil {
-		h.missionFail(w, r, err)
-		return
-	}
-	m, err := h.opts.Store.MissionByGUID(r.Context(), guid)
 	if err != nil {
 		h.missionFail(w, r, err)
 		return

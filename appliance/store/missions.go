@@ -23,7 +23,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -436,21 +435,6 @@ func (s *Store) MissionByName(ctx context.Context, name string) (Mission, error)
 			return Mission{}, fmt.Errorf("store: mission: %w", err)
 		}
 		return Mission{}, s.wrapErr("mission", err)
-	}
-	return m, nil
-}
-
-// MissionByGUID returns the mission with this guid.
-func (s *Store) MissionByGUID(ctx context.Context, guid string) (Mission, error) {
-	if err := s.check(ctx); err != nil {
-		return Mission{}, fmt.Errorf("store: mission by guid: %w", err)
-	}
-	m, err := scanMission(s.r.QueryRowContext(ctx, `SELECT `+missionColumns+` FROM missions WHERE guid = ?`, strings.ToLower(guid)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Mission{}, fmt.Errorf("store: mission by guid: %w: no mission with guid %q", ErrNotFound, clipName(guid))
-	}
-	if err != nil {
-		return Mission{}, s.wrapErr("mission by guid", err)
 	}
 	return m, nil
 }

@@ -280,7 +280,7 @@ func (s *Store) RemoveMissionContent(ctx context.Context, name, hash, uid, creat
 			return err
 		}
 		if hash != "" {
-			p, err := scanPackage(tx.QueryRowContext(ctx, `SELECT `+packageColumns+` FROM data_packages d
+			p, err := scanPackage(tx.QueryRowContext(ctx, `SELECT `+prefixed("d.", packageColumns)+` FROM data_packages d
 				JOIN mission_contents c ON c.package_id = d.id WHERE c.mission_id = ? AND d.hash = ?`, m.ID, strings.ToLower(hash)))
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("%w: mission %q holds no file with hash %q", ErrNotFound, clipName(name), clipName(hash))
