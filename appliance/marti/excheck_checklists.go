@@ -130,6 +130,7 @@ func (h *Handler) checklistTaskPut(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
+		fitTask(d, t, taskUID)
 		d.PutTask(t)
 		return d.Bytes(), nil
 	})

@@ -189,6 +189,18 @@ func readTask(r *http.Request, field, taskUID string) (*excheck.Node, error) {
 	return t, nil
 }
 
+// fitTask writes a task's uid in the document's style: the contract's
+// documents carry it as an attribute, ATAK's as an element.
+func fitTask(d *excheck.Doc, t *excheck.Node, uid string) {
+	if !d.AttrStyle() {
+		return
+	}
+	if el := t.Child("uid"); el != nil {
+		t.Remove(el)
+	}
+	t.SetAttr("uid", uid)
+}
+
 // templateTaskPut answers POST (add) and PUT (replace an existing task)
 // of a template task with the task as stored.
 func (h *Handler) templateTaskPut(w http.ResponseWriter, r *http.Request) {
@@ -215,6 +227,7 @@ func (h *Handler) templateTaskPut(w http.ResponseWriter, r *http.Request) {
 		if d == nil {
 			return nil, err
 		}
+		fitTask(d, t, taskUID)
 		d.PutTask(t)
 		return d.Bytes(), nil
 	})
