@@ -16,6 +16,6 @@
 //
 // Unknown elements are kept: a document a client uploaded comes back with
 // everything it held. The package does no I/O and imports nothing of this
-// module; the missions package stores the documents and sends the
-// notifications.
+// module; the store keeps the documents and the client API (marti) serves
+// them and sends the notifications.
 package excheck

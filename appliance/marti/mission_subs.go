@@ -1,7 +1,7 @@
 package marti
 
 // Mission subscriptions, invitations and parent/child links (api.md §4.4,
-// part 3: subscribe answers 201; unsubscribe with disconnectOnly keeps the
+// §3: subscribe answers 201; unsubscribe with disconnectOnly keeps the
 // subscription's data).
 
 import (
