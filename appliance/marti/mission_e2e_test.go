@@ -63,6 +63,7 @@ func TestMissionLifecycle(t *testing.T) {
 			if ms[0].Description != "second" || ms[0].Token != "" {
 				t.Fatalf("update: %+v", ms[0])
 			}
+			expect(t, "MissionCreatedNotification on update", notice("t-x-m-n", `type="CREATE"`), c.subTCP, c.other)
 			e.call(t, l, "PUT", p+"?creatorUid=sub-tcp&description=hijack", nil, 403, nil)
 			var list []missionOut
 			e.call(t, l, "GET", "/Marti/api/missions", nil, 200, &list)

@@ -275,8 +275,8 @@ func groups(q map[string][]string, b missionBody) (*[]string, error) {
 }
 
 // missionPut answers PUT (and node-tak's POST) /Marti/api/missions/{id}:
-// creates the mission (201, MissionCreatedNotification to every client
-// once committed) or updates it (200, its owner only).
+// creates the mission (201) or updates it (200, its owner only); either
+// way MissionCreatedNotification goes to every client once committed.
 func (h *Handler) missionPut(w http.ResponseWriter, r *http.Request) {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
@@ -298,10 +298,12 @@ func (h *Handler) missionPut(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 		h.log.Info("mission created", "mission", logx.Clip(name), "creator_uid", logx.Clip(in.CreatorUID), "tool", logx.Clip(m.Tool),
 			"password_protected", m.PasswordProtected)
-		h.notifyCreated(m, in.CreatorUID)
 	} else {
 		h.log.Info("mission updated", "mission", logx.Clip(name), "by", logx.Clip(in.CreatorUID))
 	}
+	// api.md §6.2: on creation and on update, so every client's mission
+	// list shows the current metadata.
+	h.notifyCreated(m, in.CreatorUID)
 	h.writeMission(w, r, m, status, sub.Token, false)
 }
 

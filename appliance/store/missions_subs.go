@@ -47,7 +47,7 @@ func (s *Store) loadSubscribers() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rows, err := s.r.QueryContext(ctx, `SELECT m.name, s.client_uid FROM mission_subscriptions s
-		JOIN missions m ON m.id = s.mission_id WHERE s.active = 1 ORDER BY m.name`)
+		JOIN missions m ON m.id = s.mission_id WHERE s.active = 1 ORDER BY m.name, s.created_at, s.client_uid`)
 	if err != nil {
 		s.log.Error("could not load mission subscribers; mission-addressed events reach no one until the next subscription change", "err", err)
 	} else {
@@ -69,7 +69,7 @@ func (s *Store) refreshSubscribers(ctx context.Context, name string) {
 	s.subs.once.Do(func() { s.loadSubscribers() })
 	ctx = context.WithoutCancel(ctx)
 	rows, err := s.r.QueryContext(ctx, `SELECT s.client_uid FROM mission_subscriptions s
-		JOIN missions m ON m.id = s.mission_id WHERE m.name = ? AND s.active = 1`, name)
+		JOIN missions m ON m.id = s.mission_id WHERE m.name = ? AND s.active = 1 ORDER BY s.created_at, s.client_uid`, name)
 	if err != nil {
 		s.log.Error("could not refresh a mission's subscribers", "err", err)
 		return
