@@ -76,6 +76,7 @@ func TestMissionBadInput(t *testing.T) {
 		{"invite bad role", "PUT", m + "bad/invite/clientUid/x?role=KING", nil, 400, "role"},
 		{"invite nobody", "POST", m + "bad/invite", map[string]any{}, 400, "invitee: required"},
 		{"invite unknown mission", "PUT", m + "nope/invite/clientUid/x", nil, 404, "no mission"},
+		{"package read-only", "PUT", m + "ro/contents/missionpackage?filename=a.zip&creatorUid=someone", "zip", 403, "may not change it"},
 		{"invite read-only", "PUT", m + "ro/invite/clientUid/x?creatorUid=someone", nil, 403, "may not change it"},
 	}
 	for _, l := range both {
@@ -102,6 +103,9 @@ func TestMissionBadInput(t *testing.T) {
 	}
 	if bad := e.mission(t, l0, "bad"); len(bad.UIDs) != 0 || len(bad.Contents) != 0 || bad.PasswordProtected {
 		t.Fatalf("mission after bad input: %+v", bad)
+	}
+	if n := e.packages(t); n != 0 {
+		t.Fatalf("%d files stored by refused mission package uploads", n)
 	}
 	for _, name := range []string{"new", "new2", "nope"} {
 		e.call(t, l0, "GET", m+name, nil, 404, nil)

@@ -116,15 +116,17 @@ func (h *Handler) missionRemoveContent(w http.ResponseWriter, r *http.Request) {
 
 // missionPackage answers PUT /Marti/api/missions/{id}/contents/missionpackage:
 // the body is stored as an enterprise sync file (as /Marti/sync/upload
-// does) and added to the mission; envelope 2.13 with the mission. The
-// mission is checked first, so nothing is stored for an unknown one.
+// does) and added to the mission; envelope 2.13 with the mission.
 func (h *Handler) missionPackage(w http.ResponseWriter, r *http.Request) {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
 		h.missionFail(w, r, err)
 		return
 	}
-	if _, err := h.opts.Store.MissionByName(r.Context(), name); err != nil {
+	// The mission and the caller's right to change it are checked first
+	// (an empty change), so nothing is stored for a request that cannot
+	// complete.
+	if _, err := h.opts.Store.AddMissionContents(r.Context(), name, nil, nil, r.URL.Query().Get("creatorUid")); err != nil {
 		h.missionFail(w, r, err)
 		return
 	}

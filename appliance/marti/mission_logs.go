@@ -98,7 +98,7 @@ func (h *Handler) putLog(w http.ResponseWriter, r *http.Request, e store.LogEntr
 	if created {
 		verb = "created"
 	}
-	h.log.Info("mission log entry "+verb, "id", saved.ID, "creator_uid", logx.Clip(saved.CreatorUID), "missions", len(saved.Missions))
+	h.log.Info("mission log entry "+verb, "id", logx.Clip(saved.ID), "creator_uid", logx.Clip(saved.CreatorUID), "missions", len(saved.Missions))
 	h.notifyLog(saved, store.ChangeAddContent)
 	httpapi.WriteJSON(w, status, h.envelope(typeLogEntry, logView(saved)))
 }
