@@ -28,8 +28,11 @@ type Subscription struct {
 // once and refreshed per mission after each committed subscription change.
 type subscriberCache struct {
 	once sync.Once
-	mu   sync.RWMutex
-	m    map[string][]string // mission name → client uids (never mutated in place)
+	// refresh serialises refreshes (read and store together), so a
+	// refresh that read an older state never overwrites a newer one.
+	refresh sync.Mutex
+	mu      sync.RWMutex
+	m       map[string][]string // mission name → client uids (never mutated in place)
 }
 
 // MissionSubscribers returns the client uids subscribed to the mission
@@ -67,6 +70,8 @@ func (s *Store) loadSubscribers() {
 // refreshSubscribers reloads one mission's list after a committed change.
 func (s *Store) refreshSubscribers(ctx context.Context, name string) {
 	s.subs.once.Do(func() { s.loadSubscribers() })
+	s.subs.refresh.Lock()
+	defer s.subs.refresh.Unlock()
 	ctx = context.WithoutCancel(ctx)
 	rows, err := s.r.QueryContext(ctx, `SELECT s.client_uid FROM mission_subscriptions s
 		JOIN missions m ON m.id = s.mission_id WHERE m.name = ? AND s.active = 1 ORDER BY s.created_at, s.client_uid`, name)
