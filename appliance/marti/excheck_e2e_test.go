@@ -57,6 +57,26 @@ func TestExCheckRoundTrip(t *testing.T) {
 			if got := e.xmlCall(t, l, "GET", "/Marti/api/excheck/template/"+tplUID, nil, 200); !bytes.Equal(got, tpl) {
 				t.Fatalf("the template did not come back as uploaded:\n%s", got)
 			}
+			// The templates are the contents of exchecktemplates (what ATAK's
+			// ExCheck lists), downloadable by hash; the mission is not listed.
+			tm := e.mission(t, l, "exchecktemplates")
+			if tm.Tool != "ExCheck" || len(tm.Contents) == 0 || tm.Contents[0].Data.Hash != sha(tpl) || tm.Contents[0].Data.Name != "CASEVAC" {
+				t.Fatalf("exchecktemplates: %+v", tm)
+			}
+			if dl := e.do(t, l, "GET", "/Marti/sync/content?hash="+sha(tpl), nil); dl.Status != 200 || !bytes.Equal(dl.Body, tpl) {
+				t.Fatalf("template download: %d %s", dl.Status, dl.Body)
+			}
+			var list []missionOut
+			e.call(t, l, "GET", "/Marti/api/missions", nil, 200, &list)
+			for _, m := range list {
+				if m.Name == "exchecktemplates" {
+					t.Fatal("exchecktemplates in the mission list")
+				}
+			}
+			e.call(t, l, "PUT", "/Marti/api/missions/exchecktemplates/subscription?uid=sub-tcp", nil, 201, nil)
+			spec := readTestdata(t, "spec-template.xml")
+			e.xmlCall(t, l, "POST", "/Marti/api/excheck/template?clientUid=WINTAK-1", spec, 200)
+			expect(t, "a new template announced", missionNotice("t-x-m-c", "exchecktemplates", "<hash>"+sha(spec)+"</hash>", "<name>Pre-flight</name>"), c.subTCP)
 			started := e.xmlCall(t, l, "POST", "/Marti/api/excheck/"+tplUID+"/start?name=Run+"+l+"&description=drill&clientUid=ANDROID-1&callsign=HOPE", nil, 200)
 			d, err := excheck.ParseChecklist(started)
 			if err != nil {

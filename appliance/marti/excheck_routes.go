@@ -11,10 +11,12 @@ package marti
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"outpost/appliance/excheck"
 	"outpost/appliance/httpapi"
@@ -84,6 +86,8 @@ func kept(raw []byte, d *excheck.Doc) []byte {
 }
 
 // templateCreate answers POST /Marti/api/excheck/template with "done".
+// The template becomes content of the exchecktemplates mission, whose
+// subscribers hear of it (the list ATAK's ExCheck tool reads).
 func (h *Handler) templateCreate(w http.ResponseWriter, r *http.Request) {
 	who, err := actor(r)
 	if err != nil {
@@ -100,11 +104,14 @@ func (h *Handler) templateCreate(w http.ResponseWriter, r *http.Request) {
 		h.xmlFail(w, r, "templatedata", err)
 		return
 	}
-	if err := h.opts.Store.PutTemplate(r.Context(), store.ExCheckDoc{UID: d.UID(), Name: d.Name(), CreatorUID: who, XML: kept(raw, d)}); err != nil {
+	m, cr, err := h.opts.Store.PutTemplate(r.Context(), store.ExCheckDoc{UID: d.UID(), Name: d.Name(), Description: d.Description(),
+		CreatorUID: who, XML: kept(raw, d)})
+	if err != nil {
 		h.missionFail(w, r, err)
 		return
 	}
 	h.log.Info("checklist template stored", "template_uid", d.UID(), "name", logx.Clip(d.Name()), "creator_uid", logx.Clip(who))
+	h.notifyContents(m, who, []store.ContentChange{{Content: &cr}})
 	httpapi.WriteText(w, http.StatusOK, "done")
 }
 
@@ -264,4 +271,37 @@ func (h *Handler) templateTaskDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	h.log.Info("checklist template task deleted", "template_uid", uid, "task_uid", taskUID)
 	httpapi.WriteText(w, http.StatusOK, "done")
+}
+
+// serveTemplate answers a sync download by hash that found no file when
+// the hash is a template's: the templates are the contents of the
+// exchecktemplates mission, and ATAK downloads them as sync files. It
+// reports whether it answered.
+func (h *Handler) serveTemplate(w http.ResponseWriter, r *http.Request, lookup error) bool {
+	var he *httpapi.Error
+	hash := r.URL.Query().Get("hash")
+	if !errors.As(lookup, &he) || he.Status != http.StatusNotFound || hash == "" {
+		return false
+	}
+	t, err := h.opts.Store.TemplateByHash(r.Context(), strings.ToLower(hash))
+	if err != nil {
+		return false
+	}
+	httpapi.ServeDownload(w, r, httpapi.Download{Name: t.UID + ".xml", MIMEType: xmlType, Hash: t.Hash, ModTime: t.Updated,
+		Content: bytes.NewReader(t.XML)})
+	return true
+}
+
+// templateContents are the exchecktemplates mission's contents: every
+// template.
+func (h *Handler) templateContents(ctx context.Context) ([]contentJSON, error) {
+	list, err := h.opts.Store.Templates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]contentJSON, len(list))
+	for i, t := range list {
+		out[i] = contentJSON{Data: store.TemplateContent(t), Timestamp: httpapi.FormatTime(t.Updated), CreatorUID: t.CreatorUID}
+	}
+	return out, nil
 }

@@ -100,6 +100,13 @@ func (h *Handler) missionView(ctx context.Context, m store.Mission) (missionJSON
 	for i, c := range contents {
 		v.Contents[i] = contentJSON{Data: c.Data, Timestamp: httpapi.FormatTime(c.Added), CreatorUID: c.CreatorUID}
 	}
+	if m.Name == store.TemplatesMission && m.Tool == store.ToolExCheck {
+		tpls, err := h.templateContents(ctx)
+		if err != nil {
+			return v, err
+		}
+		v.Contents = append(v.Contents, tpls...)
+	}
 	uids, err := st.MissionUIDs(ctx, m.ID)
 	if err != nil {
 		return v, err

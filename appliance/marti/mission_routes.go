@@ -72,6 +72,9 @@ func (h *Handler) missionList(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]missionJSON, 0, len(list))
 	for _, m := range list {
+		if m.Name == store.TemplatesMission && m.Tool == store.ToolExCheck {
+			continue // the ExCheck templates are not a team's mission (as on the official server)
+		}
 		v, err := h.missionView(r.Context(), m)
 		if err != nil {
 			h.missionFail(w, r, err)

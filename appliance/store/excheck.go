@@ -9,7 +9,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -19,6 +21,8 @@ import (
 type ExCheckDoc struct {
 	UID         string
 	Name        string
+	Description string // templates only
+	Hash        string // templates only: SHA-256 of XML, set by the store
 	TemplateUID string // checklists only
 	CreatorUID  string
 	Created     time.Time
@@ -36,22 +40,94 @@ func excheckTable(checklist bool) string {
 	return "excheck_templates"
 }
 
-// PutTemplate stores a template, replacing the one with the same uid.
-func (s *Store) PutTemplate(ctx context.Context, d ExCheckDoc) error {
+// TemplatesMission is the mission whose contents are the templates: ATAK
+// lists and subscribes to it (the official server's name).
+const TemplatesMission = "exchecktemplates"
+
+// PutTemplate stores a template, replacing the one with the same uid, and
+// records it as content of TemplatesMission (created on first use, tool
+// ExCheck), in one transaction. It returns the template as that mission
+// shows it.
+func (s *Store) PutTemplate(ctx context.Context, d ExCheckDoc) (Mission, ContentResource, error) {
 	const op = "put excheck template"
 	if err := s.check(ctx); err != nil {
-		return fmt.Errorf("store: %s: %w", op, err)
+		return Mission{}, ContentResource{}, fmt.Errorf("store: %s: %w", op, err)
 	}
-	now := unixMilli(time.Now())
-	return s.inTx(ctx, op, func(tx *sql.Tx) error {
+	now := time.Now()
+	d.Hash = hexSHA256(d.XML)
+	var (
+		m  Mission
+		cr ContentResource
+	)
+	created := false
+	err := s.inTx(ctx, op, func(tx *sql.Tx) error {
 		if err := roomFor(ctx, tx, "excheck_templates", d.UID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO excheck_templates(uid, name, creator_uid, created_at, updated_at, xml)
-			VALUES (?,?,?,?,?,?) ON CONFLICT(uid) DO UPDATE SET name = excluded.name, creator_uid = excluded.creator_uid,
-			updated_at = excluded.updated_at, xml = excluded.xml`, d.UID, d.Name, d.CreatorUID, now, now, d.XML)
-		return err
+		if _, err := tx.ExecContext(ctx, `INSERT INTO excheck_templates(uid, name, description, creator_uid, created_at,
+			updated_at, hash, xml) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(uid) DO UPDATE SET name = excluded.name,
+			description = excluded.description, creator_uid = excluded.creator_uid, updated_at = excluded.updated_at,
+			hash = excluded.hash, xml = excluded.xml`, d.UID, d.Name, d.Description, d.CreatorUID, unixMilli(now),
+			unixMilli(now), d.Hash, d.XML); err != nil {
+			return err
+		}
+		var err error
+		if m, err = missionByName(ctx, tx, TemplatesMission); errors.Is(err, ErrNotFound) {
+			tool, creator := ToolExCheck, ToolExCheck
+			created = true
+			m, _, err = createMissionTx(ctx, tx, TemplatesMission, MissionInput{CreatorUID: creator, Tool: &tool}, nil, now)
+		}
+		if err != nil {
+			return err
+		}
+		t, err := scanExCheck(tx.QueryRowContext(ctx, excheckSelect(false)+` WHERE uid = ?`, d.UID))
+		if err != nil {
+			return err
+		}
+		cr = TemplateContent(t)
+		return recordChange(ctx, tx, m.ID, ChangeAddContent, d.CreatorUID, now, changeBody{ContentResource: &cr})
 	})
+	if err != nil {
+		return Mission{}, ContentResource{}, err
+	}
+	if created {
+		s.refreshSubscribers(ctx, TemplatesMission)
+	}
+	return m, cr, nil
+}
+
+// TemplateContent is a template as a content of TemplatesMission: its
+// XML downloadable by hash, keywords its name, description and creator.
+func TemplateContent(t ExCheckDoc) ContentResource {
+	kw := []string{t.Name}
+	for _, k := range []string{t.Description, t.CreatorUID} {
+		if k != "" {
+			kw = append(kw, k)
+		}
+	}
+	return ContentResource{UID: t.UID, Name: t.Name, Filename: t.UID + ".xml", Keywords: kw, MIMEType: "application/xml",
+		Hash: t.Hash, Size: int64(len(t.XML)), SubmissionTime: formatTime(t.Updated), Submitter: t.CreatorUID,
+		CreatorUID: t.CreatorUID, Tool: ToolExCheck, Expiration: -1}
+}
+
+// Templates lists every template, oldest first.
+func (s *Store) Templates(ctx context.Context) ([]ExCheckDoc, error) {
+	return s.excheckList(ctx, false, "templates")
+}
+
+// TemplateByHash returns the template whose XML has this SHA-256.
+func (s *Store) TemplateByHash(ctx context.Context, hash string) (ExCheckDoc, error) {
+	if err := s.check(ctx); err != nil {
+		return ExCheckDoc{}, fmt.Errorf("store: template by hash: %w", err)
+	}
+	d, err := scanExCheck(s.r.QueryRowContext(ctx, excheckSelect(false)+` WHERE hash = ? ORDER BY updated_at DESC LIMIT 1`, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return ExCheckDoc{}, fmt.Errorf("store: template by hash: %w: no template with hash %q", ErrNotFound, clipName(hash))
+	}
+	if err != nil {
+		return ExCheckDoc{}, s.wrapErr("template by hash", err)
+	}
+	return d, nil
 }
 
 func roomFor(ctx context.Context, tx *sql.Tx, table, uid string) error {
@@ -95,11 +171,10 @@ func (s *Store) excheckDoc(ctx context.Context, checklist bool, uid string) (ExC
 }
 
 func excheckSelect(checklist bool) string {
-	tpl := "''"
 	if checklist {
-		tpl = "template_uid"
+		return `SELECT uid, name, '', '', template_uid, creator_uid, created_at, updated_at, xml FROM excheck_checklists`
 	}
-	return `SELECT uid, name, ` + tpl + `, creator_uid, created_at, updated_at, xml FROM ` + excheckTable(checklist)
+	return `SELECT uid, name, description, hash, '', creator_uid, created_at, updated_at, xml FROM excheck_templates`
 }
 
 func scanExCheck(sc interface{ Scan(...any) error }) (ExCheckDoc, error) {
@@ -107,7 +182,7 @@ func scanExCheck(sc interface{ Scan(...any) error }) (ExCheckDoc, error) {
 		d                ExCheckDoc
 		created, updated int64
 	)
-	if err := sc.Scan(&d.UID, &d.Name, &d.TemplateUID, &d.CreatorUID, &created, &updated, &d.XML); err != nil {
+	if err := sc.Scan(&d.UID, &d.Name, &d.Description, &d.Hash, &d.TemplateUID, &d.CreatorUID, &created, &updated, &d.XML); err != nil {
 		return ExCheckDoc{}, err
 	}
 	d.Created, d.Updated = fromMilli(created), fromMilli(updated)
@@ -143,8 +218,13 @@ func (s *Store) updateExCheck(ctx context.Context, checklist bool, uid string, e
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE `+excheckTable(checklist)+` SET xml = ?, updated_at = ? WHERE uid = ?`,
-			out, unixMilli(time.Now()), uid)
+		if checklist {
+			_, err = tx.ExecContext(ctx, `UPDATE excheck_checklists SET xml = ?, updated_at = ? WHERE uid = ?`,
+				out, unixMilli(time.Now()), uid)
+		} else {
+			_, err = tx.ExecContext(ctx, `UPDATE excheck_templates SET xml = ?, hash = ?, updated_at = ? WHERE uid = ?`,
+				out, hexSHA256(out), unixMilli(time.Now()), uid)
+		}
 		return err
 	})
 }
@@ -184,21 +264,30 @@ func (s *Store) CreateChecklist(ctx context.Context, d ExCheckDoc, description s
 
 // Checklists lists every checklist, oldest first.
 func (s *Store) Checklists(ctx context.Context) ([]ExCheckDoc, error) {
+	return s.excheckList(ctx, true, "checklists")
+}
+
+func (s *Store) excheckList(ctx context.Context, checklist bool, op string) ([]ExCheckDoc, error) {
 	if err := s.check(ctx); err != nil {
-		return nil, fmt.Errorf("store: checklists: %w", err)
+		return nil, fmt.Errorf("store: %s: %w", op, err)
 	}
-	rows, err := s.r.QueryContext(ctx, excheckSelect(true)+` ORDER BY created_at, uid`)
+	rows, err := s.r.QueryContext(ctx, excheckSelect(checklist)+` ORDER BY created_at, uid`)
 	if err != nil {
-		return nil, s.wrapErr("checklists", err)
+		return nil, s.wrapErr(op, err)
 	}
 	defer rows.Close()
 	out := []ExCheckDoc{}
 	for rows.Next() {
 		d, err := scanExCheck(rows)
 		if err != nil {
-			return nil, s.wrapErr("checklists", err)
+			return nil, s.wrapErr(op, err)
 		}
 		out = append(out, d)
 	}
-	return out, s.wrapErr("checklists", rows.Err())
+	return out, s.wrapErr(op, rows.Err())
+}
+
+func hexSHA256(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

@@ -158,3 +158,27 @@ func TestChecklistConcurrentUpdates(t *testing.T) {
 		t.Fatalf("checklist mission: %+v %v", m, err)
 	}
 }
+
+// TestTemplatesMission: a template is content of exchecktemplates,
+// findable by the hash of its XML, which follows every edit.
+func TestTemplatesMission(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	m, cr, err := s.PutTemplate(ctx, ExCheckDoc{UID: "t1", Name: "Pre-flight", Description: "d", CreatorUID: "w", XML: []byte("<a/>")})
+	if err != nil || m.Name != TemplatesMission || m.Tool != ToolExCheck || cr.Hash != hexSHA256([]byte("<a/>")) || cr.Filename != "t1.xml" {
+		t.Fatalf("put: %+v %+v %v", m, cr, err)
+	}
+	if err := s.UpdateTemplate(ctx, "t1", func([]byte) ([]byte, error) { return []byte("<b/>"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TemplateByHash(ctx, cr.Hash); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("old hash still found: %v", err)
+	}
+	tpl, err := s.TemplateByHash(ctx, hexSHA256([]byte("<b/>")))
+	if err != nil || tpl.UID != "t1" || tpl.Description != "d" {
+		t.Fatalf("by new hash: %+v %v", tpl, err)
+	}
+	if list, _ := s.Templates(ctx); len(list) != 1 {
+		t.Fatalf("templates: %+v", list)
+	}
+}

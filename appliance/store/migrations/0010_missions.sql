@@ -111,14 +111,19 @@ CREATE TABLE mission_changes (
 CREATE INDEX mission_changes_mission ON mission_changes(mission_id, at);
 
 -- ExCheck documents as the client sent them (the XML kept whole).
+-- Templates are also the contents of the mission exchecktemplates (the
+-- list ATAK reads), downloadable by hash through enterprise sync.
 CREATE TABLE excheck_templates (
     uid         TEXT    PRIMARY KEY,
     name        TEXT    NOT NULL,
+    description TEXT    NOT NULL DEFAULT '',
     creator_uid TEXT    NOT NULL DEFAULT '',
     created_at  INTEGER NOT NULL,
     updated_at  INTEGER NOT NULL,
+    hash        TEXT    NOT NULL,  -- SHA-256 of xml, lower-case hex
     xml         BLOB    NOT NULL
 );
+CREATE INDEX excheck_templates_hash ON excheck_templates(hash);
 CREATE TABLE excheck_checklists (
     uid          TEXT    PRIMARY KEY,
     name         TEXT    NOT NULL,
