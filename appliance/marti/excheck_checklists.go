@@ -125,7 +125,7 @@ func (h *Handler) checklistTaskPut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	complete := excheck.Completed(t, h.opts.Now())
-	err = h.opts.Store.UpdateChecklist(r.Context(), uid, func(raw []byte) ([]byte, error) {
+	err = h.opts.Store.UpdateChecklist(r.Context(), uid, who, func(raw []byte) ([]byte, error) {
 		d, _, err := docTask(raw, true, uid, taskUID)
 		if err != nil {
 			return nil, err

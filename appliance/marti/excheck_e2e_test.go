@@ -232,6 +232,15 @@ func TestExCheckTemplatesAttributeStyle(t *testing.T) {
 	if after := e.xmlCall(t, both[0], "GET", base+"checklist/active", nil, 200); !bytes.Equal(before, after) {
 		t.Fatal("bad input changed the checklists")
 	}
+	// The checklist's mission roles apply to task updates: read-only
+	// members may not tick tasks.
+	ro, _ := excheck.ParseChecklist(e.xmlCall(t, both[0], "POST", base+"tpl-preflight/start?name=Noon&clientUid=LEAD", nil, 200))
+	e.call(t, both[0], "PUT", "/Marti/api/missions/"+ro.UID()+"?creatorUid=LEAD&defaultRole=MISSION_READONLY_SUBSCRIBER", nil, 200, nil)
+	roTask := excheck.TaskUID(ro.Tasks()[0])
+	body := []byte(`<checklistTask uid="` + roTask + `" status="complete"><description>Batteries charged</description></checklistTask>`)
+	e.xmlCall(t, both[0], "PUT", base+"checklist/"+ro.UID()+"/task/"+roTask+"?clientUid=READER", body, 403)
+	e.xmlCall(t, both[0], "PUT", base+"checklist/"+ro.UID()+"/task/"+roTask+"?clientUid=LEAD", body, 200)
+
 	// A checklist linked into an unknown mission: 404.
 	d, _ := excheck.ParseChecklist(e.xmlCall(t, both[0], "POST", base+"tpl-preflight/start?name=Evening", nil, 200))
 	e.call(t, both[0], "PUT", base+"checklist/"+d.UID()+"/mission/nope", nil, 404, nil)

@@ -45,8 +45,8 @@ func excheckTable(checklist bool) string {
 const TemplatesMission = "exchecktemplates"
 
 // PutTemplate stores a template, replacing the one with the same uid, and
-// records it as content of TemplatesMission (created on first use, tool
-// ExCheck), in one transaction. It returns the template as that mission
+// records it as content of TemplatesMission (made by the migration, and
+// again here if it was removed), in one transaction. It returns the template as that mission
 // shows it.
 func (s *Store) PutTemplate(ctx context.Context, d ExCheckDoc) (Mission, ContentResource, error) {
 	const op = "put excheck template"
@@ -192,15 +192,27 @@ func scanExCheck(sc interface{ Scan(...any) error }) (ExCheckDoc, error) {
 // UpdateTemplate replaces a template's XML with what edit returns for the
 // stored XML, in one transaction (an error from edit changes nothing).
 func (s *Store) UpdateTemplate(ctx context.Context, uid string, edit func([]byte) ([]byte, error)) error {
-	return s.updateExCheck(ctx, false, uid, edit)
+	return s.updateExCheck(ctx, false, uid, func(_ *sql.Tx, b []byte) ([]byte, error) { return edit(b) })
 }
 
-// UpdateChecklist is UpdateTemplate for a checklist.
-func (s *Store) UpdateChecklist(ctx context.Context, uid string, edit func([]byte) ([]byte, error)) error {
-	return s.updateExCheck(ctx, true, uid, edit)
+// UpdateChecklist is UpdateTemplate for a checklist, changed by actor: a
+// read-only member of the checklist's mission may not (ErrForbidden).
+func (s *Store) UpdateChecklist(ctx context.Context, uid, actor string, edit func([]byte) ([]byte, error)) error {
+	return s.updateExCheck(ctx, true, uid, func(tx *sql.Tx, b []byte) ([]byte, error) {
+		m, err := missionByName(ctx, tx, uid)
+		if err == nil {
+			err = mayWrite(ctx, tx, m, actor)
+		} else if errors.Is(err, ErrNotFound) {
+			err = nil // a checklist whose mission was removed
+		}
+		if err != nil {
+			return nil, err
+		}
+		return edit(b)
+	})
 }
 
-func (s *Store) updateExCheck(ctx context.Context, checklist bool, uid string, edit func([]byte) ([]byte, error)) error {
+func (s *Store) updateExCheck(ctx context.Context, checklist bool, uid string, edit func(*sql.Tx, []byte) ([]byte, error)) error {
 	op := "update " + excheckTable(checklist)
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: %s: %w", op, err)
@@ -214,7 +226,7 @@ func (s *Store) updateExCheck(ctx context.Context, checklist bool, uid string, e
 		if err != nil {
 			return err
 		}
-		out, err := edit(xml)
+		out, err := edit(tx, xml)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -137,7 +138,7 @@ func TestChecklistConcurrentUpdates(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := s.UpdateChecklist(ctx, "c1", func(b []byte) ([]byte, error) { return append(b, fmt.Sprintf("<%d/>", i)...), nil })
+			err := s.UpdateChecklist(ctx, "c1", "o", func(b []byte) ([]byte, error) { return append(b, fmt.Sprintf("<%d/>", i)...), nil })
 			if err != nil {
 				t.Error(err)
 			}
@@ -148,7 +149,7 @@ func TestChecklistConcurrentUpdates(t *testing.T) {
 	if err != nil || strings.Count(string(c.XML), "/>") != 20 {
 		t.Fatalf("after 20 concurrent edits: %q %v", c.XML, err)
 	}
-	if err := s.UpdateChecklist(ctx, "c1", func([]byte) ([]byte, error) { return nil, fmt.Errorf("%w: no", ErrNotFound) }); !errors.Is(err, ErrNotFound) {
+	if err := s.UpdateChecklist(ctx, "c1", "o", func([]byte) ([]byte, error) { return nil, fmt.Errorf("%w: no", ErrNotFound) }); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("failed edit: %v", err)
 	}
 	if c2, _ := s.Checklist(ctx, "c1"); string(c2.XML) != string(c.XML) {
@@ -164,6 +165,10 @@ func TestChecklistConcurrentUpdates(t *testing.T) {
 func TestTemplatesMission(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
+	pre, err := s.MissionByName(ctx, TemplatesMission)
+	if err != nil || pre.Tool != ToolExCheck || !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(pre.GUID) {
+		t.Fatalf("the templates' mission before any template: %+v %v", pre, err)
+	}
 	m, cr, err := s.PutTemplate(ctx, ExCheckDoc{UID: "t1", Name: "Pre-flight", Description: "d", CreatorUID: "w", XML: []byte("<a/>")})
 	if err != nil || m.Name != TemplatesMission || m.Tool != ToolExCheck || cr.Hash != hexSHA256([]byte("<a/>")) || cr.Filename != "t1.xml" {
 		t.Fatalf("put: %+v %+v %v", m, cr, err)

@@ -133,3 +133,11 @@ CREATE TABLE excheck_checklists (
     updated_at   INTEGER NOT NULL,
     xml          BLOB    NOT NULL
 );
+
+-- The templates' mission exists from the start, as on the official server:
+-- ATAK subscribes to it before anyone uploaded a template.
+INSERT INTO missions(name, guid, tool, creator_uid, created_at, updated_at)
+VALUES ('exchecktemplates',
+        lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' ||
+              substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6))),
+        'ExCheck', 'ExCheck', CAST(strftime('%s', 'now') AS INTEGER) * 1000, CAST(strftime('%s', 'now') AS INTEGER) * 1000);
