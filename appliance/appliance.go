@@ -117,6 +117,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		ClientRate: float64(cfg.HistoryClientRate), ClientBytes: int64(cfg.HistoryClientBytes),
 		TotalRate: float64(cfg.HistoryTotalRate), TotalBytes: int64(cfg.HistoryTotalBytes),
 	})
+	a.store.MissionSubscribers("") // loads the subscriber lists now, not on the relay's first mission event
 	a.historyLog = logx.NewLimiter(a.log.With("component", "cot-history"), 10, 10*time.Second)
 	a.pki, err = openAuthority(cfg, a.log)
 	if err != nil {
@@ -127,6 +128,9 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		HardBytes: cfg.QueueHardBytes,
 		Observer:  a.observe,
 		Logger:    a.log,
+		// <dest mission> resolves from memory (the store keeps each
+		// mission's subscribers; no SQL per event).
+		MissionSubscribers: a.store.MissionSubscribers,
 		ClientsChanged: func() {
 			if a.channel != nil {
 				a.channel.NotifyClientsChanged()
@@ -183,6 +187,9 @@ func (a *Appliance) observe(env *broker.Envelope, from *broker.Session) {
 	}
 	if from != nil {
 		a.objects.Observe(env.Event, env.Directed) // emergencies clients raise and cancel
+		if len(env.Missions) > 0 && a.marti != nil {
+			a.marti.RecordMissionEvent(env.Missions, env.Event) // queued, never blocks
+		}
 	}
 }
 

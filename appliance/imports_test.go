@@ -34,11 +34,12 @@ var allowedImports = map[string][]string{
 	"appliance/takclient":     {"appliance/cot"},
 	"cmd/outpost-load":        {"appliance/cot", "appliance/takclient"},
 	"appliance/objects":       {"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/logx"},
+	"appliance/excheck":       {},
 	"appliance/stream":        transportDeps,
 	"appliance/mgmt":          append([]string{"appliance/mgmt/socketio", "appliance/sysinfo", "appliance/objects"}, transportDeps...),
 	"appliance/mgmt/socketio": {"appliance/logx"},
 	"appliance/sysinfo":       {},
-	"appliance/marti":         transportDeps,
+	"appliance/marti":         append([]string{"appliance/excheck"}, transportDeps...),
 	"appliance":               {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti", "appliance/objects", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate", "web"},
 	"appliance/netx":          {"appliance/logx"},
 	// Test support: imported by test files only (testOnly below).

@@ -190,6 +190,11 @@ func (b *Broker) Publish(ev *cot.Event, from *Session) error {
 	}
 	env := NewEnvelope(out)
 	env.Directed = dests != nil
+	for _, d := range dests {
+		if d.Mission != "" {
+			env.Missions = append(env.Missions, d.Mission)
+		}
+	}
 	if n := len(env.XML()); n > b.opts.MaxEventBytes {
 		b.stats.oversize.Add(1)
 		return fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, n, b.opts.MaxEventBytes)
@@ -210,6 +215,39 @@ func (b *Broker) Publish(ev *cot.Event, from *Session) error {
 	if b.opts.Observer != nil {
 		b.opts.Observer(env, from)
 	}
+	return nil
+}
+
+// Notify delivers a server notification (mission and checklist changes,
+// api.md §6.2) to the connections that own uids, or to every session when
+// uids is nil. Notifications are not part of the situation picture: they
+// are neither observed (no history) nor retained nor replayed.
+func (b *Broker) Notify(ev *cot.Event, uids []string) error {
+	env := NewEnvelope(ev)
+	if n := len(env.XML()); n > b.opts.MaxEventBytes {
+		b.stats.oversize.Add(1)
+		return fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, n, b.opts.MaxEventBytes)
+	}
+	b.stats.published.Add(1)
+	b.stats.in[env.class].Add(1)
+	if uids == nil {
+		b.broadcast(env, nil, nil)
+		return nil
+	}
+	env.Directed = true
+	targets := map[*Session]bool{}
+	b.mu.Lock()
+	for _, u := range uids {
+		if s := b.ids.owner(u); s != nil {
+			targets[s] = true
+		}
+	}
+	b.mu.Unlock()
+	if len(targets) == 0 {
+		return nil // none of them is connected
+	}
+	b.stats.directed.Add(1)
+	b.broadcast(env, nil, targets)
 	return nil
 }
 

@@ -23,6 +23,11 @@ type Envelope struct {
 	// (observers that replay events read it). Set by Publish.
 	Directed bool
 
+	// Missions names the missions the sender addressed the event to
+	// (<marti><dest mission>), for observers that record it into them.
+	// Set by Publish.
+	Missions []string
+
 	seq   uint64 // publish sequence (0: not published through Publish)
 	size  int    // queue accounting estimate, bytes
 	sa    bool   // a position report: may be coalesced per uid (newest wins)

@@ -61,6 +61,7 @@ type Handler struct {
 	mux     *httpapi.Mux
 	started time.Time
 	ws      *cotSockets
+	rec     *missionRecorder // uids of events sent to missions (mission_record.go)
 }
 
 // NewHandler returns the client API handler.
@@ -77,12 +78,15 @@ func NewHandler(opts Options) *Handler {
 	log := opts.Logger.With("component", "marti")
 	h := &Handler{opts: opts, log: log, mux: httpapi.NewMux(), started: opts.Now()}
 	h.ws = newCoTSockets(&h.opts, log)
+	if opts.Store != nil {
+		h.rec = newMissionRecorder(opts.Store, h)
+	}
 	h.routes()
 	return h
 }
 
-// routes registers every route. Missions and ExCheck (api.md §4.3, §4.4)
-// will add theirs here, each group from its own file.
+// routes registers every route; missions and ExCheck (api.md §4.3, §4.4)
+// from their own files.
 func (h *Handler) routes() {
 	m := h.mux
 	// What clients call on connect (protocol.md §7, api.md §4.4).
@@ -117,6 +121,9 @@ func (h *Handler) routes() {
 
 	// CoT over websocket (TAK protocol v1), mutual TLS only.
 	m.HandleFunc("GET /takproto/1", h.ws.serveHTTP)
+
+	h.missionRoutes(m) // mission_routes.go
+	h.excheckRoutes(m) // excheck_routes.go
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
@@ -125,7 +132,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // close hijacked connections): each may receive what is queued for it until
 // ctx ends, then whatever is left is cut off. The broker should be draining
 // first (no departures announced).
-func (h *Handler) Shutdown(ctx context.Context) error { return h.ws.shutdown(ctx) }
+// The mission recorder then writes what it still has queued.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	err := h.ws.shutdown(ctx)
+	if h.rec != nil {
+		h.rec.close(ctx)
+	}
+	return err
+}
 
 // CloseWhere closes the CoT websocket sessions whose client certificate
 // serial matches (a revocation while connected, api.md §5.11) and returns

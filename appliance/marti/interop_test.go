@@ -203,3 +203,37 @@ func TestWebsocketInterop(t *testing.T) {
 		t.Fatalf("departure: %v", err)
 	}
 }
+
+// TestNodeTakMissions drives the mission routes with @tak-ps/node-tak
+// 8.9.0's Mission and MissionLog APIs on both listeners, every answer
+// checked against node-tak's own schemas (marti-missions.mjs): create,
+// list, subscribe, subscription roles and list, a log entry, contents by
+// hash and uid, get with logs and changes, the change history, the CoT
+// list (parsed into GeoJSON by node-tak), removal and unsubscribe.
+func TestNodeTakMissions(t *testing.T) {
+	testkit.RequireInterop(t, "@tak-ps/node-tak")
+	e := start(t, nil)
+	tcp := e.DialTCP(t)
+	tcp.Send(takclient.SA("ANDROID-MISSION", "MCALL", 48.85, 2.35))
+	testkit.WaitFor(t, "the SA in the history", func() bool {
+		return e.do(t, both[0], "GET", "/Marti/api/cot/xml/ANDROID-MISSION", nil).Status == 200
+	})
+	file := []byte("a file for node-tak's mission")
+	if resp := e.do(t, both[0], "POST", "/Marti/sync/upload?filename=node.txt&creatorUid=NODE-1", file, "Content-Type", "text/plain"); resp.Status != 200 {
+		t.Fatalf("upload: %d %s", resp.Status, resp.Body)
+	}
+	certFile, keyFile := writePEM(t, e, "nodemission")
+	for _, l := range both {
+		env := []string{"OUTPOST_URL=" + strings.TrimSuffix(e.URL(t, l, "/"), "/"), "MISSION=node-" + l, "HASH=" + sha(file),
+			"CONTACT_UID=ANDROID-MISSION"}
+		if l == appliance.ListenerHTTPS {
+			env = append(env, "CERT="+certFile, "KEY="+keyFile)
+		}
+		steps := runNode(t, "marti-missions.mjs", env...)
+		for _, name := range []string{"create", "list", "subscribe", "roles", "subscriptions", "log", "attach", "get", "changes", "cot", "detach", "unsubscribe", "done"} {
+			if s, ok := steps[name]; !ok || !s.OK {
+				t.Errorf("%s step %s: %+v", l, name, s)
+			}
+		}
+	}
+}

@@ -65,6 +65,9 @@ func (h *Handler) lookupFailed(w http.ResponseWriter, err error) {
 func (h *Handler) getContent(w http.ResponseWriter, r *http.Request) {
 	p, err := h.packageByQuery(r, r.Method == http.MethodHead && r.URL.Query().Get("uid") == "")
 	if err != nil {
+		if h.serveTemplate(w, r, err) { // the ExCheck templates' contents (excheck_routes.go)
+			return
+		}
 		h.lookupFailed(w, err)
 		return
 	}

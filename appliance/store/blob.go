@@ -398,7 +398,7 @@ func (s *Store) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) 
 }
 
 func isSentinel(err error) bool {
-	for _, e := range []error{ErrNotFound, ErrConflict, ErrInvalid, ErrTooLarge, ErrHashMismatch, ErrBadCredentials, ErrClosed} {
+	for _, e := range []error{ErrNotFound, ErrConflict, ErrInvalid, ErrTooLarge, ErrHashMismatch, ErrBadCredentials, ErrClosed, ErrForbidden, ErrBusy} {
 		if errors.Is(err, e) {
 			return true
 		}

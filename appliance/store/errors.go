@@ -28,6 +28,9 @@ var (
 	// ErrBusy: too many password checks right now (passwordgate.go); the
 	// caller may try again shortly.
 	ErrBusy = errors.New("store: busy")
+	// ErrForbidden: the caller's mission role does not allow the change
+	// (missions.go); nothing was changed.
+	ErrForbidden = errors.New("store: forbidden")
 	// ErrClosed: the store, blob writer or history writer is closed.
 	ErrClosed = errors.New("store: closed")
 	// ErrSchemaTooNew: the database was migrated by a newer Outpost.

@@ -55,6 +55,8 @@ type Store struct {
 	passwordIter int
 	pwGate       *passwordGate
 
+	subs subscriberCache // active mission subscribers (missions_subs.go)
+
 	closed atomic.Bool
 
 	// mu guards closing, histories and closeErr.

@@ -260,6 +260,8 @@ func Chat(uid, text string, dests ...cot.Dest) *cot.Event {
 				m += `<dest uid="` + d.UID + `"/>`
 			case d.Callsign != "":
 				m += `<dest callsign="` + d.Callsign + `"/>`
+			case d.Mission != "":
+				m += `<dest mission="` + d.Mission + `"/>`
 			}
 		}
 		detail = m + "</marti>" + detail

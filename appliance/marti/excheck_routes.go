@@ -1,0 +1,307 @@
+package marti
+
+// ExCheck checklists (api.md §4.3, §2.14): templates and their tasks,
+// checklists started from templates (each with a mission of the same name,
+// tool ExCheck, that clients subscribe to), task updates announced with
+// ChecklistUpdateNotification, and a checklist linked into a mission as
+// external data. Documents are read and edited by appliance/excheck in
+// either style (the contract's attributes, ATAK's elements), keeping every
+// element; what a client uploaded is stored as sent when the server had
+// nothing to add to it.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"outpost/appliance/excheck"
+	"outpost/appliance/httpapi"
+	"outpost/appliance/logx"
+	"outpost/appliance/store"
+)
+
+func (h *Handler) excheckRoutes(m *httpapi.Mux) {
+	const p = "/Marti/api/excheck"
+	m.HandleFunc("POST "+p+"/template", h.templateCreate)
+	m.HandleFunc("GET "+p+"/template/{templateUid}", h.templateGet)
+	m.HandleFunc("GET "+p+"/template/{templateUid}/task/{taskUid}", h.templateTaskGet)
+	m.HandleFunc("POST "+p+"/template/{templateUid}/task/{taskUid}", h.templateTaskPut)
+	m.HandleFunc("PUT "+p+"/template/{templateUid}/task/{taskUid}", h.templateTaskPut)
+	m.HandleFunc("DELETE "+p+"/template/{templateUid}/task/{taskUid}", h.templateTaskDelete)
+	m.HandleFunc("POST "+p+"/{subscription}/start", h.checklistStart)
+	m.HandleFunc("GET "+p+"/checklist/active", h.checklistsActive)
+	m.HandleFunc("GET "+p+"/checklist/{checklistid}", h.checklistGet)
+	m.HandleFunc("GET "+p+"/checklist/{checklistid}/task/{taskid}", h.checklistTaskGet)
+	m.HandleFunc("PUT "+p+"/checklist/{checklistid}/task/{taskid}", h.checklistTaskPut)
+	m.HandleFunc("PUT "+p+"/checklist/{checklistid}/mission/{mission_id}", h.checklistToMission)
+}
+
+const xmlType = "application/xml"
+
+// readXML reads an XML body of at most one ExCheck document (413 above).
+func readXML(r *http.Request, field string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, excheck.MaxDocumentBytes+1))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe) || len(b) > excheck.MaxDocumentBytes:
+		return nil, httpapi.Errorf(http.StatusRequestEntityTooLarge, "%s: larger than %d bytes", field, excheck.MaxDocumentBytes)
+	case err != nil:
+		return nil, httpapi.BadRequest(field, "the body could not be read")
+	case len(bytes.TrimSpace(b)) == 0:
+		return nil, httpapi.BadRequest(field, "required (an XML document in the body)")
+	}
+	return b, nil
+}
+
+// xmlFail answers an ExCheck error: a refused document is a 400 saying
+// what is wrong; the rest as for missions.
+func (h *Handler) xmlFail(w http.ResponseWriter, r *http.Request, field string, err error) {
+	if errors.Is(err, excheck.ErrInvalid) {
+		httpapi.WriteMessage(w, http.StatusBadRequest, field+": "+err.Error())
+		return
+	}
+	h.missionFail(w, r, err)
+}
+
+// pathUID reads and checks a uid path value.
+func pathUID(r *http.Request, key string) (string, error) {
+	v := r.PathValue(key)
+	if err := excheck.CheckUID(key, v); err != nil {
+		return "", httpapi.BadRequest("", "%s", err.Error())
+	}
+	return v, nil
+}
+
+// kept is what to store for a parsed document: the bytes as sent when the
+// parser added nothing to them, else the document as written back.
+func kept(raw []byte, d *excheck.Doc) []byte {
+	if root, err := excheck.Parse(raw); err == nil && bytes.Equal(excheck.Document(root), d.Bytes()) {
+		return raw
+	}
+	return d.Bytes()
+}
+
+// templateCreate answers POST /Marti/api/excheck/template with "done".
+// The template becomes content of the exchecktemplates mission, whose
+// subscribers hear of it (the list ATAK's ExCheck tool reads).
+func (h *Handler) templateCreate(w http.ResponseWriter, r *http.Request) {
+	who, err := actor(r)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	raw, err := readXML(r, "templatedata")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	d, err := excheck.ParseTemplate(raw)
+	if err != nil {
+		h.xmlFail(w, r, "templatedata", err)
+		return
+	}
+	m, cr, err := h.opts.Store.PutTemplate(r.Context(), store.ExCheckDoc{UID: d.UID(), Name: d.Name(), Description: d.Description(),
+		CreatorUID: who, XML: kept(raw, d)})
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.log.Info("checklist template stored", "template_uid", d.UID(), "name", logx.Clip(d.Name()), "creator_uid", logx.Clip(who))
+	h.notifyContents(m, who, []store.ContentChange{{Content: &cr}})
+	httpapi.WriteText(w, http.StatusOK, "done")
+}
+
+func (h *Handler) templateGet(w http.ResponseWriter, r *http.Request) {
+	uid, err := pathUID(r, "templateUid")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	d, err := h.opts.Store.Template(r.Context(), uid)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	httpapi.WriteBody(w, http.StatusOK, xmlType, d.XML)
+}
+
+// docTask finds a task of a stored document (404 when absent).
+func docTask(raw []byte, checklist bool, uid, taskUID string) (*excheck.Doc, *excheck.Node, error) {
+	parse := excheck.ParseTemplate
+	if checklist {
+		parse = excheck.ParseChecklist
+	}
+	d, err := parse(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stored document %s: %w", uid, err)
+	}
+	t := d.Task(taskUID)
+	if t == nil {
+		return d, nil, fmt.Errorf("%w: %q has no task %q", store.ErrNotFound, uid, taskUID)
+	}
+	return d, t, nil
+}
+
+func (h *Handler) templateTaskGet(w http.ResponseWriter, r *http.Request) {
+	h.taskGet(w, r, false, "templateUid", "taskUid")
+}
+
+func (h *Handler) checklistTaskGet(w http.ResponseWriter, r *http.Request) {
+	h.taskGet(w, r, true, "checklistid", "taskid")
+}
+
+func (h *Handler) taskGet(w http.ResponseWriter, r *http.Request, checklist bool, docKey, taskKey string) {
+	uid, err := pathUID(r, docKey)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	taskUID, err := pathUID(r, taskKey)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	get := h.opts.Store.Template
+	if checklist {
+		get = h.opts.Store.Checklist
+	}
+	doc, err := get(r.Context(), uid)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	_, t, err := docTask(doc.XML, checklist, uid, taskUID)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	httpapi.WriteBody(w, http.StatusOK, xmlType, excheck.Document(t))
+}
+
+// readTask reads a task body and gives it the path's uid.
+func readTask(r *http.Request, field, taskUID string) (*excheck.Node, error) {
+	raw, err := readXML(r, field)
+	if err != nil {
+		return nil, err
+	}
+	t, err := excheck.ParseTask(raw)
+	if err != nil {
+		return nil, err
+	}
+	excheck.SetTaskUID(t, taskUID)
+	return t, nil
+}
+
+// fitTask writes a task's uid in the document's style: the contract's
+// documents carry it as an attribute, ATAK's as an element.
+func fitTask(d *excheck.Doc, t *excheck.Node, uid string) {
+	if !d.AttrStyle() {
+		return
+	}
+	if el := t.Child("uid"); el != nil {
+		t.Remove(el)
+	}
+	t.SetAttr("uid", uid)
+}
+
+// templateTaskPut answers POST (add) and PUT (replace an existing task)
+// of a template task with the task as stored.
+func (h *Handler) templateTaskPut(w http.ResponseWriter, r *http.Request) {
+	uid, err := pathUID(r, "templateUid")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	taskUID, err := pathUID(r, "taskUid")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	t, err := readTask(r, "taskdata", taskUID)
+	if err != nil {
+		h.xmlFail(w, r, "taskdata", err)
+		return
+	}
+	err = h.opts.Store.UpdateTemplate(r.Context(), uid, func(raw []byte) ([]byte, error) {
+		d, old, err := docTask(raw, false, uid, taskUID)
+		if r.Method == http.MethodPut && old == nil {
+			return nil, err
+		}
+		if d == nil {
+			return nil, err
+		}
+		fitTask(d, t, taskUID)
+		d.PutTask(t)
+		return d.Bytes(), nil
+	})
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.log.Info("checklist template task stored", "template_uid", uid, "task_uid", taskUID)
+	httpapi.WriteBody(w, http.StatusOK, xmlType, excheck.Document(t))
+}
+
+func (h *Handler) templateTaskDelete(w http.ResponseWriter, r *http.Request) {
+	uid, err := pathUID(r, "templateUid")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	taskUID, err := pathUID(r, "taskUid")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	err = h.opts.Store.UpdateTemplate(r.Context(), uid, func(raw []byte) ([]byte, error) {
+		d, _, err := docTask(raw, false, uid, taskUID)
+		if err != nil {
+			return nil, err
+		}
+		d.DeleteTask(taskUID)
+		return d.Bytes(), nil
+	})
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.log.Info("checklist template task deleted", "template_uid", uid, "task_uid", taskUID)
+	httpapi.WriteText(w, http.StatusOK, "done")
+}
+
+// serveTemplate answers a sync download by hash that found no file when
+// the hash is a template's: the templates are the contents of the
+// exchecktemplates mission, and ATAK downloads them as sync files. It
+// reports whether it answered.
+func (h *Handler) serveTemplate(w http.ResponseWriter, r *http.Request, lookup error) bool {
+	var he *httpapi.Error
+	hash := r.URL.Query().Get("hash")
+	if !errors.As(lookup, &he) || he.Status != http.StatusNotFound || hash == "" {
+		return false
+	}
+	t, err := h.opts.Store.TemplateByHash(r.Context(), strings.ToLower(hash))
+	if err != nil {
+		return false
+	}
+	httpapi.ServeDownload(w, r, httpapi.Download{Name: t.UID + ".xml", MIMEType: xmlType, Hash: t.Hash, ModTime: t.Updated,
+		Content: bytes.NewReader(t.XML)})
+	return true
+}
+
+// templateContents are the exchecktemplates mission's contents: every
+// template.
+func (h *Handler) templateContents(ctx context.Context) ([]contentJSON, error) {
+	list, err := h.opts.Store.Templates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]contentJSON, len(list))
+	for i, t := range list {
+		out[i] = contentJSON{Data: store.TemplateContent(t), Timestamp: httpapi.FormatTime(t.Updated), CreatorUID: t.CreatorUID}
+	}
+	return out, nil
+}

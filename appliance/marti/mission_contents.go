@@ -1,0 +1,207 @@
+package marti
+
+// Mission contents (api.md §4.4): enterprise sync files by hash and CoT
+// uids added and removed, a file uploaded straight into a mission, and
+// external data.
+
+import (
+	"net/http"
+	"time"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/logx"
+	"outpost/appliance/store"
+)
+
+var zeroTime time.Time
+
+// contentsBody is the body of PUT /contents.
+type contentsBody struct {
+	Hashes []string `json:"hashes"`
+	UIDs   []string `json:"uids"`
+}
+
+// missionAddContents answers PUT /Marti/api/missions/{id}/contents: the
+// files (hashes) and CoT uids join the mission in one transaction (an
+// unknown hash: 404 and nothing added); envelope 2.13 with the mission;
+// a MissionContentCreatedNotification per new hash and uid to the
+// mission's subscribers once committed.
+func (h *Handler) missionAddContents(w http.ResponseWriter, r *http.Request) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	who, err := actor(r)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	var body contentsBody
+	if err := httpapi.DecodeJSON(r, maxMissionJSON, &body); err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	if len(body.Hashes)+len(body.UIDs) == 0 {
+		h.missionFail(w, r, httpapi.BadRequest("hashes", "give hashes or uids to add"))
+		return
+	}
+	if len(body.Hashes)+len(body.UIDs) > store.MaxMissionBatch {
+		h.missionFail(w, r, httpapi.BadRequest("hashes", "at most %d hashes and uids at once", store.MaxMissionBatch))
+		return
+	}
+	for i, hs := range body.Hashes {
+		if body.Hashes[i], err = httpapi.CheckHash("hashes", hs); err != nil {
+			h.missionFail(w, r, err)
+			return
+		}
+	}
+	added, err := h.opts.Store.AddMissionContents(r.Context(), name, body.Hashes, body.UIDs, who)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	m, err := h.opts.Store.MissionByName(r.Context(), name)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.log.Info("mission contents added", "mission", logx.Clip(name), "by", logx.Clip(who), "added", len(added))
+	h.notifyContents(m, who, added)
+	h.writeMission(w, r, m, http.StatusOK, "", false)
+}
+
+// missionRemoveContent answers DELETE /Marti/api/missions/{id}/contents
+// with hash= or uid=: envelope 2.13 with the mission.
+func (h *Handler) missionRemoveContent(w http.ResponseWriter, r *http.Request) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	who, err := actor(r)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	hash, uid := q.Get("hash"), q.Get("uid")
+	switch {
+	case hash != "":
+		if hash, err = httpapi.CheckHash("hash", hash); err != nil {
+			h.missionFail(w, r, err)
+			return
+		}
+	case uid != "":
+		if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
+			h.missionFail(w, r, err)
+			return
+		}
+	default:
+		h.missionFail(w, r, httpapi.BadRequest("hash", "required (or uid)"))
+		return
+	}
+	if _, err := h.opts.Store.RemoveMissionContent(r.Context(), name, hash, uid, who); err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	m, err := h.opts.Store.MissionByName(r.Context(), name)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.log.Info("mission content removed", "mission", logx.Clip(name), "by", logx.Clip(who), "hash", hash, "uid", logx.Clip(uid))
+	h.writeMission(w, r, m, http.StatusOK, "", false)
+}
+
+// missionPackage answers PUT /Marti/api/missions/{id}/contents/missionpackage:
+// the body is stored as an enterprise sync file (as /Marti/sync/upload
+// does) and added to the mission; envelope 2.13 with the mission.
+func (h *Handler) missionPackage(w http.ResponseWriter, r *http.Request) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	// The mission and the caller's right to change it are checked first
+	// (an empty change), so nothing is stored for a request that cannot
+	// complete.
+	if _, err := h.opts.Store.AddMissionContents(r.Context(), name, nil, nil, r.URL.Query().Get("creatorUid")); err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	if q.Get("filename") == "" && q.Get("name") == "" {
+		// node-tak sends none: a name the client can recognise.
+		q.Set("filename", name+".zip")
+		r.URL.RawQuery = q.Encode()
+	}
+	u, err := uploadQuery(r, false)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	if r.Header.Get("Content-Type") == "" {
+		r.Header.Set("Content-Type", "application/octet-stream")
+	}
+	p, ok := h.receive(w, r, u)
+	if !ok {
+		return
+	}
+	added, err := h.opts.Store.AddMissionContents(r.Context(), name, []string{p.Hash}, nil, u.creator)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	m, err := h.opts.Store.MissionByName(r.Context(), name)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.notifyContents(m, u.creator, added)
+	h.writeMission(w, r, m, http.StatusOK, "", false)
+}
+
+// externalDataBody is mission_external_data: the object itself, or
+// wrapped under that name.
+type externalDataBody struct {
+	store.ExternalData
+	Wrapped *store.ExternalData `json:"mission_external_data"`
+}
+
+// missionExternalData answers POST /Marti/api/missions/{id}/externaldata:
+// adds (or replaces, by uid) the external data, records the change and
+// sends MissionExternalDataCreatedNotification to the subscribers.
+func (h *Handler) missionExternalData(w http.ResponseWriter, r *http.Request) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	who, err := actor(r)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	var body externalDataBody
+	if err := httpapi.DecodeJSON(r, maxMissionJSON, &body); err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	x := body.ExternalData
+	if body.Wrapped != nil {
+		x = *body.Wrapped
+	}
+	if x.UID == "" {
+		h.missionFail(w, r, httpapi.BadRequest("uid", "required (the external data's uid)"))
+		return
+	}
+	m, err := h.opts.Store.PutExternalData(r.Context(), name, x, who)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.log.Info("mission external data added", "mission", logx.Clip(name), "uid", logx.Clip(x.UID), "by", logx.Clip(who))
+	h.notifyExternalData(m, who, x)
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeExternalData, x))
+}

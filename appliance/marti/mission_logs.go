@@ -1,0 +1,152 @@
+package marti
+
+// Mission log entries (api.md §4.4): created (201), updated, deleted, and
+// listed by mission (secago, start, end) or all together. Each change is
+// recorded in the history of its missions and announced to their
+// subscribers (t-x-m-c-l).
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/logx"
+	"outpost/appliance/store"
+)
+
+// logBody is mission_log_data: the entry itself (what ATAK and node-tak
+// send) or wrapped under that name.
+type logBody struct {
+	ID            string          `json:"id"`
+	EntryUID      string          `json:"entryUid"`
+	Content       *string         `json:"content"`
+	CreatorUID    string          `json:"creatorUid"`
+	MissionNames  []string        `json:"missionNames"`
+	DTG           string          `json:"dtg"`
+	ContentHashes []string        `json:"contentHashes"`
+	Keywords      []string        `json:"keywords"`
+	Wrapped       json.RawMessage `json:"mission_log_data"`
+}
+
+// readLog reads and checks a log entry body.
+func readLog(r *http.Request, update bool) (store.LogEntry, error) {
+	var b logBody
+	if err := httpapi.DecodeJSON(r, maxMissionJSON, &b); err != nil {
+		return store.LogEntry{}, err
+	}
+	if len(b.Wrapped) > 0 && !bytes.Equal(b.Wrapped, []byte("null")) {
+		var inner logBody
+		if err := httpapi.DecodeValue(b.Wrapped, &inner, "mission_log_data"); err != nil {
+			return store.LogEntry{}, err
+		}
+		b = inner
+	}
+	if b.Content == nil {
+		return store.LogEntry{}, httpapi.BadRequest("content", "required (the text of the entry)")
+	}
+	if len(b.MissionNames) == 0 {
+		return store.LogEntry{}, httpapi.BadRequest("missionNames", "required (the missions of the entry)")
+	}
+	if update && b.ID == "" {
+		return store.LogEntry{}, httpapi.BadRequest("id", "required (the entry to update)")
+	}
+	if err := httpapi.CheckText("id", b.ID, false, 64); err != nil {
+		return store.LogEntry{}, err
+	}
+	e := store.LogEntry{ID: b.ID, EntryUID: b.EntryUID, Content: *b.Content, CreatorUID: b.CreatorUID, Missions: b.MissionNames,
+		ContentHashes: b.ContentHashes, Keywords: b.Keywords}
+	if b.DTG != "" {
+		t, err := parseTime(b.DTG)
+		if err != nil {
+			return store.LogEntry{}, httpapi.BadRequest("dtg", "must be an ISO-8601 time, not %q", httpapi.ClipValue(b.DTG))
+		}
+		e.DTG = t
+	}
+	return e, nil
+}
+
+// logCreate answers POST /Marti/api/missions/logs/entries: 201 with the
+// entry and its generated id.
+func (h *Handler) logCreate(w http.ResponseWriter, r *http.Request) {
+	e, err := readLog(r, false)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	e.ID = "" // the server names new entries
+	h.putLog(w, r, e, http.StatusCreated)
+}
+
+// logUpdate answers PUT /Marti/api/missions/logs/entries.
+func (h *Handler) logUpdate(w http.ResponseWriter, r *http.Request) {
+	e, err := readLog(r, true)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.putLog(w, r, e, http.StatusOK)
+}
+
+func (h *Handler) putLog(w http.ResponseWriter, r *http.Request, e store.LogEntry, status int) {
+	saved, created, err := h.opts.Store.PutLogEntry(r.Context(), e)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	verb := "updated"
+	if created {
+		verb = "created"
+	}
+	h.log.Info("mission log entry "+verb, "id", logx.Clip(saved.ID), "creator_uid", logx.Clip(saved.CreatorUID), "missions", len(saved.Missions))
+	h.notifyLog(saved, store.ChangeAddContent)
+	httpapi.WriteJSON(w, status, h.envelope(typeLogEntry, logView(saved)))
+}
+
+// logDelete answers DELETE /Marti/api/missions/logs/entries/{id}.
+func (h *Handler) logDelete(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := httpapi.CheckText("id", id, true, 64); err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	e, err := h.opts.Store.DeleteLogEntry(r.Context(), id)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.log.Info("mission log entry deleted", "id", logx.Clip(id))
+	h.notifyLog(e, store.ChangeRemoveContent)
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeLogEntry, logView(e)))
+}
+
+// missionLogs answers GET /Marti/api/missions/{id}/log.
+func (h *Handler) missionLogs(w http.ResponseWriter, r *http.Request) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.writeLogs(w, r, name)
+}
+
+// allLogs answers GET /Marti/api/missions/all/logs.
+func (h *Handler) allLogs(w http.ResponseWriter, r *http.Request) { h.writeLogs(w, r, "") }
+
+func (h *Handler) writeLogs(w http.ResponseWriter, r *http.Request, name string) {
+	from, to, err := timeRange(r, h.opts.Now())
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	list, err := h.opts.Store.MissionLogs(r.Context(), name, from, to)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	out := make([]logJSON, len(list))
+	for i, e := range list {
+		out[i] = logView(e)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeLogEntry, out))
+}

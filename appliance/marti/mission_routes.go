@@ -1,0 +1,374 @@
+package marti
+
+// Missions (api.md §4.4): the routes, and the mission itself (list, get,
+// create or update, its CoT and its change history). Contents, logs,
+// subscriptions and notifications have files of their own.
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/logx"
+	"outpost/appliance/store"
+)
+
+// maxMissionJSON bounds the JSON body of a mission request.
+const maxMissionJSON = 256 << 10
+
+func parseInt64(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }
+
+func (h *Handler) missionRoutes(m *httpapi.Mux) {
+	const p = "/Marti/api/missions"
+	m.HandleFunc("GET "+p, h.missionList)
+	m.HandleFunc("GET "+p+"/{mission_id}", h.missionGet)
+	m.HandleFunc("PUT "+p+"/{mission_id}", h.missionPut)
+	m.HandleFunc("POST "+p+"/{mission_id}", h.missionPut) // node-tak creates with POST
+	m.HandleFunc("GET "+p+"/{mission_id}/cot", h.missionCoT)
+	m.HandleFunc("GET "+p+"/{mission_id}/changes", h.missionChanges)
+
+	m.HandleFunc("PUT "+p+"/{mission_id}/contents", h.missionAddContents)
+	m.HandleFunc("DELETE "+p+"/{mission_id}/contents", h.missionRemoveContent)
+	m.HandleFunc("PUT "+p+"/{mission_id}/contents/missionpackage", h.missionPackage)
+	m.HandleFunc("POST "+p+"/{mission_id}/externaldata", h.missionExternalData)
+
+	m.HandleFunc("POST "+p+"/logs/entries", h.logCreate)
+	m.HandleFunc("PUT "+p+"/logs/entries", h.logUpdate)
+	m.HandleFunc("DELETE "+p+"/logs/entries/{id}", h.logDelete)
+	m.HandleFunc("GET "+p+"/{mission_id}/log", h.missionLogs)
+	m.HandleFunc("GET "+p+"/all/logs", h.allLogs)
+
+	m.HandleFunc("PUT "+p+"/{mission_id}/subscription", h.subscribe)
+	m.HandleFunc("DELETE "+p+"/{mission_id}/subscription", h.unsubscribe)
+	m.HandleFunc("GET "+p+"/{mission_id}/subscriptions", h.subscriptions)
+	m.HandleFunc("GET "+p+"/{mission_id}/subscriptions/roles", h.subscriptionRoles)
+	m.HandleFunc("GET "+p+"/all/subscriptions", h.allSubscriptions)
+
+	m.HandleFunc("PUT "+p+"/{child_mission_id}/parent/{parent_mission_id}", h.setParent)
+	m.HandleFunc("DELETE "+p+"/{child_mission_id}/parent", h.clearParent)
+	m.HandleFunc("GET "+p+"/{child_mission_id}/parent", h.getParent)
+	m.HandleFunc("GET "+p+"/{parent_mission_id}/children", h.getChildren)
+
+	m.HandleFunc("PUT "+p+"/{mission_id}/invite/{type}/{invitee}", h.invitePut)
+	m.HandleFunc("POST "+p+"/{mission_id}/invite", h.invitePost)
+	m.HandleFunc("GET "+p+"/invitations", h.invitations)
+}
+
+// missionList answers GET /Marti/api/missions: envelope 2.13 of every
+// mission (tool=... lists one tool's).
+func (h *Handler) missionList(w http.ResponseWriter, r *http.Request) {
+	tool := r.URL.Query().Get("tool")
+	if err := httpapi.CheckText("tool", tool, false, 255); err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	list, err := h.opts.Store.Missions(r.Context(), tool)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	out := make([]missionJSON, 0, len(list))
+	for _, m := range list {
+		if m.Name == store.TemplatesMission && m.Tool == store.ToolExCheck {
+			continue // the ExCheck templates are not a team's mission (as on the official server)
+		}
+		v, err := h.missionView(r.Context(), m)
+		if err != nil {
+			h.missionFail(w, r, err)
+			return
+		}
+		out = append(out, v)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeMission, out))
+}
+
+// missionGet answers GET /Marti/api/missions/{mission_id}: the mission
+// with its contents, uids and subscriptions; logs=true and changes=true
+// add its log entries and change history.
+func (h *Handler) missionGet(w http.ResponseWriter, r *http.Request) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	m, err := h.opts.Store.MissionByName(r.Context(), name)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.writeMission(w, r, m, http.StatusOK, "", true)
+}
+
+// writeMission answers with envelope 2.13 holding the one mission.
+func (h *Handler) writeMission(w http.ResponseWriter, r *http.Request, m store.Mission, status int, token string, detail bool) {
+	ctx := r.Context()
+	v, err := h.missionView(ctx, m)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	v.Token = token
+	if detail {
+		subs, err := h.opts.Store.Subscriptions(ctx, m.Name)
+		if err != nil {
+			h.missionFail(w, r, err)
+			return
+		}
+		for _, s := range subs {
+			s.MissionName = ""
+			v.Subscriptions = append(v.Subscriptions, subscriptionView(s, false))
+		}
+		q := r.URL.Query()
+		if q.Get("logs") == "true" {
+			logs, err := h.opts.Store.MissionLogs(ctx, m.Name, zeroTime, zeroTime)
+			if err != nil {
+				h.missionFail(w, r, err)
+				return
+			}
+			v.Logs = make([]logJSON, 0, len(logs))
+			for _, e := range logs {
+				v.Logs = append(v.Logs, logView(e))
+			}
+		}
+		if q.Get("changes") == "true" {
+			changes, err := h.opts.Store.MissionChanges(ctx, m.Name, zeroTime, zeroTime)
+			if err != nil {
+				h.missionFail(w, r, err)
+				return
+			}
+			v.MissionChanges = make([]changeJSON, 0, len(changes))
+			for _, c := range changes {
+				v.MissionChanges = append(v.MissionChanges, changeView(c))
+			}
+		}
+	}
+	httpapi.WriteJSON(w, status, h.envelope(typeMission, []missionJSON{v}))
+}
+
+// missionBody is WinTAK's JSON body of a mission create (shapes: accept
+// both the query and the body). defaultRole may be a role name or a role
+// object; groups a list or one comma-separated string.
+type missionBody struct {
+	Description    *string         `json:"description"`
+	ChatRoom       *string         `json:"chatRoom"`
+	BaseLayer      *string         `json:"baseLayer"`
+	BBox           *string         `json:"bbox"`
+	Path           *string         `json:"path"`
+	Classification *string         `json:"classification"`
+	Tool           *string         `json:"tool"`
+	Password       *string         `json:"password"`
+	CreatorUID     *string         `json:"creatorUid"`
+	InviteOnly     *bool           `json:"inviteOnly"`
+	Expiration     *int64          `json:"expiration"`
+	Keywords       *[]string       `json:"keywords"`
+	DefaultRole    json.RawMessage `json:"defaultRole"`
+	Groups         json.RawMessage `json:"groups"`
+	Group          json.RawMessage `json:"group"`
+}
+
+// missionInput reads a create or update from the query and, when there is
+// one, the JSON body (query values win).
+func missionInput(r *http.Request) (store.MissionInput, error) {
+	var in store.MissionInput
+	var b missionBody
+	if r.ContentLength != 0 && strings.Contains(r.Header.Get("Content-Type"), "json") {
+		if err := httpapi.DecodeJSON(r, maxMissionJSON, &b); err != nil {
+			return in, err
+		}
+	}
+	q := r.URL.Query()
+	text := func(field string, body *string) *string {
+		if q.Has(field) {
+			v := q.Get(field)
+			return &v
+		}
+		return body
+	}
+	in.Description, in.ChatRoom, in.BaseLayer = text("description", b.Description), text("chatRoom", b.ChatRoom), text("baseLayer", b.BaseLayer)
+	in.BBox, in.Path, in.Classification = text("bbox", b.BBox), text("path", b.Path), text("classification", b.Classification)
+	in.Tool, in.Password = text("tool", b.Tool), text("password", b.Password)
+	if c := text("creatorUid", b.CreatorUID); c != nil {
+		in.CreatorUID = *c
+	}
+	in.InviteOnly, in.Expiration, in.Keywords = b.InviteOnly, b.Expiration, b.Keywords
+	if v := q.Get("inviteOnly"); v != "" {
+		bv, err := strconv.ParseBool(v)
+		if err != nil {
+			return in, httpapi.BadRequest("inviteOnly", "must be true or false")
+		}
+		in.InviteOnly = &bv
+	}
+	if v := q.Get("expiration"); v != "" {
+		n, err := parseInt64(v)
+		if err != nil {
+			return in, httpapi.BadRequest("expiration", "must be a whole number")
+		}
+		in.Expiration = &n
+	}
+	if q.Has("keywords") {
+		kw := splitList(q.Get("keywords"))
+		in.Keywords = &kw
+	}
+	var err error
+	if in.DefaultRole, err = defaultRole(q.Get("defaultRole"), b.DefaultRole); err != nil {
+		return in, err
+	}
+	if in.Groups, err = groups(q, b); err != nil {
+		return in, err
+	}
+	return in, nil
+}
+
+func splitList(v string) []string {
+	out := []string{}
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func defaultRole(query string, body json.RawMessage) (*string, error) {
+	v := query
+	if v == "" && len(body) > 0 && !bytes.Equal(body, []byte("null")) {
+		var obj struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(body, &v) != nil {
+			if err := json.Unmarshal(body, &obj); err != nil {
+				return nil, httpapi.BadRequest("defaultRole", "must be a role name or an object with a type")
+			}
+			v = obj.Type
+		}
+	}
+	if v == "" {
+		return nil, nil
+	}
+	if !store.ValidRole(v) {
+		return nil, httpapi.BadRequest("defaultRole", "must be %s, %s or %s, not %q", store.RoleOwner, store.RoleMember, store.RoleReadOnly, httpapi.ClipValue(v))
+	}
+	return &v, nil
+}
+
+func groups(q map[string][]string, b missionBody) (*[]string, error) {
+	if v, ok := q["group"]; ok {
+		l := splitList(strings.Join(v, ","))
+		return &l, nil
+	}
+	for _, raw := range []json.RawMessage{b.Groups, b.Group} {
+		if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+			continue
+		}
+		var l []string
+		if json.Unmarshal(raw, &l) == nil {
+			return &l, nil
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			l = splitList(s)
+			return &l, nil
+		}
+		return nil, httpapi.BadRequest("groups", "must be a list of group names or one comma-separated string")
+	}
+	return nil, nil
+}
+
+// missionPut answers PUT (and node-tak's POST) /Marti/api/missions/{id}:
+// creates the mission (201) or updates it (200, its owner only); either
+// way MissionCreatedNotification goes to every client once committed.
+func (h *Handler) missionPut(w http.ResponseWriter, r *http.Request) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	in, err := missionInput(r)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	m, created, sub, err := h.opts.Store.PutMission(r.Context(), name, in)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		h.log.Info("mission created", "mission", logx.Clip(name), "creator_uid", logx.Clip(in.CreatorUID), "tool", logx.Clip(m.Tool),
+			"password_protected", m.PasswordProtected)
+	} else {
+		h.log.Info("mission updated", "mission", logx.Clip(name), "by", logx.Clip(in.CreatorUID))
+	}
+	// api.md §6.2: on creation and on update, so every client's mission
+	// list shows the current metadata.
+	h.notifyCreated(m, in.CreatorUID)
+	h.writeMission(w, r, m, status, sub.Token, false)
+}
+
+// missionCoT answers GET /Marti/api/missions/{id}/cot: <events> holding
+// the latest stored event of every uid of the mission.
+func (h *Handler) missionCoT(w http.ResponseWriter, r *http.Request) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	events, err := h.opts.Store.MissionCoT(r.Context(), name)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	n := 64
+	for _, e := range events {
+		n += len(e.XML)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n<events>"...)
+	for _, e := range events {
+		b = append(b, stripDeclaration(e.XML)...)
+	}
+	b = append(b, "</events>"...)
+	httpapi.WriteBody(w, http.StatusOK, "application/xml", b)
+}
+
+// stripDeclaration drops the XML declaration and surrounding whitespace of
+// a stored event.
+func stripDeclaration(x []byte) []byte {
+	x = bytes.TrimSpace(x)
+	if bytes.HasPrefix(x, []byte("<?xml")) {
+		if i := bytes.Index(x, []byte("?>")); i >= 0 {
+			x = bytes.TrimSpace(x[i+2:])
+		}
+	}
+	return x
+}
+
+// missionChanges answers GET /Marti/api/missions/{id}/changes: the change
+// history (secago, start, end narrow it), oldest first.
+func (h *Handler) missionChanges(w http.ResponseWriter, r *http.Request) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	from, to, err := timeRange(r, h.opts.Now())
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	changes, err := h.opts.Store.MissionChanges(r.Context(), name, from, to)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	out := make([]changeJSON, len(changes))
+	for i, c := range changes {
+		out[i] = changeView(c)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeChange, out))
+}

@@ -1,0 +1,347 @@
+package marti
+
+// Mission subscriptions, invitations and parent/child links (api.md §4.4,
+// §3: subscribe answers 201; unsubscribe with disconnectOnly keeps the
+// subscription's data).
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/logx"
+	"outpost/appliance/store"
+)
+
+// subscribe answers PUT /Marti/api/missions/{id}/subscription?uid=: 201
+// with the subscription and its token. A password-protected mission wants
+// password=. Once committed, the client receives the latest event of each
+// of the mission's uids (received within secago, or start..end, when
+// given).
+func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	uid := q.Get("uid")
+	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	if err := httpapi.CheckText("topic", q.Get("topic"), false, 255); err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	from, to, err := timeRange(r, h.opts.Now())
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	user, _ := h.identity(r)
+	sub, err := h.opts.Store.Subscribe(r.Context(), name, uid, user, q.Get("password"))
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.log.Info("mission subscribed", "mission", logx.Clip(name), "uid", logx.Clip(uid), "user", logx.Clip(user), "role", sub.Role)
+	h.sendMissionCoT(r.Context(), name, uid, from, to)
+	httpapi.WriteJSON(w, http.StatusCreated, h.envelope(typeSubscription, subscriptionView(sub, true)))
+}
+
+// unsubscribe answers DELETE /Marti/api/missions/{id}/subscription?uid=
+// (disconnectOnly=true keeps the subscription's token and role).
+func (h *Handler) unsubscribe(w http.ResponseWriter, r *http.Request) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	uid := q.Get("uid")
+	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	disconnectOnly := false
+	if v := q.Get("disconnectOnly"); v != "" {
+		if disconnectOnly, err = strconv.ParseBool(v); err != nil {
+			h.missionFail(w, r, httpapi.BadRequest("disconnectOnly", "must be true or false, not %q", httpapi.ClipValue(v)))
+			return
+		}
+	}
+	if err := h.opts.Store.Unsubscribe(r.Context(), name, uid, disconnectOnly); err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.log.Info("mission unsubscribed", "mission", logx.Clip(name), "uid", logx.Clip(uid), "disconnect_only", disconnectOnly)
+	msg := "unsubscribed"
+	if disconnectOnly {
+		msg = "disconnected; the subscription is kept"
+	}
+	httpapi.WriteMessage(w, http.StatusOK, msg)
+}
+
+// subscriptions answers GET /Marti/api/missions/{id}/subscriptions: the
+// client uids subscribed.
+func (h *Handler) subscriptions(w http.ResponseWriter, r *http.Request) {
+	subs, ok := h.missionSubs(w, r)
+	if !ok {
+		return
+	}
+	uids := make([]string, len(subs))
+	for i, s := range subs {
+		uids[i] = s.ClientUID
+	}
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeSubscription, uids))
+}
+
+// subscriptionRoles answers GET .../subscriptions/roles: each subscriber
+// with its role (no tokens).
+func (h *Handler) subscriptionRoles(w http.ResponseWriter, r *http.Request) {
+	subs, ok := h.missionSubs(w, r)
+	if !ok {
+		return
+	}
+	out := make([]subscriptionJSON, len(subs))
+	for i, s := range subs {
+		s.MissionName = ""
+		out[i] = subscriptionView(s, false)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeSubscription, out))
+}
+
+func (h *Handler) missionSubs(w http.ResponseWriter, r *http.Request) ([]store.Subscription, bool) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return nil, false
+	}
+	subs, err := h.opts.Store.Subscriptions(r.Context(), name)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return nil, false
+	}
+	return subs, true
+}
+
+// allSubscriptions answers GET /Marti/api/missions/all/subscriptions.
+func (h *Handler) allSubscriptions(w http.ResponseWriter, r *http.Request) {
+	subs, err := h.opts.Store.Subscriptions(r.Context(), "")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	out := make([]subscriptionJSON, len(subs))
+	for i, s := range subs {
+		out[i] = subscriptionView(s, false)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeSubscription, out))
+}
+
+func (h *Handler) setParent(w http.ResponseWriter, r *http.Request) {
+	child, err := missionName(r, "child_mission_id")
+	if err == nil {
+		var parent, who string
+		if parent, err = missionName(r, "parent_mission_id"); err == nil {
+			if who, err = actor(r); err == nil {
+				err = h.opts.Store.SetMissionParent(r.Context(), child, parent, who)
+			}
+		}
+		if err == nil {
+			h.log.Info("mission parent set", "mission", logx.Clip(child), "parent", logx.Clip(parent))
+			httpapi.WriteMessage(w, http.StatusOK, "parent set")
+			return
+		}
+	}
+	h.missionFail(w, r, err)
+}
+
+func (h *Handler) clearParent(w http.ResponseWriter, r *http.Request) {
+	child, err := missionName(r, "child_mission_id")
+	if err == nil {
+		var who string
+		if who, err = actor(r); err == nil {
+			err = h.opts.Store.ClearMissionParent(r.Context(), child, who)
+		}
+		if err == nil {
+			h.log.Info("mission parent removed", "mission", logx.Clip(child))
+			httpapi.WriteMessage(w, http.StatusOK, "parent removed")
+			return
+		}
+	}
+	h.missionFail(w, r, err)
+}
+
+func (h *Handler) getParent(w http.ResponseWriter, r *http.Request) {
+	child, err := missionName(r, "child_mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	p, err := h.opts.Store.MissionParent(r.Context(), child)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	h.writeMission(w, r, p, http.StatusOK, "", false)
+}
+
+func (h *Handler) getChildren(w http.ResponseWriter, r *http.Request) {
+	parent, err := missionName(r, "parent_mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	list, err := h.opts.Store.MissionChildren(r.Context(), parent)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	out := make([]missionJSON, 0, len(list))
+	for _, m := range list {
+		v, err := h.missionView(r.Context(), m)
+		if err != nil {
+			h.missionFail(w, r, err)
+			return
+		}
+		out = append(out, v)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeMission, out))
+}
+
+// invitePut answers PUT /Marti/api/missions/{id}/invite/{type}/{invitee}
+// (creatorUid defaults to "unknown"; role= a role name).
+func (h *Handler) invitePut(w http.ResponseWriter, r *http.Request) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	inv := store.Invitation{Type: r.PathValue("type"), Invitee: r.PathValue("invitee"), CreatorUID: q.Get("creatorUid"), Role: q.Get("role")}
+	if inv.CreatorUID == "" {
+		inv.CreatorUID = "unknown"
+	}
+	h.invite(w, r, name, []store.Invitation{inv})
+}
+
+// inviteBody is the body of POST /invite.
+type inviteBody struct {
+	Invitee string `json:"invitee"`
+	Type    string `json:"type"`
+	Role    *struct {
+		Type string `json:"type"`
+	} `json:"role"`
+}
+
+// invitePost answers POST /Marti/api/missions/{id}/invite: the body's
+// invitee (a client uid unless type says otherwise) and every client uid
+// of contacts= (comma-separated) are invited.
+func (h *Handler) invitePost(w http.ResponseWriter, r *http.Request) {
+	name, err := missionName(r, "mission_id")
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	var b inviteBody
+	if r.ContentLength != 0 {
+		if err := httpapi.DecodeJSON(r, maxMissionJSON, &b); err != nil {
+			h.missionFail(w, r, err)
+			return
+		}
+	}
+	roleName := ""
+	if b.Role != nil {
+		roleName = b.Role.Type
+	}
+	var invs []store.Invitation
+	if b.Invitee != "" {
+		typ := b.Type
+		if typ == "" {
+			typ = "clientUid"
+		}
+		invs = append(invs, store.Invitation{Type: typ, Invitee: b.Invitee, CreatorUID: q.Get("creatorUid"), Role: roleName})
+	}
+	for _, c := range splitList(q.Get("contacts")) {
+		invs = append(invs, store.Invitation{Type: "clientUid", Invitee: c, CreatorUID: q.Get("creatorUid"), Role: roleName})
+	}
+	if len(invs) == 0 {
+		h.missionFail(w, r, httpapi.BadRequest("invitee", "required (in the body, or contacts in the query)"))
+		return
+	}
+	if len(invs) > 256 {
+		h.missionFail(w, r, httpapi.BadRequest("contacts", "at most 256 invitees at once"))
+		return
+	}
+	h.invite(w, r, name, invs)
+}
+
+func (h *Handler) invite(w http.ResponseWriter, r *http.Request, name string, invs []store.Invitation) {
+	// Every invitation is checked before any is stored.
+	for _, inv := range invs {
+		for _, f := range []struct{ n, v string }{{"type", inv.Type}, {"invitee", inv.Invitee}} {
+			if err := httpapi.CheckText(f.n, f.v, true, 255); err != nil {
+				h.missionFail(w, r, err)
+				return
+			}
+		}
+		if err := httpapi.CheckText("creatorUid", inv.CreatorUID, false, 255); err != nil {
+			h.missionFail(w, r, err)
+			return
+		}
+		if inv.Role != "" && !store.ValidRole(inv.Role) {
+			h.missionFail(w, r, httpapi.BadRequest("role", "must be %s, %s or %s, not %q", store.RoleOwner, store.RoleMember, store.RoleReadOnly, httpapi.ClipValue(inv.Role)))
+			return
+		}
+	}
+	if _, err := h.opts.Store.MissionByName(r.Context(), name); err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	out := make([]invitationJSON, 0, len(invs))
+	for _, inv := range invs {
+		saved, err := h.opts.Store.Invite(r.Context(), name, inv)
+		if err != nil {
+			h.missionFail(w, r, err)
+			return
+		}
+		h.log.Info("mission invitation sent", "mission", logx.Clip(name), "type", logx.Clip(saved.Type),
+			"invitee", logx.Clip(saved.Invitee), "by", logx.Clip(saved.CreatorUID), "role", saved.Role)
+		h.notifyInvitation(saved)
+		out = append(out, invitationView(saved))
+	}
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeInvitation, out))
+}
+
+// invitations answers GET /Marti/api/missions/invitations: on HTTP (no
+// client identity) an empty list; on HTTPS the invitations to clientUid
+// and to the client certificate's name.
+func (h *Handler) invitations(w http.ResponseWriter, r *http.Request) {
+	if r.TLS == nil {
+		httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeInvitation, []invitationJSON{}))
+		return
+	}
+	uid := r.URL.Query().Get("clientUid")
+	if err := httpapi.CheckText("clientUid", uid, true, 255); err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	user, _ := h.identity(r)
+	list, err := h.opts.Store.Invitations(r.Context(), uid, user)
+	if err != nil {
+		h.missionFail(w, r, err)
+		return
+	}
+	out := make([]invitationJSON, 0, len(list))
+	for _, inv := range list {
+		if inv.Invitee == user && !strings.EqualFold(inv.Type, "userName") && inv.Invitee != uid {
+			continue // a user name matches invitations by user name only
+		}
+		out = append(out, invitationView(inv))
+	}
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeInvitation, out))
+}

@@ -1,0 +1,305 @@
+package store
+
+// ExCheck templates and checklists (api.md §4.3): the XML documents as
+// clients sent them (appliance/excheck reads and edits them; the store
+// keeps the bytes). A checklist has a mission of the same name (tool
+// ExCheck) that clients subscribe to for its changes; both are created in
+// one transaction. Edits are read-modify-write inside one transaction, so
+// two clients completing tasks at once never lose either change.
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ExCheckDoc is a stored template or checklist.
+type ExCheckDoc struct {
+	UID         string
+	Name        string
+	Description string // templates only
+	Hash        string // templates only: SHA-256 of XML, set by the store
+	TemplateUID string // checklists only
+	CreatorUID  string
+	Created     time.Time
+	Updated     time.Time
+	XML         []byte
+}
+
+// MaxExCheckDocuments bounds the templates and the checklists kept (each).
+const MaxExCheckDocuments = 10000
+
+func excheckTable(checklist bool) string {
+	if checklist {
+		return "excheck_checklists"
+	}
+	return "excheck_templates"
+}
+
+// TemplatesMission is the mission whose contents are the templates: ATAK
+// lists and subscribes to it (the official server's name).
+const TemplatesMission = "exchecktemplates"
+
+// PutTemplate stores a template, replacing the one with the same uid, and
+// records it as content of TemplatesMission (made by the migration, and
+// again here if it was removed), in one transaction. It returns the template as that mission
+// shows it.
+func (s *Store) PutTemplate(ctx context.Context, d ExCheckDoc) (Mission, ContentResource, error) {
+	const op = "put excheck template"
+	if err := s.check(ctx); err != nil {
+		return Mission{}, ContentResource{}, fmt.Errorf("store: %s: %w", op, err)
+	}
+	now := time.Now()
+	d.Hash = hexSHA256(d.XML)
+	var (
+		m  Mission
+		cr ContentResource
+	)
+	created := false
+	err := s.inTx(ctx, op, func(tx *sql.Tx) error {
+		if err := roomFor(ctx, tx, "excheck_templates", d.UID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO excheck_templates(uid, name, description, creator_uid, created_at,
+			updated_at, hash, xml) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(uid) DO UPDATE SET name = excluded.name,
+			description = excluded.description, creator_uid = excluded.creator_uid, updated_at = excluded.updated_at,
+			hash = excluded.hash, xml = excluded.xml`, d.UID, d.Name, d.Description, d.CreatorUID, unixMilli(now),
+			unixMilli(now), d.Hash, d.XML); err != nil {
+			return err
+		}
+		var err error
+		if m, err = missionByName(ctx, tx, TemplatesMission); errors.Is(err, ErrNotFound) {
+			tool, creator := ToolExCheck, ToolExCheck
+			created = true
+			m, _, err = createMissionTx(ctx, tx, TemplatesMission, MissionInput{CreatorUID: creator, Tool: &tool}, nil, now)
+		}
+		if err != nil {
+			return err
+		}
+		t, err := scanExCheck(tx.QueryRowContext(ctx, excheckSelect(false)+` WHERE uid = ?`, d.UID))
+		if err != nil {
+			return err
+		}
+		cr = TemplateContent(t)
+		return recordChange(ctx, tx, m.ID, ChangeAddContent, d.CreatorUID, now, changeBody{ContentResource: &cr})
+	})
+	if err != nil {
+		return Mission{}, ContentResource{}, err
+	}
+	if created {
+		s.refreshSubscribers(ctx, TemplatesMission)
+	}
+	return m, cr, nil
+}
+
+// TemplateContent is a template as a content of TemplatesMission: its
+// XML downloadable by hash, keywords its name, description and creator.
+func TemplateContent(t ExCheckDoc) ContentResource {
+	kw := []string{t.Name}
+	for _, k := range []string{t.Description, t.CreatorUID} {
+		if k != "" {
+			kw = append(kw, k)
+		}
+	}
+	return ContentResource{UID: t.UID, Name: t.Name, Filename: t.UID + ".xml", Keywords: kw, MIMEType: "application/xml",
+		Hash: t.Hash, Size: int64(len(t.XML)), SubmissionTime: formatTime(t.Updated), Submitter: t.CreatorUID,
+		CreatorUID: t.CreatorUID, Tool: ToolExCheck, Expiration: -1}
+}
+
+// Templates lists every template, oldest first.
+func (s *Store) Templates(ctx context.Context) ([]ExCheckDoc, error) {
+	return s.excheckList(ctx, false, "templates")
+}
+
+// TemplateByHash returns the template whose XML has this SHA-256.
+func (s *Store) TemplateByHash(ctx context.Context, hash string) (ExCheckDoc, error) {
+	if err := s.check(ctx); err != nil {
+		return ExCheckDoc{}, fmt.Errorf("store: template by hash: %w", err)
+	}
+	d, err := scanExCheck(s.r.QueryRowContext(ctx, excheckSelect(false)+` WHERE hash = ? ORDER BY updated_at DESC LIMIT 1`, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return ExCheckDoc{}, fmt.Errorf("store: template by hash: %w: no template with hash %q", ErrNotFound, clipName(hash))
+	}
+	if err != nil {
+		return ExCheckDoc{}, s.wrapErr("template by hash", err)
+	}
+	return d, nil
+}
+
+func roomFor(ctx context.Context, tx *sql.Tx, table, uid string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table+` WHERE uid <> ?`, uid).Scan(&n); err != nil {
+		return err
+	}
+	if n >= MaxExCheckDocuments {
+		return fmt.Errorf("%w: %d documents are stored, the most this server keeps", ErrConflict, n)
+	}
+	return nil
+}
+
+// Template returns a stored template.
+func (s *Store) Template(ctx context.Context, uid string) (ExCheckDoc, error) {
+	return s.excheckDoc(ctx, false, uid)
+}
+
+// Checklist returns a stored checklist.
+func (s *Store) Checklist(ctx context.Context, uid string) (ExCheckDoc, error) {
+	return s.excheckDoc(ctx, true, uid)
+}
+
+func (s *Store) excheckDoc(ctx context.Context, checklist bool, uid string) (ExCheckDoc, error) {
+	op := "excheck " + excheckTable(checklist)
+	if err := s.check(ctx); err != nil {
+		return ExCheckDoc{}, fmt.Errorf("store: %s: %w", op, err)
+	}
+	d, err := scanExCheck(s.r.QueryRowContext(ctx, excheckSelect(checklist)+` WHERE uid = ?`, uid))
+	if errors.Is(err, sql.ErrNoRows) {
+		what := "template"
+		if checklist {
+			what = "checklist"
+		}
+		return ExCheckDoc{}, fmt.Errorf("store: %s: %w: no %s %q", op, ErrNotFound, what, clipName(uid))
+	}
+	if err != nil {
+		return ExCheckDoc{}, s.wrapErr(op, err)
+	}
+	return d, nil
+}
+
+func excheckSelect(checklist bool) string {
+	if checklist {
+		return `SELECT uid, name, '', '', template_uid, creator_uid, created_at, updated_at, xml FROM excheck_checklists`
+	}
+	return `SELECT uid, name, description, hash, '', creator_uid, created_at, updated_at, xml FROM excheck_templates`
+}
+
+func scanExCheck(sc interface{ Scan(...any) error }) (ExCheckDoc, error) {
+	var (
+		d                ExCheckDoc
+		created, updated int64
+	)
+	if err := sc.Scan(&d.UID, &d.Name, &d.Description, &d.Hash, &d.TemplateUID, &d.CreatorUID, &created, &updated, &d.XML); err != nil {
+		return ExCheckDoc{}, err
+	}
+	d.Created, d.Updated = fromMilli(created), fromMilli(updated)
+	return d, nil
+}
+
+// UpdateTemplate replaces a template's XML with what edit returns for the
+// stored XML, in one transaction (an error from edit changes nothing).
+func (s *Store) UpdateTemplate(ctx context.Context, uid string, edit func([]byte) ([]byte, error)) error {
+	return s.updateExCheck(ctx, false, uid, func(_ *sql.Tx, b []byte) ([]byte, error) { return edit(b) })
+}
+
+// UpdateChecklist is UpdateTemplate for a checklist, changed by actor: a
+// read-only member of the checklist's mission may not (ErrForbidden).
+func (s *Store) UpdateChecklist(ctx context.Context, uid, actor string, edit func([]byte) ([]byte, error)) error {
+	return s.updateExCheck(ctx, true, uid, func(tx *sql.Tx, b []byte) ([]byte, error) {
+		m, err := missionByName(ctx, tx, uid)
+		if err == nil {
+			err = mayWrite(ctx, tx, m, actor)
+		} else if errors.Is(err, ErrNotFound) {
+			err = nil // a checklist whose mission was removed
+		}
+		if err != nil {
+			return nil, err
+		}
+		return edit(b)
+	})
+}
+
+func (s *Store) updateExCheck(ctx context.Context, checklist bool, uid string, edit func(*sql.Tx, []byte) ([]byte, error)) error {
+	op := "update " + excheckTable(checklist)
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	return s.inTx(ctx, op, func(tx *sql.Tx) error {
+		var xml []byte
+		err := tx.QueryRowContext(ctx, `SELECT xml FROM `+excheckTable(checklist)+` WHERE uid = ?`, uid).Scan(&xml)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: no such document %q", ErrNotFound, clipName(uid))
+		}
+		if err != nil {
+			return err
+		}
+		out, err := edit(tx, xml)
+		if err != nil {
+			return err
+		}
+		if checklist {
+			_, err = tx.ExecContext(ctx, `UPDATE excheck_checklists SET xml = ?, updated_at = ? WHERE uid = ?`,
+				out, unixMilli(time.Now()), uid)
+		} else {
+			_, err = tx.ExecContext(ctx, `UPDATE excheck_templates SET xml = ?, hash = ?, updated_at = ? WHERE uid = ?`,
+				out, hexSHA256(out), unixMilli(time.Now()), uid)
+		}
+		return err
+	})
+}
+
+// CreateChecklist stores a checklist started from a template and creates
+// its mission (named after the checklist's uid, tool ExCheck, the creator
+// its owner), in one transaction. ErrConflict when the uid is taken.
+func (s *Store) CreateChecklist(ctx context.Context, d ExCheckDoc, description string) (Mission, error) {
+	const op = "create checklist"
+	if err := s.check(ctx); err != nil {
+		return Mission{}, fmt.Errorf("store: %s: %w", op, err)
+	}
+	var m Mission
+	err := s.inTx(ctx, op, func(tx *sql.Tx) error {
+		if err := roomFor(ctx, tx, "excheck_checklists", d.UID); err != nil {
+			return err
+		}
+		now := time.Now()
+		_, err := tx.ExecContext(ctx, `INSERT INTO excheck_checklists(uid, name, template_uid, creator_uid, created_at, updated_at, xml)
+			VALUES (?,?,?,?,?,?,?)`, d.UID, d.Name, d.TemplateUID, d.CreatorUID, unixMilli(now), unixMilli(now), d.XML)
+		if isUniqueViolation(err) {
+			return fmt.Errorf("%w: checklist %q exists", ErrConflict, clipName(d.UID))
+		}
+		if err != nil {
+			return err
+		}
+		tool, desc := ToolExCheck, description
+		m, _, err = createMissionTx(ctx, tx, d.UID, MissionInput{CreatorUID: d.CreatorUID, Tool: &tool, Description: &desc}, nil, now)
+		return err
+	})
+	if err != nil {
+		return Mission{}, err
+	}
+	s.refreshSubscribers(ctx, d.UID)
+	return m, nil
+}
+
+// Checklists lists every checklist, oldest first.
+func (s *Store) Checklists(ctx context.Context) ([]ExCheckDoc, error) {
+	return s.excheckList(ctx, true, "checklists")
+}
+
+func (s *Store) excheckList(ctx context.Context, checklist bool, op string) ([]ExCheckDoc, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("store: %s: %w", op, err)
+	}
+	rows, err := s.r.QueryContext(ctx, excheckSelect(checklist)+` ORDER BY created_at, uid`)
+	if err != nil {
+		return nil, s.wrapErr(op, err)
+	}
+	defer rows.Close()
+	out := []ExCheckDoc{}
+	for rows.Next() {
+		d, err := scanExCheck(rows)
+		if err != nil {
+			return nil, s.wrapErr(op, err)
+		}
+		out = append(out, d)
+	}
+	return out, s.wrapErr(op, rows.Err())
+}
+
+func hexSHA256(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
