@@ -166,7 +166,7 @@ func (s *Store) VideoConnections(ctx context.Context) ([]VideoConnection, error)
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: list video connections: %w", err)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+videoColumns+` FROM video_connections ORDER BY created_at, uid`)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+videoColumns+` FROM video_connections ORDER BY created_at, rowid`)
 	if err != nil {
 		return nil, s.wrapErr("list video connections", err)
 	}
