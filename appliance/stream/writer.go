@@ -26,8 +26,15 @@ import (
 // Tuning of the writer.
 const (
 	// gatherWindow is how long a busy connection's writer waits for more
-	// events before it writes: it bounds the latency this adds.
-	gatherWindow = 2 * time.Millisecond
+	// events before it writes: it bounds the latency this adds. Each write
+	// system call costs several microseconds (on loopback the receiver's
+	// side of TCP is charged to it too); at 200 clients x 5 SA/s a busy
+	// connection receives about 1,000 events a second, so 10 ms carries
+	// about 10 per call. Measured (BENCHMARKS.md "Load scenarios"): 2 ms
+	// gave 3.4 events per call and 2.5-3.0 µs of server CPU per delivery,
+	// 10 ms gives 10 and 1.55 µs, with the p99 latency still under 20 ms
+	// because the server then leaves the CPU to everything else.
+	gatherWindow = 10 * time.Millisecond
 	// busyWithin: a connection written to this recently is busy.
 	busyWithin = 20 * time.Millisecond
 	// gatherEnough: with this many events queued there is no point waiting.

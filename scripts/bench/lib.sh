@@ -22,6 +22,9 @@ set -euo pipefail
 
 BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BIN="$BENCH_ROOT/bin"
+# SERVER_BIN runs another build of the server (a "before" figure); the
+# certificates and the load tool still come from bin/.
+SERVER_BIN=${SERVER_BIN:-"$BIN/outpost"}
 RUNS=${RUNS:-1}
 BENCH_OUT=${BENCH_OUT:-"$BENCH_ROOT/bin/bench"}
 BENCH_TMP=$(mktemp -d -t outpost-bench.XXXXXX)
@@ -83,7 +86,7 @@ server_start() {
 	if [ -n "${PKI_DIR:-}" ] && [ -d "$PKI_DIR/certs" ]; then
 		cp -a "$PKI_DIR/certs" "$PKI_DIR/secrets.yaml" "$SERVER_DIR/"
 	fi
-	"$BIN/outpost" run --data-dir "$SERVER_DIR" --key-type "$keytype" "${SERVER_FLAGS[@]}" "$@" \
+	"$SERVER_BIN" run --data-dir "$SERVER_DIR" --key-type "$keytype" "${SERVER_FLAGS[@]}" "$@" \
 		2>"$SERVER_DIR/server.log" &
 	SERVER_PID=$!
 	for ((i = 0; i < 600; i++)); do
