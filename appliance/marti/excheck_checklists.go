@@ -17,62 +17,54 @@ import (
 // checklistStart answers POST /Marti/api/excheck/{templateUid}/start with
 // the new checklist: name= required, description=; it also creates the
 // checklist's mission (MissionCreatedNotification to every client).
-func (h *Handler) checklistStart(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) checklistStart(w http.ResponseWriter, r *http.Request) error {
 	tplUID, err := pathUID(r, "subscription")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	name, desc := q.Get("name"), q.Get("description")
 	if err := httpapi.CheckText("name", name, true, 255); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	if err := httpapi.CheckText("description", desc, false, 4096); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	who, err := actor(r)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	callsign := q.Get("callsign")
 	if err := httpapi.CheckText("callsign", callsign, false, 255); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	tpl, err := h.opts.Store.Template(r.Context(), tplUID)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	td, err := excheck.ParseTemplate(tpl.XML)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	d := excheck.Start(td, excheck.StartParams{UID: excheck.NewUID(), Name: name, Description: desc, StartTime: h.opts.Now(),
 		CreatorUID: who, Callsign: callsign})
 	m, err := h.opts.Store.CreateChecklist(r.Context(), store.ExCheckDoc{UID: d.UID(), Name: name, TemplateUID: tplUID,
 		CreatorUID: who, XML: d.Bytes()}, desc)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	h.log.Info("checklist started", "checklist_uid", d.UID(), "template_uid", tplUID, "name", logx.Clip(name), "creator_uid", logx.Clip(who))
 	h.notifyCreated(m, who)
 	httpapi.WriteBody(w, http.StatusOK, xmlType, d.Bytes())
+	return nil
 }
 
 // checklistsActive answers GET /Marti/api/excheck/checklist/active:
 // <checklists> holding every checklist.
-func (h *Handler) checklistsActive(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) checklistsActive(w http.ResponseWriter, r *http.Request) error {
 	list, err := h.opts.Store.Checklists(r.Context())
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	b := []byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<checklists>")
 	for _, c := range list {
@@ -80,49 +72,45 @@ func (h *Handler) checklistsActive(w http.ResponseWriter, r *http.Request) {
 	}
 	b = append(b, "</checklists>"...)
 	httpapi.WriteBody(w, http.StatusOK, xmlType, b)
+	return nil
 }
 
-func (h *Handler) checklistGet(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) checklistGet(w http.ResponseWriter, r *http.Request) error {
 	uid, err := pathUID(r, "checklistid")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	c, err := h.opts.Store.Checklist(r.Context(), uid)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	httpapi.WriteBody(w, http.StatusOK, xmlType, c.XML)
+	return nil
 }
 
 // checklistTaskPut answers PUT /Marti/api/excheck/checklist/{id}/task/{taskid}:
 // the task is replaced by the body (a complete task gets its completion
 // time when it has none) and the task as stored is returned; the
 // checklist mission's subscribers receive ChecklistUpdateNotification.
-func (h *Handler) checklistTaskPut(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) checklistTaskPut(w http.ResponseWriter, r *http.Request) error {
 	uid, err := pathUID(r, "checklistid")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	taskUID, err := pathUID(r, "taskid")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	who, err := actor(r)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	if who == "" {
 		who, _ = h.identity(r)
 	}
 	t, err := readTask(r, "checklisttaskdata", taskUID)
 	if err != nil {
-		h.xmlFail(w, r, "checklisttaskdata", err)
-		return
+		return xmlError("checklisttaskdata", err)
 	}
 	complete := excheck.Completed(t, h.opts.Now())
 	err = h.opts.Store.UpdateChecklist(r.Context(), uid, who, func(raw []byte) ([]byte, error) {
@@ -135,49 +123,45 @@ func (h *Handler) checklistTaskPut(w http.ResponseWriter, r *http.Request) {
 		return d.Bytes(), nil
 	})
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	task := excheck.Document(t)
 	h.log.Info("checklist task updated", "checklist_uid", uid, "task_uid", taskUID, "by", logx.Clip(who),
 		"status", logx.Clip(excheck.TaskStatus(t)), "complete", complete)
 	h.notifyChecklist(uid, who, taskUID, task)
 	httpapi.WriteBody(w, http.StatusOK, xmlType, task)
+	return nil
 }
 
 // checklistToMission answers PUT /Marti/api/excheck/checklist/{id}/mission/{mission_id}:
 // the checklist becomes external data of the mission
 // (MissionExternalDataCreatedNotification to its subscribers).
-func (h *Handler) checklistToMission(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) checklistToMission(w http.ResponseWriter, r *http.Request) error {
 	uid, err := pathUID(r, "checklistid")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	who, err := actor(r)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	c, err := h.opts.Store.Checklist(r.Context(), uid)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	link := h.linkBase(r) + "/Marti/api/excheck/checklist/" + uid
 	x := store.ExternalData{UID: uid, Name: c.Name, Tool: store.ToolExCheck, URLData: link, URLView: link,
 		Notes: "ExCheck checklist " + c.Name}
 	m, err := h.opts.Store.PutExternalData(r.Context(), name, x, who)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	h.log.Info("checklist added to a mission", "checklist_uid", uid, "mission", logx.Clip(name), "by", logx.Clip(who))
 	h.notifyExternalData(m, who, x)
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeExternalData, x))
+	return nil
 }

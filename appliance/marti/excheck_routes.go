@@ -26,18 +26,18 @@ import (
 
 func (h *Handler) excheckRoutes(m *httpapi.Mux) {
 	const p = "/Marti/api/excheck"
-	m.HandleFunc("POST "+p+"/template", h.templateCreate)
-	m.HandleFunc("GET "+p+"/template/{templateUid}", h.templateGet)
-	m.HandleFunc("GET "+p+"/template/{templateUid}/task/{taskUid}", h.templateTaskGet)
-	m.HandleFunc("POST "+p+"/template/{templateUid}/task/{taskUid}", h.templateTaskPut)
-	m.HandleFunc("PUT "+p+"/template/{templateUid}/task/{taskUid}", h.templateTaskPut)
-	m.HandleFunc("DELETE "+p+"/template/{templateUid}/task/{taskUid}", h.templateTaskDelete)
-	m.HandleFunc("POST "+p+"/{subscription}/start", h.checklistStart)
-	m.HandleFunc("GET "+p+"/checklist/active", h.checklistsActive)
-	m.HandleFunc("GET "+p+"/checklist/{checklistid}", h.checklistGet)
-	m.HandleFunc("GET "+p+"/checklist/{checklistid}/task/{taskid}", h.checklistTaskGet)
-	m.HandleFunc("PUT "+p+"/checklist/{checklistid}/task/{taskid}", h.checklistTaskPut)
-	m.HandleFunc("PUT "+p+"/checklist/{checklistid}/mission/{mission_id}", h.checklistToMission)
+	m.HandleFunc("POST "+p+"/template", h.mission(h.templateCreate))
+	m.HandleFunc("GET "+p+"/template/{templateUid}", h.mission(h.templateGet))
+	m.HandleFunc("GET "+p+"/template/{templateUid}/task/{taskUid}", h.mission(h.templateTaskGet))
+	m.HandleFunc("POST "+p+"/template/{templateUid}/task/{taskUid}", h.mission(h.templateTaskPut))
+	m.HandleFunc("PUT "+p+"/template/{templateUid}/task/{taskUid}", h.mission(h.templateTaskPut))
+	m.HandleFunc("DELETE "+p+"/template/{templateUid}/task/{taskUid}", h.mission(h.templateTaskDelete))
+	m.HandleFunc("POST "+p+"/{subscription}/start", h.mission(h.checklistStart))
+	m.HandleFunc("GET "+p+"/checklist/active", h.mission(h.checklistsActive))
+	m.HandleFunc("GET "+p+"/checklist/{checklistid}", h.mission(h.checklistGet))
+	m.HandleFunc("GET "+p+"/checklist/{checklistid}/task/{taskid}", h.mission(h.checklistTaskGet))
+	m.HandleFunc("PUT "+p+"/checklist/{checklistid}/task/{taskid}", h.mission(h.checklistTaskPut))
+	m.HandleFunc("PUT "+p+"/checklist/{checklistid}/mission/{mission_id}", h.mission(h.checklistToMission))
 }
 
 const xmlType = "application/xml"
@@ -57,14 +57,13 @@ func readXML(r *http.Request, field string) ([]byte, error) {
 	return b, nil
 }
 
-// xmlFail answers an ExCheck error: a refused document is a 400 saying
-// what is wrong; the rest as for missions.
-func (h *Handler) xmlFail(w http.ResponseWriter, r *http.Request, field string, err error) {
+// xmlError is the failure of reading an ExCheck document: a refused
+// document is a 400 saying what is wrong; the rest fails as for missions.
+func xmlError(field string, err error) error {
 	if errors.Is(err, excheck.ErrInvalid) {
-		httpapi.WriteMessage(w, http.StatusBadRequest, field+": "+err.Error())
-		return
+		return httpapi.Errorf(http.StatusBadRequest, "%s: %s", field, err)
 	}
-	h.missionFail(w, r, err)
+	return err
 }
 
 // pathUID reads and checks a uid path value.
@@ -88,45 +87,41 @@ func kept(raw []byte, d *excheck.Doc) []byte {
 // templateCreate answers POST /Marti/api/excheck/template with "done".
 // The template becomes content of the exchecktemplates mission, whose
 // subscribers hear of it (the list ATAK's ExCheck tool reads).
-func (h *Handler) templateCreate(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) templateCreate(w http.ResponseWriter, r *http.Request) error {
 	who, err := actor(r)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	raw, err := readXML(r, "templatedata")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	d, err := excheck.ParseTemplate(raw)
 	if err != nil {
-		h.xmlFail(w, r, "templatedata", err)
-		return
+		return xmlError("templatedata", err)
 	}
 	m, cr, err := h.opts.Store.PutTemplate(r.Context(), store.ExCheckDoc{UID: d.UID(), Name: d.Name(), Description: d.Description(),
 		CreatorUID: who, XML: kept(raw, d)})
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	h.log.Info("checklist template stored", "template_uid", d.UID(), "name", logx.Clip(d.Name()), "creator_uid", logx.Clip(who))
 	h.notifyContents(m, who, []store.ContentChange{{Content: &cr}})
 	httpapi.WriteText(w, http.StatusOK, "done")
+	return nil
 }
 
-func (h *Handler) templateGet(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) templateGet(w http.ResponseWriter, r *http.Request) error {
 	uid, err := pathUID(r, "templateUid")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	d, err := h.opts.Store.Template(r.Context(), uid)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	httpapi.WriteBody(w, http.StatusOK, xmlType, d.XML)
+	return nil
 }
 
 // docTask finds a task of a stored document (404 when absent).
@@ -146,24 +141,22 @@ func docTask(raw []byte, checklist bool, uid, taskUID string) (*excheck.Doc, *ex
 	return d, t, nil
 }
 
-func (h *Handler) templateTaskGet(w http.ResponseWriter, r *http.Request) {
-	h.taskGet(w, r, false, "templateUid", "taskUid")
+func (h *Handler) templateTaskGet(w http.ResponseWriter, r *http.Request) error {
+	return h.taskGet(w, r, false, "templateUid", "taskUid")
 }
 
-func (h *Handler) checklistTaskGet(w http.ResponseWriter, r *http.Request) {
-	h.taskGet(w, r, true, "checklistid", "taskid")
+func (h *Handler) checklistTaskGet(w http.ResponseWriter, r *http.Request) error {
+	return h.taskGet(w, r, true, "checklistid", "taskid")
 }
 
-func (h *Handler) taskGet(w http.ResponseWriter, r *http.Request, checklist bool, docKey, taskKey string) {
+func (h *Handler) taskGet(w http.ResponseWriter, r *http.Request, checklist bool, docKey, taskKey string) error {
 	uid, err := pathUID(r, docKey)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	taskUID, err := pathUID(r, taskKey)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	get := h.opts.Store.Template
 	if checklist {
@@ -171,15 +164,14 @@ func (h *Handler) taskGet(w http.ResponseWriter, r *http.Request, checklist bool
 	}
 	doc, err := get(r.Context(), uid)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	_, t, err := docTask(doc.XML, checklist, uid, taskUID)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	httpapi.WriteBody(w, http.StatusOK, xmlType, excheck.Document(t))
+	return nil
 }
 
 // readTask reads a task body and gives it the path's uid.
@@ -210,21 +202,18 @@ func fitTask(d *excheck.Doc, t *excheck.Node, uid string) {
 
 // templateTaskPut answers POST (add) and PUT (replace an existing task)
 // of a template task with the task as stored.
-func (h *Handler) templateTaskPut(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) templateTaskPut(w http.ResponseWriter, r *http.Request) error {
 	uid, err := pathUID(r, "templateUid")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	taskUID, err := pathUID(r, "taskUid")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	t, err := readTask(r, "taskdata", taskUID)
 	if err != nil {
-		h.xmlFail(w, r, "taskdata", err)
-		return
+		return xmlError("taskdata", err)
 	}
 	err = h.opts.Store.UpdateTemplate(r.Context(), uid, func(raw []byte) ([]byte, error) {
 		d, old, err := docTask(raw, false, uid, taskUID)
@@ -239,23 +228,21 @@ func (h *Handler) templateTaskPut(w http.ResponseWriter, r *http.Request) {
 		return d.Bytes(), nil
 	})
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	h.log.Info("checklist template task stored", "template_uid", uid, "task_uid", taskUID)
 	httpapi.WriteBody(w, http.StatusOK, xmlType, excheck.Document(t))
+	return nil
 }
 
-func (h *Handler) templateTaskDelete(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) templateTaskDelete(w http.ResponseWriter, r *http.Request) error {
 	uid, err := pathUID(r, "templateUid")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	taskUID, err := pathUID(r, "taskUid")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	err = h.opts.Store.UpdateTemplate(r.Context(), uid, func(raw []byte) ([]byte, error) {
 		d, _, err := docTask(raw, false, uid, taskUID)
@@ -266,11 +253,11 @@ func (h *Handler) templateTaskDelete(w http.ResponseWriter, r *http.Request) {
 		return d.Bytes(), nil
 	})
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	h.log.Info("checklist template task deleted", "template_uid", uid, "task_uid", taskUID)
 	httpapi.WriteText(w, http.StatusOK, "done")
+	return nil
 }
 
 // serveTemplate answers a sync download by hash that found no file when

@@ -26,109 +26,92 @@ type contentsBody struct {
 // unknown hash: 404 and nothing added); envelope 2.13 with the mission;
 // a MissionContentCreatedNotification per new hash and uid to the
 // mission's subscribers once committed.
-func (h *Handler) missionAddContents(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) missionAddContents(w http.ResponseWriter, r *http.Request) error {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	who, err := actor(r)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	var body contentsBody
 	if err := httpapi.DecodeJSON(r, maxMissionJSON, &body); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	if len(body.Hashes)+len(body.UIDs) == 0 {
-		h.missionFail(w, r, httpapi.BadRequest("hashes", "give hashes or uids to add"))
-		return
+		return httpapi.BadRequest("hashes", "give hashes or uids to add")
 	}
 	if len(body.Hashes)+len(body.UIDs) > store.MaxMissionBatch {
-		h.missionFail(w, r, httpapi.BadRequest("hashes", "at most %d hashes and uids at once", store.MaxMissionBatch))
-		return
+		return httpapi.BadRequest("hashes", "at most %d hashes and uids at once", store.MaxMissionBatch)
 	}
 	for i, hs := range body.Hashes {
 		if body.Hashes[i], err = httpapi.CheckHash("hashes", hs); err != nil {
-			h.missionFail(w, r, err)
-			return
+			return err
 		}
 	}
 	added, err := h.opts.Store.AddMissionContents(r.Context(), name, body.Hashes, body.UIDs, who)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	m, err := h.opts.Store.MissionByName(r.Context(), name)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	h.log.Info("mission contents added", "mission", logx.Clip(name), "by", logx.Clip(who), "added", len(added))
 	h.notifyContents(m, who, added)
-	h.writeMission(w, r, m, http.StatusOK, "", false)
+	return h.writeMission(w, r, m, http.StatusOK, "", false)
 }
 
 // missionRemoveContent answers DELETE /Marti/api/missions/{id}/contents
 // with hash= or uid=: envelope 2.13 with the mission.
-func (h *Handler) missionRemoveContent(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) missionRemoveContent(w http.ResponseWriter, r *http.Request) error {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	who, err := actor(r)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	hash, uid := q.Get("hash"), q.Get("uid")
 	switch {
 	case hash != "":
 		if hash, err = httpapi.CheckHash("hash", hash); err != nil {
-			h.missionFail(w, r, err)
-			return
+			return err
 		}
 	case uid != "":
 		if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
-			h.missionFail(w, r, err)
-			return
+			return err
 		}
 	default:
-		h.missionFail(w, r, httpapi.BadRequest("hash", "required (or uid)"))
-		return
+		return httpapi.BadRequest("hash", "required (or uid)")
 	}
 	if _, err := h.opts.Store.RemoveMissionContent(r.Context(), name, hash, uid, who); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	m, err := h.opts.Store.MissionByName(r.Context(), name)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	h.log.Info("mission content removed", "mission", logx.Clip(name), "by", logx.Clip(who), "hash", hash, "uid", logx.Clip(uid))
-	h.writeMission(w, r, m, http.StatusOK, "", false)
+	return h.writeMission(w, r, m, http.StatusOK, "", false)
 }
 
 // missionPackage answers PUT /Marti/api/missions/{id}/contents/missionpackage:
 // the body is stored as an enterprise sync file (as /Marti/sync/upload
 // does) and added to the mission; envelope 2.13 with the mission.
-func (h *Handler) missionPackage(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) missionPackage(w http.ResponseWriter, r *http.Request) error {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	// The mission and the caller's right to change it are checked first
 	// (an empty change), so nothing is stored for a request that cannot
 	// complete.
 	if _, err := h.opts.Store.AddMissionContents(r.Context(), name, nil, nil, r.URL.Query().Get("creatorUid")); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	if q.Get("filename") == "" && q.Get("name") == "" {
@@ -138,28 +121,25 @@ func (h *Handler) missionPackage(w http.ResponseWriter, r *http.Request) {
 	}
 	u, err := uploadQuery(r, false)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	if r.Header.Get("Content-Type") == "" {
 		r.Header.Set("Content-Type", "application/octet-stream")
 	}
 	p, ok := h.receive(w, r, u)
 	if !ok {
-		return
+		return nil
 	}
 	added, err := h.opts.Store.AddMissionContents(r.Context(), name, []string{p.Hash}, nil, u.creator)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	m, err := h.opts.Store.MissionByName(r.Context(), name)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	h.notifyContents(m, u.creator, added)
-	h.writeMission(w, r, m, http.StatusOK, "", false)
+	return h.writeMission(w, r, m, http.StatusOK, "", false)
 }
 
 // externalDataBody is mission_external_data: the object itself, or
@@ -172,36 +152,32 @@ type externalDataBody struct {
 // missionExternalData answers POST /Marti/api/missions/{id}/externaldata:
 // adds (or replaces, by uid) the external data, records the change and
 // sends MissionExternalDataCreatedNotification to the subscribers.
-func (h *Handler) missionExternalData(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) missionExternalData(w http.ResponseWriter, r *http.Request) error {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	who, err := actor(r)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	var body externalDataBody
 	if err := httpapi.DecodeJSON(r, maxMissionJSON, &body); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	x := body.ExternalData
 	if body.Wrapped != nil {
 		x = *body.Wrapped
 	}
 	if x.UID == "" {
-		h.missionFail(w, r, httpapi.BadRequest("uid", "required (the external data's uid)"))
-		return
+		return httpapi.BadRequest("uid", "required (the external data's uid)")
 	}
 	m, err := h.opts.Store.PutExternalData(r.Context(), name, x, who)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	h.log.Info("mission external data added", "mission", logx.Clip(name), "uid", logx.Clip(x.UID), "by", logx.Clip(who))
 	h.notifyExternalData(m, who, x)
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeExternalData, x))
+	return nil
 }

@@ -204,6 +204,17 @@ func invitationView(i store.Invitation) invitationJSON {
 		CreateTime: httpapi.FormatTime(i.Created), Role: role(i.Role), Token: i.Token}
 }
 
+// mission adapts a mission or ExCheck handler that returns its failure
+// instead of answering it: missionFail below is the one place such
+// failures become answers.
+func (h *Handler) mission(fn func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			h.missionFail(w, r, err)
+		}
+	}
+}
+
 // missionFail answers a failed mission or ExCheck operation: the store's
 // sentinels become the client's 4xx with what is wrong; anything else is
 // logged and answered 500.

@@ -68,31 +68,28 @@ func readLog(r *http.Request, update bool) (store.LogEntry, error) {
 
 // logCreate answers POST /Marti/api/missions/logs/entries: 201 with the
 // entry and its generated id.
-func (h *Handler) logCreate(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) logCreate(w http.ResponseWriter, r *http.Request) error {
 	e, err := readLog(r, false)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	e.ID = "" // the server names new entries
-	h.putLog(w, r, e, http.StatusCreated)
+	return h.putLog(w, r, e, http.StatusCreated)
 }
 
 // logUpdate answers PUT /Marti/api/missions/logs/entries.
-func (h *Handler) logUpdate(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) logUpdate(w http.ResponseWriter, r *http.Request) error {
 	e, err := readLog(r, true)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
-	h.putLog(w, r, e, http.StatusOK)
+	return h.putLog(w, r, e, http.StatusOK)
 }
 
-func (h *Handler) putLog(w http.ResponseWriter, r *http.Request, e store.LogEntry, status int) {
+func (h *Handler) putLog(w http.ResponseWriter, r *http.Request, e store.LogEntry, status int) error {
 	saved, created, err := h.opts.Store.PutLogEntry(r.Context(), e)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	verb := "updated"
 	if created {
@@ -101,52 +98,50 @@ func (h *Handler) putLog(w http.ResponseWriter, r *http.Request, e store.LogEntr
 	h.log.Info("mission log entry "+verb, "id", logx.Clip(saved.ID), "creator_uid", logx.Clip(saved.CreatorUID), "missions", len(saved.Missions))
 	h.notifyLog(saved, store.ChangeAddContent)
 	httpapi.WriteJSON(w, status, h.envelope(typeLogEntry, logView(saved)))
+	return nil
 }
 
 // logDelete answers DELETE /Marti/api/missions/logs/entries/{id}.
-func (h *Handler) logDelete(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) logDelete(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if err := httpapi.CheckText("id", id, true, 64); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	e, err := h.opts.Store.DeleteLogEntry(r.Context(), id)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	h.log.Info("mission log entry deleted", "id", logx.Clip(id))
 	h.notifyLog(e, store.ChangeRemoveContent)
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeLogEntry, logView(e)))
+	return nil
 }
 
 // missionLogs answers GET /Marti/api/missions/{id}/log.
-func (h *Handler) missionLogs(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) missionLogs(w http.ResponseWriter, r *http.Request) error {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
-	h.writeLogs(w, r, name)
+	return h.writeLogs(w, r, name)
 }
 
 // allLogs answers GET /Marti/api/missions/all/logs.
-func (h *Handler) allLogs(w http.ResponseWriter, r *http.Request) { h.writeLogs(w, r, "") }
+func (h *Handler) allLogs(w http.ResponseWriter, r *http.Request) error { return h.writeLogs(w, r, "") }
 
-func (h *Handler) writeLogs(w http.ResponseWriter, r *http.Request, name string) {
+func (h *Handler) writeLogs(w http.ResponseWriter, r *http.Request, name string) error {
 	from, to, err := timeRange(r, h.opts.Now())
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	list, err := h.opts.Store.MissionLogs(r.Context(), name, from, to)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	out := make([]logJSON, len(list))
 	for i, e := range list {
 		out[i] = logView(e)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeLogEntry, out))
+	return nil
 }

@@ -23,52 +23,50 @@ func parseInt64(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }
 
 func (h *Handler) missionRoutes(m *httpapi.Mux) {
 	const p = "/Marti/api/missions"
-	m.HandleFunc("GET "+p, h.missionList)
-	m.HandleFunc("GET "+p+"/{mission_id}", h.missionGet)
-	m.HandleFunc("PUT "+p+"/{mission_id}", h.missionPut)
-	m.HandleFunc("POST "+p+"/{mission_id}", h.missionPut) // node-tak creates with POST
-	m.HandleFunc("GET "+p+"/{mission_id}/cot", h.missionCoT)
-	m.HandleFunc("GET "+p+"/{mission_id}/changes", h.missionChanges)
+	m.HandleFunc("GET "+p, h.mission(h.missionList))
+	m.HandleFunc("GET "+p+"/{mission_id}", h.mission(h.missionGet))
+	m.HandleFunc("PUT "+p+"/{mission_id}", h.mission(h.missionPut))
+	m.HandleFunc("POST "+p+"/{mission_id}", h.mission(h.missionPut)) // node-tak creates with POST
+	m.HandleFunc("GET "+p+"/{mission_id}/cot", h.mission(h.missionCoT))
+	m.HandleFunc("GET "+p+"/{mission_id}/changes", h.mission(h.missionChanges))
 
-	m.HandleFunc("PUT "+p+"/{mission_id}/contents", h.missionAddContents)
-	m.HandleFunc("DELETE "+p+"/{mission_id}/contents", h.missionRemoveContent)
-	m.HandleFunc("PUT "+p+"/{mission_id}/contents/missionpackage", h.missionPackage)
-	m.HandleFunc("POST "+p+"/{mission_id}/externaldata", h.missionExternalData)
+	m.HandleFunc("PUT "+p+"/{mission_id}/contents", h.mission(h.missionAddContents))
+	m.HandleFunc("DELETE "+p+"/{mission_id}/contents", h.mission(h.missionRemoveContent))
+	m.HandleFunc("PUT "+p+"/{mission_id}/contents/missionpackage", h.mission(h.missionPackage))
+	m.HandleFunc("POST "+p+"/{mission_id}/externaldata", h.mission(h.missionExternalData))
 
-	m.HandleFunc("POST "+p+"/logs/entries", h.logCreate)
-	m.HandleFunc("PUT "+p+"/logs/entries", h.logUpdate)
-	m.HandleFunc("DELETE "+p+"/logs/entries/{id}", h.logDelete)
-	m.HandleFunc("GET "+p+"/{mission_id}/log", h.missionLogs)
-	m.HandleFunc("GET "+p+"/all/logs", h.allLogs)
+	m.HandleFunc("POST "+p+"/logs/entries", h.mission(h.logCreate))
+	m.HandleFunc("PUT "+p+"/logs/entries", h.mission(h.logUpdate))
+	m.HandleFunc("DELETE "+p+"/logs/entries/{id}", h.mission(h.logDelete))
+	m.HandleFunc("GET "+p+"/{mission_id}/log", h.mission(h.missionLogs))
+	m.HandleFunc("GET "+p+"/all/logs", h.mission(h.allLogs))
 
-	m.HandleFunc("PUT "+p+"/{mission_id}/subscription", h.subscribe)
-	m.HandleFunc("DELETE "+p+"/{mission_id}/subscription", h.unsubscribe)
-	m.HandleFunc("GET "+p+"/{mission_id}/subscriptions", h.subscriptions)
-	m.HandleFunc("GET "+p+"/{mission_id}/subscriptions/roles", h.subscriptionRoles)
-	m.HandleFunc("GET "+p+"/all/subscriptions", h.allSubscriptions)
+	m.HandleFunc("PUT "+p+"/{mission_id}/subscription", h.mission(h.subscribe))
+	m.HandleFunc("DELETE "+p+"/{mission_id}/subscription", h.mission(h.unsubscribe))
+	m.HandleFunc("GET "+p+"/{mission_id}/subscriptions", h.mission(h.subscriptions))
+	m.HandleFunc("GET "+p+"/{mission_id}/subscriptions/roles", h.mission(h.subscriptionRoles))
+	m.HandleFunc("GET "+p+"/all/subscriptions", h.mission(h.allSubscriptions))
 
-	m.HandleFunc("PUT "+p+"/{child_mission_id}/parent/{parent_mission_id}", h.setParent)
-	m.HandleFunc("DELETE "+p+"/{child_mission_id}/parent", h.clearParent)
-	m.HandleFunc("GET "+p+"/{child_mission_id}/parent", h.getParent)
-	m.HandleFunc("GET "+p+"/{parent_mission_id}/children", h.getChildren)
+	m.HandleFunc("PUT "+p+"/{child_mission_id}/parent/{parent_mission_id}", h.mission(h.setParent))
+	m.HandleFunc("DELETE "+p+"/{child_mission_id}/parent", h.mission(h.clearParent))
+	m.HandleFunc("GET "+p+"/{child_mission_id}/parent", h.mission(h.getParent))
+	m.HandleFunc("GET "+p+"/{parent_mission_id}/children", h.mission(h.getChildren))
 
-	m.HandleFunc("PUT "+p+"/{mission_id}/invite/{type}/{invitee}", h.invitePut)
-	m.HandleFunc("POST "+p+"/{mission_id}/invite", h.invitePost)
-	m.HandleFunc("GET "+p+"/invitations", h.invitations)
+	m.HandleFunc("PUT "+p+"/{mission_id}/invite/{type}/{invitee}", h.mission(h.invitePut))
+	m.HandleFunc("POST "+p+"/{mission_id}/invite", h.mission(h.invitePost))
+	m.HandleFunc("GET "+p+"/invitations", h.mission(h.invitations))
 }
 
 // missionList answers GET /Marti/api/missions: envelope 2.13 of every
 // mission (tool=... lists one tool's).
-func (h *Handler) missionList(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) missionList(w http.ResponseWriter, r *http.Request) error {
 	tool := r.URL.Query().Get("tool")
 	if err := httpapi.CheckText("tool", tool, false, 255); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	list, err := h.opts.Store.Missions(r.Context(), tool)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	out := make([]missionJSON, 0, len(list))
 	for _, m := range list {
@@ -77,45 +75,41 @@ func (h *Handler) missionList(w http.ResponseWriter, r *http.Request) {
 		}
 		v, err := h.missionView(r.Context(), m)
 		if err != nil {
-			h.missionFail(w, r, err)
-			return
+			return err
 		}
 		out = append(out, v)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeMission, out))
+	return nil
 }
 
 // missionGet answers GET /Marti/api/missions/{mission_id}: the mission
 // with its contents, uids and subscriptions; logs=true and changes=true
 // add its log entries and change history.
-func (h *Handler) missionGet(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) missionGet(w http.ResponseWriter, r *http.Request) error {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	m, err := h.opts.Store.MissionByName(r.Context(), name)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
-	h.writeMission(w, r, m, http.StatusOK, "", true)
+	return h.writeMission(w, r, m, http.StatusOK, "", true)
 }
 
 // writeMission answers with envelope 2.13 holding the one mission.
-func (h *Handler) writeMission(w http.ResponseWriter, r *http.Request, m store.Mission, status int, token string, detail bool) {
+func (h *Handler) writeMission(w http.ResponseWriter, r *http.Request, m store.Mission, status int, token string, detail bool) error {
 	ctx := r.Context()
 	v, err := h.missionView(ctx, m)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	v.Token = token
 	if detail {
 		subs, err := h.opts.Store.Subscriptions(ctx, m.Name)
 		if err != nil {
-			h.missionFail(w, r, err)
-			return
+			return err
 		}
 		for _, s := range subs {
 			s.MissionName = ""
@@ -125,8 +119,7 @@ func (h *Handler) writeMission(w http.ResponseWriter, r *http.Request, m store.M
 		if q.Get("logs") == "true" {
 			logs, err := h.opts.Store.MissionLogs(ctx, m.Name, zeroTime, zeroTime)
 			if err != nil {
-				h.missionFail(w, r, err)
-				return
+				return err
 			}
 			v.Logs = make([]logJSON, 0, len(logs))
 			for _, e := range logs {
@@ -136,8 +129,7 @@ func (h *Handler) writeMission(w http.ResponseWriter, r *http.Request, m store.M
 		if q.Get("changes") == "true" {
 			changes, err := h.opts.Store.MissionChanges(ctx, m.Name, zeroTime, zeroTime)
 			if err != nil {
-				h.missionFail(w, r, err)
-				return
+				return err
 			}
 			v.MissionChanges = make([]changeJSON, 0, len(changes))
 			for _, c := range changes {
@@ -146,6 +138,7 @@ func (h *Handler) writeMission(w http.ResponseWriter, r *http.Request, m store.M
 		}
 	}
 	httpapi.WriteJSON(w, status, h.envelope(typeMission, []missionJSON{v}))
+	return nil
 }
 
 // missionBody is WinTAK's JSON body of a mission create (shapes: accept
@@ -280,21 +273,18 @@ func groups(q map[string][]string, b missionBody) (*[]string, error) {
 // missionPut answers PUT (and node-tak's POST) /Marti/api/missions/{id}:
 // creates the mission (201) or updates it (200, its owner only); either
 // way MissionCreatedNotification goes to every client once committed.
-func (h *Handler) missionPut(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) missionPut(w http.ResponseWriter, r *http.Request) error {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	in, err := missionInput(r)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	m, created, sub, err := h.opts.Store.PutMission(r.Context(), name, in)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	status := http.StatusOK
 	if created {
@@ -307,21 +297,19 @@ func (h *Handler) missionPut(w http.ResponseWriter, r *http.Request) {
 	// api.md §6.2: on creation and on update, so every client's mission
 	// list shows the current metadata.
 	h.notifyCreated(m, in.CreatorUID)
-	h.writeMission(w, r, m, status, sub.Token, false)
+	return h.writeMission(w, r, m, status, sub.Token, false)
 }
 
 // missionCoT answers GET /Marti/api/missions/{id}/cot: <events> holding
 // the latest stored event of every uid of the mission.
-func (h *Handler) missionCoT(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) missionCoT(w http.ResponseWriter, r *http.Request) error {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	events, err := h.opts.Store.MissionCoT(r.Context(), name)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	n := 64
 	for _, e := range events {
@@ -334,6 +322,7 @@ func (h *Handler) missionCoT(w http.ResponseWriter, r *http.Request) {
 	}
 	b = append(b, "</events>"...)
 	httpapi.WriteBody(w, http.StatusOK, "application/xml", b)
+	return nil
 }
 
 // stripDeclaration drops the XML declaration and surrounding whitespace of
@@ -350,25 +339,23 @@ func stripDeclaration(x []byte) []byte {
 
 // missionChanges answers GET /Marti/api/missions/{id}/changes: the change
 // history (secago, start, end narrow it), oldest first.
-func (h *Handler) missionChanges(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) missionChanges(w http.ResponseWriter, r *http.Request) error {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	from, to, err := timeRange(r, h.opts.Now())
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	changes, err := h.opts.Store.MissionChanges(r.Context(), name, from, to)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	out := make([]changeJSON, len(changes))
 	for i, c := range changes {
 		out[i] = changeView(c)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeChange, out))
+	return nil
 }

@@ -19,62 +19,54 @@ import (
 // password=. Once committed, the client receives the latest event of each
 // of the mission's uids (received within secago, or start..end, when
 // given).
-func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) error {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	uid := q.Get("uid")
 	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	if err := httpapi.CheckText("topic", q.Get("topic"), false, 255); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	from, to, err := timeRange(r, h.opts.Now())
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	user, _ := h.identity(r)
 	sub, err := h.opts.Store.Subscribe(r.Context(), name, uid, user, q.Get("password"))
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	h.log.Info("mission subscribed", "mission", logx.Clip(name), "uid", logx.Clip(uid), "user", logx.Clip(user), "role", sub.Role)
 	h.sendMissionCoT(r.Context(), name, uid, from, to)
 	httpapi.WriteJSON(w, http.StatusCreated, h.envelope(typeSubscription, subscriptionView(sub, true)))
+	return nil
 }
 
 // unsubscribe answers DELETE /Marti/api/missions/{id}/subscription?uid=
 // (disconnectOnly=true keeps the subscription's token and role).
-func (h *Handler) unsubscribe(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) unsubscribe(w http.ResponseWriter, r *http.Request) error {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	uid := q.Get("uid")
 	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	disconnectOnly := false
 	if v := q.Get("disconnectOnly"); v != "" {
 		if disconnectOnly, err = strconv.ParseBool(v); err != nil {
-			h.missionFail(w, r, httpapi.BadRequest("disconnectOnly", "must be true or false, not %q", httpapi.ClipValue(v)))
-			return
+			return httpapi.BadRequest("disconnectOnly", "must be true or false, not %q", httpapi.ClipValue(v))
 		}
 	}
 	if err := h.opts.Store.Unsubscribe(r.Context(), name, uid, disconnectOnly); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	h.log.Info("mission unsubscribed", "mission", logx.Clip(name), "uid", logx.Clip(uid), "disconnect_only", disconnectOnly)
 	msg := "unsubscribed"
@@ -82,28 +74,30 @@ func (h *Handler) unsubscribe(w http.ResponseWriter, r *http.Request) {
 		msg = "disconnected; the subscription is kept"
 	}
 	httpapi.WriteMessage(w, http.StatusOK, msg)
+	return nil
 }
 
 // subscriptions answers GET /Marti/api/missions/{id}/subscriptions: the
 // client uids subscribed.
-func (h *Handler) subscriptions(w http.ResponseWriter, r *http.Request) {
-	subs, ok := h.missionSubs(w, r)
-	if !ok {
-		return
+func (h *Handler) subscriptions(w http.ResponseWriter, r *http.Request) error {
+	subs, err := h.missionSubs(r)
+	if err != nil {
+		return err
 	}
 	uids := make([]string, len(subs))
 	for i, s := range subs {
 		uids[i] = s.ClientUID
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeSubscription, uids))
+	return nil
 }
 
 // subscriptionRoles answers GET .../subscriptions/roles: each subscriber
 // with its role (no tokens).
-func (h *Handler) subscriptionRoles(w http.ResponseWriter, r *http.Request) {
-	subs, ok := h.missionSubs(w, r)
-	if !ok {
-		return
+func (h *Handler) subscriptionRoles(w http.ResponseWriter, r *http.Request) error {
+	subs, err := h.missionSubs(r)
+	if err != nil {
+		return err
 	}
 	out := make([]subscriptionJSON, len(subs))
 	for i, s := range subs {
@@ -111,37 +105,32 @@ func (h *Handler) subscriptionRoles(w http.ResponseWriter, r *http.Request) {
 		out[i] = subscriptionView(s, false)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeSubscription, out))
+	return nil
 }
 
-func (h *Handler) missionSubs(w http.ResponseWriter, r *http.Request) ([]store.Subscription, bool) {
+func (h *Handler) missionSubs(r *http.Request) ([]store.Subscription, error) {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return nil, false
+		return nil, err
 	}
-	subs, err := h.opts.Store.Subscriptions(r.Context(), name)
-	if err != nil {
-		h.missionFail(w, r, err)
-		return nil, false
-	}
-	return subs, true
+	return h.opts.Store.Subscriptions(r.Context(), name)
 }
 
 // allSubscriptions answers GET /Marti/api/missions/all/subscriptions.
-func (h *Handler) allSubscriptions(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) allSubscriptions(w http.ResponseWriter, r *http.Request) error {
 	subs, err := h.opts.Store.Subscriptions(r.Context(), "")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	out := make([]subscriptionJSON, len(subs))
 	for i, s := range subs {
 		out[i] = subscriptionView(s, false)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeSubscription, out))
+	return nil
 }
 
-func (h *Handler) setParent(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) setParent(w http.ResponseWriter, r *http.Request) error {
 	child, err := missionName(r, "child_mission_id")
 	if err == nil {
 		var parent, who string
@@ -153,13 +142,13 @@ func (h *Handler) setParent(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			h.log.Info("mission parent set", "mission", logx.Clip(child), "parent", logx.Clip(parent))
 			httpapi.WriteMessage(w, http.StatusOK, "parent set")
-			return
+			return nil
 		}
 	}
-	h.missionFail(w, r, err)
+	return err
 }
 
-func (h *Handler) clearParent(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) clearParent(w http.ResponseWriter, r *http.Request) error {
 	child, err := missionName(r, "child_mission_id")
 	if err == nil {
 		var who string
@@ -169,63 +158,58 @@ func (h *Handler) clearParent(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			h.log.Info("mission parent removed", "mission", logx.Clip(child))
 			httpapi.WriteMessage(w, http.StatusOK, "parent removed")
-			return
+			return nil
 		}
 	}
-	h.missionFail(w, r, err)
+	return err
 }
 
-func (h *Handler) getParent(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) getParent(w http.ResponseWriter, r *http.Request) error {
 	child, err := missionName(r, "child_mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	p, err := h.opts.Store.MissionParent(r.Context(), child)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
-	h.writeMission(w, r, p, http.StatusOK, "", false)
+	return h.writeMission(w, r, p, http.StatusOK, "", false)
 }
 
-func (h *Handler) getChildren(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) getChildren(w http.ResponseWriter, r *http.Request) error {
 	parent, err := missionName(r, "parent_mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	list, err := h.opts.Store.MissionChildren(r.Context(), parent)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	out := make([]missionJSON, 0, len(list))
 	for _, m := range list {
 		v, err := h.missionView(r.Context(), m)
 		if err != nil {
-			h.missionFail(w, r, err)
-			return
+			return err
 		}
 		out = append(out, v)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeMission, out))
+	return nil
 }
 
 // invitePut answers PUT /Marti/api/missions/{id}/invite/{type}/{invitee}
 // (creatorUid defaults to "unknown"; role= a role name).
-func (h *Handler) invitePut(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) invitePut(w http.ResponseWriter, r *http.Request) error {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	inv := store.Invitation{Type: r.PathValue("type"), Invitee: r.PathValue("invitee"), CreatorUID: q.Get("creatorUid"), Role: q.Get("role")}
 	if inv.CreatorUID == "" {
 		inv.CreatorUID = "unknown"
 	}
-	h.invite(w, r, name, []store.Invitation{inv})
+	return h.invite(w, r, name, []store.Invitation{inv})
 }
 
 // inviteBody is the body of POST /invite.
@@ -240,18 +224,16 @@ type inviteBody struct {
 // invitePost answers POST /Marti/api/missions/{id}/invite: the body's
 // invitee (a client uid unless type says otherwise) and every client uid
 // of contacts= (comma-separated) are invited.
-func (h *Handler) invitePost(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) invitePost(w http.ResponseWriter, r *http.Request) error {
 	name, err := missionName(r, "mission_id")
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	var b inviteBody
 	if r.ContentLength != 0 {
 		if err := httpapi.DecodeJSON(r, maxMissionJSON, &b); err != nil {
-			h.missionFail(w, r, err)
-			return
+			return err
 		}
 	}
 	roleName := ""
@@ -270,44 +252,37 @@ func (h *Handler) invitePost(w http.ResponseWriter, r *http.Request) {
 		invs = append(invs, store.Invitation{Type: "clientUid", Invitee: c, CreatorUID: q.Get("creatorUid"), Role: roleName})
 	}
 	if len(invs) == 0 {
-		h.missionFail(w, r, httpapi.BadRequest("invitee", "required (in the body, or contacts in the query)"))
-		return
+		return httpapi.BadRequest("invitee", "required (in the body, or contacts in the query)")
 	}
 	if len(invs) > 256 {
-		h.missionFail(w, r, httpapi.BadRequest("contacts", "at most 256 invitees at once"))
-		return
+		return httpapi.BadRequest("contacts", "at most 256 invitees at once")
 	}
-	h.invite(w, r, name, invs)
+	return h.invite(w, r, name, invs)
 }
 
-func (h *Handler) invite(w http.ResponseWriter, r *http.Request, name string, invs []store.Invitation) {
+func (h *Handler) invite(w http.ResponseWriter, r *http.Request, name string, invs []store.Invitation) error {
 	// Every invitation is checked before any is stored.
 	for _, inv := range invs {
 		for _, f := range []struct{ n, v string }{{"type", inv.Type}, {"invitee", inv.Invitee}} {
 			if err := httpapi.CheckText(f.n, f.v, true, 255); err != nil {
-				h.missionFail(w, r, err)
-				return
+				return err
 			}
 		}
 		if err := httpapi.CheckText("creatorUid", inv.CreatorUID, false, 255); err != nil {
-			h.missionFail(w, r, err)
-			return
+			return err
 		}
 		if inv.Role != "" && !store.ValidRole(inv.Role) {
-			h.missionFail(w, r, httpapi.BadRequest("role", "must be %s, %s or %s, not %q", store.RoleOwner, store.RoleMember, store.RoleReadOnly, httpapi.ClipValue(inv.Role)))
-			return
+			return httpapi.BadRequest("role", "must be %s, %s or %s, not %q", store.RoleOwner, store.RoleMember, store.RoleReadOnly, httpapi.ClipValue(inv.Role))
 		}
 	}
 	if _, err := h.opts.Store.MissionByName(r.Context(), name); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	out := make([]invitationJSON, 0, len(invs))
 	for _, inv := range invs {
 		saved, err := h.opts.Store.Invite(r.Context(), name, inv)
 		if err != nil {
-			h.missionFail(w, r, err)
-			return
+			return err
 		}
 		h.log.Info("mission invitation sent", "mission", logx.Clip(name), "type", logx.Clip(saved.Type),
 			"invitee", logx.Clip(saved.Invitee), "by", logx.Clip(saved.CreatorUID), "role", saved.Role)
@@ -315,26 +290,25 @@ func (h *Handler) invite(w http.ResponseWriter, r *http.Request, name string, in
 		out = append(out, invitationView(saved))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeInvitation, out))
+	return nil
 }
 
 // invitations answers GET /Marti/api/missions/invitations: on HTTP (no
 // client identity) an empty list; on HTTPS the invitations to clientUid
 // and to the client certificate's name.
-func (h *Handler) invitations(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) invitations(w http.ResponseWriter, r *http.Request) error {
 	if r.TLS == nil {
 		httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeInvitation, []invitationJSON{}))
-		return
+		return nil
 	}
 	uid := r.URL.Query().Get("clientUid")
 	if err := httpapi.CheckText("clientUid", uid, true, 255); err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	user, _ := h.identity(r)
 	list, err := h.opts.Store.Invitations(r.Context(), uid, user)
 	if err != nil {
-		h.missionFail(w, r, err)
-		return
+		return err
 	}
 	out := make([]invitationJSON, 0, len(list))
 	for _, inv := range list {
@@ -344,4 +318,5 @@ func (h *Handler) invitations(w http.ResponseWriter, r *http.Request) {
 		out = append(out, invitationView(inv))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeInvitation, out))
+	return nil
 }
