@@ -93,11 +93,7 @@ func (h *Handler) checklistGet(w http.ResponseWriter, r *http.Request) error {
 // time when it has none) and the task as stored is returned; the
 // checklist mission's subscribers receive ChecklistUpdateNotification.
 func (h *Handler) checklistTaskPut(w http.ResponseWriter, r *http.Request) error {
-	uid, err := pathUID(r, "checklistid")
-	if err != nil {
-		return err
-	}
-	taskUID, err := pathUID(r, "taskid")
+	uid, taskUID, err := pathUIDs(r, "checklistid", "taskid")
 	if err != nil {
 		return err
 	}

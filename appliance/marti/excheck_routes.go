@@ -75,6 +75,14 @@ func pathUID(r *http.Request, key string) (string, error) {
 	return v, nil
 }
 
+// pathUIDs reads and checks a document's and a task's uid path values.
+func pathUIDs(r *http.Request, docKey, taskKey string) (doc, task string, err error) {
+	if doc, err = pathUID(r, docKey); err == nil {
+		task, err = pathUID(r, taskKey)
+	}
+	return doc, task, err
+}
+
 // kept is what to store for a parsed document: the bytes as sent when the
 // parser added nothing to them, else the document as written back.
 func kept(raw []byte, d *excheck.Doc) []byte {
@@ -150,11 +158,7 @@ func (h *Handler) checklistTaskGet(w http.ResponseWriter, r *http.Request) error
 }
 
 func (h *Handler) taskGet(w http.ResponseWriter, r *http.Request, checklist bool, docKey, taskKey string) error {
-	uid, err := pathUID(r, docKey)
-	if err != nil {
-		return err
-	}
-	taskUID, err := pathUID(r, taskKey)
+	uid, taskUID, err := pathUIDs(r, docKey, taskKey)
 	if err != nil {
 		return err
 	}
@@ -203,11 +207,7 @@ func fitTask(d *excheck.Doc, t *excheck.Node, uid string) {
 // templateTaskPut answers POST (add) and PUT (replace an existing task)
 // of a template task with the task as stored.
 func (h *Handler) templateTaskPut(w http.ResponseWriter, r *http.Request) error {
-	uid, err := pathUID(r, "templateUid")
-	if err != nil {
-		return err
-	}
-	taskUID, err := pathUID(r, "taskUid")
+	uid, taskUID, err := pathUIDs(r, "templateUid", "taskUid")
 	if err != nil {
 		return err
 	}
@@ -236,11 +236,7 @@ func (h *Handler) templateTaskPut(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h *Handler) templateTaskDelete(w http.ResponseWriter, r *http.Request) error {
-	uid, err := pathUID(r, "templateUid")
-	if err != nil {
-		return err
-	}
-	taskUID, err := pathUID(r, "taskUid")
+	uid, taskUID, err := pathUIDs(r, "templateUid", "taskUid")
 	if err != nil {
 		return err
 	}

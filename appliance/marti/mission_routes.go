@@ -68,10 +68,17 @@ func (h *Handler) missionList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return h.writeMissions(w, r, list)
+}
+
+// writeMissions answers with envelope 2.13 of the missions in list, but
+// the ExCheck templates, which are not a team's mission (as on the
+// official server).
+func (h *Handler) writeMissions(w http.ResponseWriter, r *http.Request, list []store.Mission) error {
 	out := make([]missionJSON, 0, len(list))
 	for _, m := range list {
 		if m.Name == store.TemplatesMission && m.Tool == store.ToolExCheck {
-			continue // the ExCheck templates are not a team's mission (as on the official server)
+			continue
 		}
 		v, err := h.missionView(r.Context(), m)
 		if err != nil {

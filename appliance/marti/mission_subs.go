@@ -185,16 +185,7 @@ func (h *Handler) getChildren(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]missionJSON, 0, len(list))
-	for _, m := range list {
-		v, err := h.missionView(r.Context(), m)
-		if err != nil {
-			return err
-		}
-		out = append(out, v)
-	}
-	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeMission, out))
-	return nil
+	return h.writeMissions(w, r, list)
 }
 
 // invitePut answers PUT /Marti/api/missions/{id}/invite/{type}/{invitee}
