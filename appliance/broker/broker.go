@@ -92,13 +92,15 @@ type Broker struct {
 
 	// mu guards byUID, holders, bound, boundBy, draining, closed, retained
 	// and every replacement of list.
-	mu       sync.Mutex
-	list     atomic.Pointer[sessionList] // copy-on-write snapshot of open sessions (list.go)
-	ids      identities
-	draining bool // Drain was called: no departures, no new sessions
-	closed   bool
-	retain   retainer
-	recent   recentRing
+	mu   sync.Mutex
+	list atomic.Pointer[sessionList] // copy-on-write snapshot of open sessions (list.go)
+	// trimLater is set while a trim is scheduled (idleTrimDelay).
+	trimLater atomic.Bool
+	ids       identities
+	draining  bool // Drain was called: no departures, no new sessions
+	closed    bool
+	retain    retainer
+	recent    recentRing
 
 	events *eventLog // the broadcast log every session reads (log.go)
 
@@ -298,30 +300,54 @@ func (b *Broker) broadcast(env *Envelope, from *Session, to map[*Session]bool) {
 		})
 	}
 	if b.events.needsTrim() {
-		b.trim()
+		b.trim(false)
+	} else if b.trimLater.CompareAndSwap(false, true) {
+		// Trims are amortised over many publishes: once publishing stops,
+		// one more a moment later releases what every session has read by
+		// then, so a quiet relay holds no log.
+		time.AfterFunc(idleTrimDelay, func() {
+			b.trimLater.Store(false)
+			b.trim(false)
+		})
 	}
 }
+
+// idleTrimDelay is how long after a publish that did not trim the log a
+// trim runs anyway.
+const idleTrimDelay = time.Second
 
 // trim releases the log entries every open session has read, and wakes the
 // writers of sessions that lag far behind with nothing queued for them
 // (the step-over in broadcast can miss one when publishers race), so their
 // cursor catches up before the log has to drop what they have not read.
-func (b *Broker) trim() {
+// With wakeHolder (a session closed: what it held should go now), the
+// session left holding the oldest entries is also woken, and trims again
+// once it has caught up.
+func (b *Broker) trim(wakeHolder bool) {
 	// The head is read before the list: a session missing from this list
 	// joined later, at a position no lower than head, so it never loses
 	// what it has not read.
 	head := b.events.position()
 	min := head
+	var holder *Session // one session at min
 	b.list.Load().each(func(s *Session) {
 		c := s.cursor.Load()
 		if c < min {
-			min = c
+			min, holder = c, s
 		}
 		if head-c > trimWakeLag || (head-c > 1 && b.events.lagBytes(c) > b.opts.HardBytes/8) {
 			s.signal()
 		}
 	})
 	b.events.trim(min)
+	if wakeHolder && holder != nil {
+		// The session holding the oldest entries catches up now and trims
+		// again when its cursor moves (Take): a cursor left one entry behind
+		// by a race between its writer and a publisher's step-over would
+		// otherwise hold everything published since, up to the limits above.
+		holder.holdsTail.Store(true)
+		holder.signal()
+	}
 }
 
 // trimWakeLag is how far behind the log's head a session's cursor may be
@@ -392,7 +418,7 @@ func (b *Broker) remove(s *Session, reason Reason) {
 	b.mu.Unlock()
 
 	b.stats.closed[reason].Add(1)
-	b.trim() // what only s had left to read is released now
+	b.trim(true) // what only s had left to read is released now
 	if id.UID != "" && b.opts.ClientsChanged != nil {
 		b.opts.ClientsChanged()
 	}

@@ -3,6 +3,8 @@ package broker
 import (
 	"fmt"
 	"testing"
+
+	"outpost/internal/testkit"
 )
 
 // TestSenderOnlyNeverHoldsTheLog: a client that only sends (nothing is
@@ -29,7 +31,7 @@ func TestSenderOnlyNeverHoldsTheLog(t *testing.T) {
 			t.Fatalf("session %d after 1000 events not for it: got %v, closed %v", s.ID(), uidsOf(got), s.Reason())
 		}
 	}
-	b.trim()
+	b.trim(false)
 	if q := b.Stats().QueuedBytes; q != 0 {
 		t.Fatalf("%d bytes still held after every session read everything", q)
 	}
@@ -54,4 +56,25 @@ func TestClosedSessionReleasesItsHold(t *testing.T) {
 	if q := b.Stats().QueuedBytes; q != 0 {
 		t.Fatalf("%d bytes still held after the only reader closed", q)
 	}
+}
+
+// TestQuietLogIsReleased: fewer events than make a trim worth it are
+// published and read; once publishing stops, the log is released anyway
+// (idleTrimDelay), without another publish.
+func TestQuietLogIsReleased(t *testing.T) {
+	b := newBroker(t, Options{})
+	sender := b.Join(SessionInfo{})
+	receiver := b.Join(SessionInfo{})
+	for i := range 20 {
+		if err := b.Publish(chat(fmt.Sprint("S-", i)), sender); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := drain(receiver); len(got) != 20 {
+		t.Fatalf("receiver got %d events, want 20", len(got))
+	}
+	if b.Stats().QueuedBytes == 0 {
+		t.Fatal("the log was trimmed at once; this test needs it held until the idle trim")
+	}
+	testkit.WaitForWithin(t, 5*idleTrimDelay, "the quiet log released", func() bool { return b.Stats().QueuedBytes == 0 })
 }

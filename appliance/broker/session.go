@@ -59,6 +59,11 @@ type Session struct {
 	// cursor is the next log seq to read. Take moves it (under qmu); the
 	// log's trimming reads it.
 	cursor atomic.Uint64
+	// holdsTail is set by a trim after a session closed that found this
+	// session's cursor the lowest, holding the log's oldest entries: the
+	// next Take that moves the cursor trims again, so what the session has
+	// now read is released without waiting for the next publish.
+	holdsTail atomic.Bool
 
 	qmu       sync.Mutex // qmu guards private, privBytes, closed, reason and the replay
 	private   []privItem // sent to this session alone, in order
@@ -247,8 +252,12 @@ func (s *Session) Take(spare []*Envelope) []*Envelope {
 		s.b.stats.queuedBytes.Add(-int64(it.env.size))
 	}
 	s.private = s.dropPrivate(pi)
+	moved := next != s.cursor.Load()
 	s.cursor.Store(next)
 	s.qmu.Unlock()
+	if s.holdsTail.Swap(false) && moved {
+		s.b.trim(false)
+	}
 	// Shared counters: touched only when there is something to count.
 	if delivered > 0 {
 		s.b.stats.delivered.Add(delivered)
