@@ -148,7 +148,7 @@ function missionDetail(d) {
       { id: "mission-changes" },
       table(
         ["Time", "Change", "What", "By"],
-        d.changes.map((c) => [ago(c.time), h("span", { class: `badge ${c.type === "REMOVE_CONTENT" ? "bad" : "ok"}` }, changeLabel(c)), changeWhat(c), h("span", { class: "mono" }, c.creatorUid || "—")]),
+        d.changes.map((c) => [when(c.time), h("span", { class: `badge ${c.type === "REMOVE_CONTENT" ? "bad" : "ok"}` }, changeLabel(c)), changeWhat(c), h("span", { class: "mono" }, c.creatorUid || "—")]),
         "No change recorded.",
       ),
     ),
@@ -159,11 +159,16 @@ function missionDetail(d) {
       { id: "mission-logs" },
       table(
         ["Time", "By", "Entry", "Keywords"],
-        d.logs.map((l) => [ago(l.dtg), h("span", { class: "mono" }, l.creatorUid || "—"), h("div", { class: "log-text" }, l.content), l.keywords.join(", ") || "—"]),
+        d.logs.map((l) => [when(l.dtg), h("span", { class: "mono" }, l.creatorUid || "—"), h("div", { class: "log-text" }, l.content), l.keywords.join(", ") || "—"]),
         "No log entry.",
       ),
     ),
   ];
+}
+
+/** A relative time with the exact one as its tooltip. */
+function when(iso) {
+  return h("span", { title: iso }, ago(iso));
 }
 
 function fact(label, value) {
