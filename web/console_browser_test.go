@@ -3,7 +3,10 @@ package web_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,7 +68,9 @@ func artifactDir(t *testing.T) string {
 // map within 2 seconds, markers, details, the clients page, an upload with
 // its progress bar, an MBTiles basemap uploaded and loaded as tiles, a
 // system user with certificates and its package, geo objects and
-// emergencies placed from the map (when the server has their routes), the server page, sign out and in with a token; no
+// emergencies placed from the map (when the server has their routes), a
+// mission created through the client API on the Missions page, the server
+// page, sign out and in with a token; no
 // console error, CSP violation or request to another origin.
 func TestConsoleInBrowser(t *testing.T) {
 	node, chromium := requireBrowser(t)
@@ -97,6 +102,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if geo == "0" {
 		t.Log("this build has no /ManageGeoObject or /ManageEmergency routes: placing objects and raising emergencies are skipped")
 	}
+	mission := createMission(t, "http://"+p.Addr(t, "http"))
 
 	shots := artifactDir(t)
 	t.Logf("screenshots and downloads: %s", shots)
@@ -107,7 +113,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"OUTPOST_URL="+base, "OUTPOST_COT="+p.Addr(t, "cot-tcp"), "OUTPOST_TOKEN="+token,
 		"OUTPOST_USER="+user, "OUTPOST_PASSWORD="+password, "OUTPOST_MBTILES="+mbtiles,
-		"OUTPOST_ARTIFACTS="+shots, "OUTPOST_CHROMIUM="+chromium, "OUTPOST_GEO="+geo)
+		"OUTPOST_ARTIFACTS="+shots, "OUTPOST_CHROMIUM="+chromium, "OUTPOST_GEO="+geo, "OUTPOST_MISSION="+mission)
 	stderr := &testkit.Buffer{}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
@@ -139,4 +145,30 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	t.Logf("client on the map after %d ms; upload progress seen at %d%%; package %d bytes",
 		result.ClientAppearMs, result.ProgressSeen, result.PackageBytes)
+}
+
+// createMission makes the mission the Missions page shows, as TAK clients
+// do through the client API (api.md §4.4): a file, the uid of the client
+// console.mjs connects, a second subscriber and a log entry. It returns the
+// mission's name.
+func createMission(t *testing.T, base string) string {
+	t.Helper()
+	const name = "Op Dawn <b>&</b>" // markup: shown as text
+	p := base + "/Marti/api/missions/" + url.PathEscape(name)
+	call := func(method, path string, body any, want int, headers ...string) {
+		t.Helper()
+		if r := testkit.Do(t, nil, method, path, body, headers...); r.Status != want {
+			t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
+		}
+	}
+	file := []byte("Route plan: north bank to the bridge, then east.\n")
+	sum := sha256.Sum256(file)
+	call("POST", base+"/Marti/sync/upload?filename=route-plan.txt&creatorUid=ANDROID-console-1", file, 200, "Content-Type", "text/plain")
+	call("PUT", p+"?creatorUid=ANDROID-console-1&description=Dawn+patrol+along+the+river&tool=public&keywords=patrol", nil, 201)
+	call("PUT", p+"/contents?creatorUid=ANDROID-console-1",
+		map[string]any{"hashes": []string{hex.EncodeToString(sum[:])}, "uids": []string{"ANDROID-console-1"}}, 200)
+	call("PUT", p+"/subscription?uid=ANDROID-console-2", nil, 201)
+	call("POST", base+"/Marti/api/missions/logs/entries", map[string]any{"content": "Crossed the bridge <script>alert(1)</script>, no contact.",
+		"creatorUid": "ANDROID-console-2", "missionNames": []string{name}, "keywords": []string{"bridge"}}, 201)
+	return name
 }

@@ -10,6 +10,8 @@
 //   - login.go: POST /api/login;
 //   - users*.go, certpkg.go: system users and their certificate packages;
 //   - datapackages.go, upload.go: /DataPackageTable;
+//   - missions.go, missions_json.go: GET /api/missions and
+//     /api/missions/{name}, the missions as the console shows them;
 //   - clients.go: GET /Clients (IP allow-list, api.md §5.4);
 //   - geoobjects.go, emergencies.go, position.go: /ManageGeoObject and
 //     /ManageEmergency (api.md §2.4–2.10): request checks, coordinates and

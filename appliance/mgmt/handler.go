@@ -170,6 +170,10 @@ func New(opts Options) *API {
 	a.mux.HandleFunc("DELETE /DataPackageTable", a.deletePackages)
 	a.mux.HandleFunc("GET /DataPackageTable/{hash}", a.downloadPackage)
 
+	// The console's Missions page (missions.go): read only.
+	a.mux.HandleFunc("GET /api/missions", a.listMissions)
+	a.mux.HandleFunc("GET /api/missions/{name}", a.getMission)
+
 	if opts.Objects != nil {
 		a.mux.HandleFunc("POST /ManageGeoObject/postGeoObject", a.postGeoObject)
 		a.mux.HandleFunc("PUT /ManageGeoObject/putGeoObject", a.putGeoObject)

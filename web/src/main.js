@@ -1,5 +1,6 @@
 // The console's shell: sign-in, the page bar and the hash router
-// (#/map, #/clients, #/users, #/packages, #/emergencies, #/server).
+// (#/map, #/clients, #/users, #/packages, #/missions, #/emergencies,
+// #/server).
 import "leaflet/dist/leaflet.css";
 import "./style.css";
 import { currentSession, onSession, signOut } from "./api.js";
@@ -7,6 +8,7 @@ import { mountClients } from "./clients.js";
 import { mountEmergencies } from "./emergencies.js";
 import { mountLogin } from "./login.js";
 import { mountMap } from "./map.js";
+import { mountMissions } from "./missions.js";
 import { mountPackages } from "./packages.js";
 import { mountServer } from "./server.js";
 import { h, setChildren } from "./ui.js";
@@ -17,6 +19,7 @@ const PAGES = [
   ["clients", "Clients", mountClients],
   ["users", "System users", mountUsers],
   ["packages", "Data packages", mountPackages],
+  ["missions", "Missions", mountMissions],
   ["emergencies", "Emergencies", mountEmergencies],
   ["server", "Server", mountServer],
 ];

@@ -294,6 +294,42 @@ async function run() {
     log("geo object and emergency routes absent on this server: placing and raising not exercised");
   }
 
+  // 7b. Missions: the mission console_browser_test.go made through the
+  // client API, with its file, uid, subscriber, change log and log entry;
+  // its markup is shown as text.
+  const missionName = env.OUTPOST_MISSION;
+  await page.click("#nav-missions");
+  const mrow = page.locator("#missions-list tbody tr").filter({ hasText: missionName });
+  await mrow.waitFor();
+  const cells = await mrow.locator("td").allTextContents();
+  check(cells[1] === "public" && cells[2] === "ANDROID-console-1", `mission row: ${cells.join(" | ")}`);
+  check(cells.slice(4).join(",") === "1,1,2,1", `files, uids, subscribers, log entries: ${cells.slice(4).join(",")}`);
+  await mrow.locator("a").click();
+  await page.locator("#mission-files td", { hasText: "route-plan.txt" }).waitFor();
+  check((await page.textContent(".page-missions .panel h2")) === `Mission ${missionName}`, "detail heading");
+  await page.locator("#mission-uids td", { hasText: "VIPER-1" }).waitFor();
+  await page.locator("#mission-subscribers td", { hasText: "ANDROID-console-2" }).waitFor();
+  const changes = await page.locator("#mission-changes tbody tr").allTextContents();
+  check(changes.length === 4, `change log rows: ${changes.length}`);
+  check(changes[0].includes("added log entry") && changes[0].includes("Crossed the bridge"), `newest change first: ${changes[0]}`);
+  check(changes[3].includes("created"), `oldest change last: ${changes[3]}`);
+  const entry = await page.textContent("#mission-logs td .log-text");
+  check(entry === "Crossed the bridge <script>alert(1)</script>, no contact.", `log entry as text: ${entry}`);
+  check((await page.locator("#app b, #mission-detail script").count()) === 0, "client text never becomes markup");
+  const [mdl] = await Promise.all([page.waitForEvent("download"), page.locator("#mission-files button", { hasText: "Download" }).click()]);
+  const mfile = join(shots, mdl.suggestedFilename());
+  await mdl.saveAs(mfile);
+  check(readFileSync(mfile, "utf8").startsWith("Route plan:"), "mission file downloaded");
+  await page.click("#missions-refresh");
+  await page.waitForFunction(() => !document.querySelector("#missions-refresh").disabled);
+  await page.locator("#mission-files td", { hasText: "route-plan.txt" }).waitFor();
+  await page.locator(".toast").last().waitFor({ state: "detached", timeout: 10000 }); // earlier steps' toasts
+  await page.evaluate(() => document.querySelector("main").scrollTo(0, 0));
+  await shot("08c-missions");
+  await page.evaluate(() => document.querySelector("#mission-changes").scrollIntoView());
+  await shot("08d-mission-change-log");
+  log("missions page lists the mission; its file downloads; uid, subscriber, change log (newest first) and log entry shown as text");
+
   // 8. Server page: version, listeners, charts, log tail.
   await page.click("#nav-server");
   await page.waitForSelector("#server-version");

@@ -1,0 +1,176 @@
+package mgmt
+
+// GET /api/missions and GET /api/missions/{name}: the missions (DataSync,
+// api.md §4.4) as the web console's Missions page shows them. Read only;
+// clients change missions through the client API. Every list is bounded
+// (missionListLimit), and the answer says which were cut. Subscription
+// tokens are never listed.
+
+import (
+	"errors"
+	"net/http"
+
+	"outpost/appliance/httpapi"
+	"outpost/appliance/store"
+)
+
+// Limits of the mission routes.
+const (
+	missionListLimit  = 1000 // missions in GET /api/missions
+	missionPartLimit  = 500  // files, uids, subscribers, external data, changes, log entries of one mission
+	changeLogTextClip = 256  // bytes of a log entry's text quoted in a change
+)
+
+// missionsError is the 500 text of the mission routes.
+const missionsError = "An error occurred accessing mission details: "
+
+// missionItem is a mission with the sizes of its parts.
+type missionItem struct {
+	Name              string   `json:"name"`
+	GUID              string   `json:"guid"`
+	Description       string   `json:"description"`
+	Tool              string   `json:"tool"`
+	CreatorUID        string   `json:"creatorUid"`
+	Created           string   `json:"created"`
+	Updated           string   `json:"updated"`
+	DefaultRole       string   `json:"defaultRole"`
+	Keywords          []string `json:"keywords"`
+	Groups            []string `json:"groups"`
+	PasswordProtected bool     `json:"passwordProtected"`
+	InviteOnly        bool     `json:"inviteOnly"`
+	Contents          int      `json:"contentCount"`
+	UIDs              int      `json:"uidCount"`
+	Subscribers       int      `json:"subscriberCount"`
+	Logs              int      `json:"logCount"`
+}
+
+func missionItemOf(s store.MissionSummary) missionItem {
+	m := s.Mission
+	return missionItem{
+		Name: m.Name, GUID: m.GUID, Description: m.Description, Tool: m.Tool, CreatorUID: m.CreatorUID,
+		Created: httpapi.FormatTime(m.Created), Updated: httpapi.FormatTime(m.Updated), DefaultRole: m.DefaultRole,
+		Keywords: m.Keywords, Groups: m.Groups, PasswordProtected: m.PasswordProtected, InviteOnly: m.InviteOnly,
+		Contents: s.Contents, UIDs: s.UIDs, Subscribers: s.Subscribers, Logs: s.Logs,
+	}
+}
+
+// listMissions answers GET /api/missions: {"missions": [...], "truncated"},
+// in name order.
+func (a *API) listMissions(w http.ResponseWriter, r *http.Request) {
+	list, truncated, err := a.opts.Store.MissionSummaries(r.Context(), missionListLimit)
+	if err != nil {
+		a.fail(w, r, err, missionsError+"the list could not be read", "listing missions failed")
+		return
+	}
+	items := make([]missionItem, len(list))
+	for i, s := range list {
+		items[i] = missionItemOf(s)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, struct {
+		Missions  []missionItem `json:"missions"`
+		Truncated bool          `json:"truncated"`
+	}{items, truncated})
+}
+
+// missionDetail is GET /api/missions/{name}'s answer.
+type missionDetail struct {
+	Mission      missionItem          `json:"mission"`
+	Contents     []contentItem        `json:"contents"`
+	UIDs         []uidItem            `json:"uids"`
+	Subscribers  []subscriberItem     `json:"subscribers"`
+	ExternalData []store.ExternalData `json:"externalData"`
+	Changes      []changeItem         `json:"changes"`
+	Logs         []missionLogItem     `json:"logs"`
+	Truncated    missionTruncation    `json:"truncated"`
+}
+
+// missionTruncation says which lists of missionDetail hold only their
+// first (contents, uids, subscribers, external data: oldest) or newest
+// (changes, logs) missionPartLimit items.
+type missionTruncation struct {
+	Contents     bool `json:"contents"`
+	UIDs         bool `json:"uids"`
+	Subscribers  bool `json:"subscribers"`
+	ExternalData bool `json:"externalData"`
+	Changes      bool `json:"changes"`
+	Logs         bool `json:"logs"`
+}
+
+// getMission answers GET /api/missions/{name}.
+func (a *API) getMission(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	name := r.PathValue("name")
+	if err := store.CheckMissionName(name); err != nil {
+		httpapi.WriteError(w, clientError(err, "name"), missionsError)
+		return
+	}
+	sum, err := a.opts.Store.MissionSummaryByName(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "name: no mission named %q", clipValue(name)), missionsError)
+		return
+	}
+	if err != nil {
+		a.fail(w, r, err, missionsError+"the mission could not be read", "reading a mission failed")
+		return
+	}
+	m := sum.Mission
+	out := missionDetail{Mission: missionItemOf(sum)}
+	fail := func(err error, what string) {
+		a.fail(w, r, err, missionsError+"the mission's "+what+" could not be read", "reading a mission's "+what+" failed")
+	}
+	contents, err := a.opts.Store.MissionContents(ctx, m.ID)
+	if err != nil {
+		fail(err, "files")
+		return
+	}
+	contents, out.Truncated.Contents = firstN(contents, missionPartLimit)
+	out.Contents = mapSlice(contents, contentItemOf)
+	uids, err := a.opts.Store.MissionUIDs(ctx, m.ID)
+	if err != nil {
+		fail(err, "uids")
+		return
+	}
+	uids, out.Truncated.UIDs = firstN(uids, missionPartLimit)
+	out.UIDs = mapSlice(uids, uidItemOf)
+	subs, err := a.opts.Store.Subscriptions(ctx, m.Name)
+	if err != nil {
+		fail(err, "subscribers")
+		return
+	}
+	subs, out.Truncated.Subscribers = firstN(subs, missionPartLimit)
+	out.Subscribers = mapSlice(subs, subscriberItemOf)
+	if out.ExternalData, err = a.opts.Store.MissionExternalData(ctx, m.ID); err != nil {
+		fail(err, "external data")
+		return
+	}
+	out.ExternalData, out.Truncated.ExternalData = firstN(out.ExternalData, missionPartLimit)
+	changes, truncated, err := a.opts.Store.RecentMissionChanges(ctx, m, missionPartLimit)
+	if err != nil {
+		fail(err, "changes")
+		return
+	}
+	out.Changes, out.Truncated.Changes = mapSlice(changes, changeItemOf), truncated
+	logs, truncated, err := a.opts.Store.RecentMissionLogs(ctx, m, missionPartLimit)
+	if err != nil {
+		fail(err, "log entries")
+		return
+	}
+	out.Logs, out.Truncated.Logs = mapSlice(logs, missionLogItemOf), truncated
+	httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// firstN returns the first n items of list and whether there were more.
+func firstN[T any](list []T, n int) ([]T, bool) {
+	if len(list) > n {
+		return list[:n], true
+	}
+	return list, false
+}
+
+func mapSlice[T, U any](list []T, f func(T) U) []U {
+	out := make([]U, len(list))
+	for i, v := range list {
+		out[i] = f(v)
+	}
+	return out
+}
