@@ -24,6 +24,13 @@ import (
 )
 
 // soak reports whether the long versions run (OUTPOST_SOAK=1).
+// bystanderP99 bounds the well-behaved clients' p99 latency during an
+// attack. An attack that hurts them costs seconds or a disconnect; the
+// bound leaves room for the writer's 10 ms gathering window and for the
+// shared two-core machines the tests run on (with 64 samples, p99 is
+// nearly the slowest one).
+const bystanderP99 = 100 * time.Millisecond
+
 func soak() bool { return os.Getenv("OUTPOST_SOAK") == "1" }
 
 // pick returns fast normally and long under OUTPOST_SOAK=1.
@@ -281,8 +288,8 @@ func (e *env) finish(lim limits) {
 		slices.Sort(lat)
 		p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
 		t.Logf("%s received %d of %d SAs: p50 %v, p99 %v", rx.uid, len(lat), sent, p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond))
-		if p99 > 50*time.Millisecond {
-			t.Errorf("%s: p99 latency %v, want under 50 ms", rx.uid, p99)
+		if p99 > bystanderP99 {
+			t.Errorf("%s: p99 latency %v, want under %v", rx.uid, p99, bystanderP99)
 		}
 	}
 	rss := peakRSS(t, e.p.PID())
