@@ -182,7 +182,7 @@ func Document(n *Node) []byte {
 func Append(dst []byte, n *Node) []byte {
 	switch n.Kind {
 	case Text:
-		return escapeText(dst, n.Text)
+		return escape(dst, n.Text, false)
 	case Comment:
 		dst = append(dst, "<!--"...)
 		dst = append(dst, strings.ReplaceAll(n.Text, "--", "- -")...)
@@ -194,7 +194,7 @@ func Append(dst []byte, n *Node) []byte {
 		dst = append(dst, ' ')
 		dst = append(dst, a.Name...)
 		dst = append(dst, `="`...)
-		dst = escapeAttr(dst, a.Value)
+		dst = escape(dst, a.Value, true)
 		dst = append(dst, '"')
 	}
 	if len(n.Children) == 0 {
@@ -209,38 +209,25 @@ func Append(dst []byte, n *Node) []byte {
 	return append(dst, '>')
 }
 
-func escapeText(dst []byte, s string) []byte {
+// escape appends s escaped for XML: in text, & < > and CR; in an
+// attribute value (attr), also the quote and the whitespace a parser would
+// otherwise normalise (LF, tab), but not >.
+func escape(dst []byte, s string, attr bool) []byte {
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '&':
+		switch c := s[i]; {
+		case c == '&':
 			dst = append(dst, "&amp;"...)
-		case '<':
+		case c == '<':
 			dst = append(dst, "&lt;"...)
-		case '>':
+		case c == '>' && !attr:
 			dst = append(dst, "&gt;"...)
-		case '\r':
+		case c == '\r':
 			dst = append(dst, "&#xD;"...)
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return dst
-}
-
-func escapeAttr(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '&':
-			dst = append(dst, "&amp;"...)
-		case '<':
-			dst = append(dst, "&lt;"...)
-		case '"':
+		case attr && c == '"':
 			dst = append(dst, "&quot;"...)
-		case '\n':
+		case attr && c == '\n':
 			dst = append(dst, "&#xA;"...)
-		case '\r':
-			dst = append(dst, "&#xD;"...)
-		case '\t':
+		case attr && c == '\t':
 			dst = append(dst, "&#x9;"...)
 		default:
 			dst = append(dst, c)
