@@ -7,19 +7,26 @@ import (
 	"outpost/appliance/cot"
 )
 
+// benchSessions is a broker with n listening sessions and a source session
+// that publishes to them.
+func benchSessions(n int) (br *Broker, sessions []*Session, src *Session) {
+	br = New(Options{Logger: quiet})
+	sessions = make([]*Session, n)
+	for i := range sessions {
+		sessions[i] = br.Join(SessionInfo{})
+	}
+	return br, sessions, br.Join(SessionInfo{})
+}
+
 // BenchmarkFanOut measures routing one SA to N sessions: the broker's share
-// of the relay (envelope, identity update, N enqueues). Encoding is lazy and
-// happens in the writers, so it is measured separately
+// of the relay (envelope, the XML encoding every writer then shares, the
+// 64 KiB check, identity update, one log append). The protobuf encoding
+// happens in the writers and is measured separately
 // (BenchmarkFanOutEncoded). Queues are drained outside the timer.
 func BenchmarkFanOut(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
-			br := New(Options{Logger: quiet})
-			sessions := make([]*Session, n)
-			for i := range sessions {
-				sessions[i] = br.Join(SessionInfo{})
-			}
-			src := br.Join(SessionInfo{})
+			br, sessions, src := benchSessions(n)
 			ev := sa("SRC", "SOURCE", "a-f-G-U-C")
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -41,13 +48,7 @@ func BenchmarkFanOut(b *testing.B) {
 // asks for its wire format, half XML and half protobuf; each format is
 // encoded once and shared.
 func BenchmarkFanOutEncoded(b *testing.B) {
-	const n = 1000
-	br := New(Options{Logger: quiet})
-	sessions := make([]*Session, n)
-	for i := range sessions {
-		sessions[i] = br.Join(SessionInfo{})
-	}
-	src := br.Join(SessionInfo{})
+	br, sessions, src := benchSessions(1000)
 	ev := sa("SRC", "SOURCE", "a-f-G-U-C")
 	spare := make([]*Envelope, 0, 4)
 	b.ReportAllocs()
@@ -70,14 +71,10 @@ func BenchmarkFanOutEncoded(b *testing.B) {
 
 // BenchmarkDirected routes a chat addressed by callsign among 1000 sessions.
 func BenchmarkDirected(b *testing.B) {
-	const n = 1000
-	br := New(Options{Logger: quiet})
-	sessions := make([]*Session, n)
-	for i := range sessions {
-		sessions[i] = br.Join(SessionInfo{})
-		br.Publish(sa(fmt.Sprintf("U%d", i), fmt.Sprintf("CS%d", i), "a-f-G"), sessions[i])
+	br, sessions, src := benchSessions(1000)
+	for i, s := range sessions {
+		br.Publish(sa(fmt.Sprintf("U%d", i), fmt.Sprintf("CS%d", i), "a-f-G"), s)
 	}
-	src := br.Join(SessionInfo{})
 	ev := chat("SRC", cot.Dest{Callsign: "CS500"})
 	b.ReportAllocs()
 	b.ResetTimer()

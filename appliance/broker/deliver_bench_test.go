@@ -12,12 +12,7 @@ import (
 func BenchmarkDeliver(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
-			br := New(Options{Logger: quiet})
-			sessions := make([]*Session, n)
-			for i := range sessions {
-				sessions[i] = br.Join(SessionInfo{})
-			}
-			src := br.Join(SessionInfo{})
+			br, sessions, src := benchSessions(n)
 			ev := sa("SRC", "SOURCE", "a-f-G-U-C")
 			spares := make([][]*Envelope, n)
 			b.ReportAllocs()

@@ -5,8 +5,9 @@
 // retained events replayed to new clients (retain.go), client identity and
 // the binding of a uid to a certificate (identity.go), close reasons, the
 // connected-client registry and the counters. Encoded bytes are shared: each
-// relayed event is encoded at most once per wire format, lazily, whatever
-// the number of recipients.
+// relayed event is encoded at most once per wire format, whatever the
+// number of recipients (XML at publish, for the size check; protobuf
+// lazily, by the first writer that needs it).
 //
 // It does no I/O and no SQL: transports (stream, marti's websocket) move
 // bytes, and the appliance connects an Observer that persists events after

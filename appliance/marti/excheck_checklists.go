@@ -76,16 +76,7 @@ func (h *Handler) checklistsActive(w http.ResponseWriter, r *http.Request) error
 }
 
 func (h *Handler) checklistGet(w http.ResponseWriter, r *http.Request) error {
-	uid, err := pathUID(r, "checklistid")
-	if err != nil {
-		return err
-	}
-	c, err := h.opts.Store.Checklist(r.Context(), uid)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteBody(w, http.StatusOK, xmlType, c.XML)
-	return nil
+	return h.docGet(w, r, true, "checklistid")
 }
 
 // checklistTaskPut answers PUT /Marti/api/excheck/checklist/{id}/task/{taskid}:
@@ -137,11 +128,7 @@ func (h *Handler) checklistToMission(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	name, err := missionName(r, "mission_id")
-	if err != nil {
-		return err
-	}
-	who, err := actor(r)
+	name, who, err := missionAndActor(r)
 	if err != nil {
 		return err
 	}

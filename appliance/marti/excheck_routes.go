@@ -120,16 +120,29 @@ func (h *Handler) templateCreate(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) templateGet(w http.ResponseWriter, r *http.Request) error {
-	uid, err := pathUID(r, "templateUid")
+	return h.docGet(w, r, false, "templateUid")
+}
+
+// docGet answers with a stored template or checklist (checklist), as kept.
+func (h *Handler) docGet(w http.ResponseWriter, r *http.Request, checklist bool, key string) error {
+	uid, err := pathUID(r, key)
 	if err != nil {
 		return err
 	}
-	d, err := h.opts.Store.Template(r.Context(), uid)
+	doc, err := h.getDoc(r.Context(), checklist, uid)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteBody(w, http.StatusOK, xmlType, d.XML)
+	httpapi.WriteBody(w, http.StatusOK, xmlType, doc.XML)
 	return nil
+}
+
+// getDoc reads a stored checklist (checklist) or template.
+func (h *Handler) getDoc(ctx context.Context, checklist bool, uid string) (store.ExCheckDoc, error) {
+	if checklist {
+		return h.opts.Store.Checklist(ctx, uid)
+	}
+	return h.opts.Store.Template(ctx, uid)
 }
 
 // docTask finds a task of a stored document (404 when absent).
@@ -162,11 +175,7 @@ func (h *Handler) taskGet(w http.ResponseWriter, r *http.Request, checklist bool
 	if err != nil {
 		return err
 	}
-	get := h.opts.Store.Template
-	if checklist {
-		get = h.opts.Store.Checklist
-	}
-	doc, err := get(r.Context(), uid)
+	doc, err := h.getDoc(r.Context(), checklist, uid)
 	if err != nil {
 		return err
 	}

@@ -27,11 +27,7 @@ type contentsBody struct {
 // a MissionContentCreatedNotification per new hash and uid to the
 // mission's subscribers once committed.
 func (h *Handler) missionAddContents(w http.ResponseWriter, r *http.Request) error {
-	name, err := missionName(r, "mission_id")
-	if err != nil {
-		return err
-	}
-	who, err := actor(r)
+	name, who, err := missionAndActor(r)
 	if err != nil {
 		return err
 	}
@@ -66,11 +62,7 @@ func (h *Handler) missionAddContents(w http.ResponseWriter, r *http.Request) err
 // missionRemoveContent answers DELETE /Marti/api/missions/{id}/contents
 // with hash= or uid=: envelope 2.13 with the mission.
 func (h *Handler) missionRemoveContent(w http.ResponseWriter, r *http.Request) error {
-	name, err := missionName(r, "mission_id")
-	if err != nil {
-		return err
-	}
-	who, err := actor(r)
+	name, who, err := missionAndActor(r)
 	if err != nil {
 		return err
 	}
@@ -153,11 +145,7 @@ type externalDataBody struct {
 // adds (or replaces, by uid) the external data, records the change and
 // sends MissionExternalDataCreatedNotification to the subscribers.
 func (h *Handler) missionExternalData(w http.ResponseWriter, r *http.Request) error {
-	name, err := missionName(r, "mission_id")
-	if err != nil {
-		return err
-	}
-	who, err := actor(r)
+	name, who, err := missionAndActor(r)
 	if err != nil {
 		return err
 	}

@@ -262,6 +262,14 @@ func actor(r *http.Request) (string, error) {
 	return v, httpapi.CheckText(field, v, false, 255)
 }
 
+// missionAndActor reads the {mission_id} path value and the acting uid.
+func missionAndActor(r *http.Request) (name, who string, err error) {
+	if name, err = missionName(r, "mission_id"); err == nil {
+		who, err = actor(r)
+	}
+	return name, who, err
+}
+
 // timeRange reads secago, start and end (api.md §4.4): secago wins over
 // start.
 func timeRange(r *http.Request, now time.Time) (from, to time.Time, err error) {

@@ -132,36 +132,40 @@ func (h *Handler) allSubscriptions(w http.ResponseWriter, r *http.Request) error
 
 func (h *Handler) setParent(w http.ResponseWriter, r *http.Request) error {
 	child, err := missionName(r, "child_mission_id")
-	if err == nil {
-		var parent, who string
-		if parent, err = missionName(r, "parent_mission_id"); err == nil {
-			if who, err = actor(r); err == nil {
-				err = h.opts.Store.SetMissionParent(r.Context(), child, parent, who)
-			}
-		}
-		if err == nil {
-			h.log.Info("mission parent set", "mission", logx.Clip(child), "parent", logx.Clip(parent))
-			httpapi.WriteMessage(w, http.StatusOK, "parent set")
-			return nil
-		}
+	if err != nil {
+		return err
 	}
-	return err
+	parent, err := missionName(r, "parent_mission_id")
+	if err != nil {
+		return err
+	}
+	who, err := actor(r)
+	if err != nil {
+		return err
+	}
+	if err := h.opts.Store.SetMissionParent(r.Context(), child, parent, who); err != nil {
+		return err
+	}
+	h.log.Info("mission parent set", "mission", logx.Clip(child), "parent", logx.Clip(parent))
+	httpapi.WriteMessage(w, http.StatusOK, "parent set")
+	return nil
 }
 
 func (h *Handler) clearParent(w http.ResponseWriter, r *http.Request) error {
 	child, err := missionName(r, "child_mission_id")
-	if err == nil {
-		var who string
-		if who, err = actor(r); err == nil {
-			err = h.opts.Store.ClearMissionParent(r.Context(), child, who)
-		}
-		if err == nil {
-			h.log.Info("mission parent removed", "mission", logx.Clip(child))
-			httpapi.WriteMessage(w, http.StatusOK, "parent removed")
-			return nil
-		}
+	if err != nil {
+		return err
 	}
-	return err
+	who, err := actor(r)
+	if err != nil {
+		return err
+	}
+	if err := h.opts.Store.ClearMissionParent(r.Context(), child, who); err != nil {
+		return err
+	}
+	h.log.Info("mission parent removed", "mission", logx.Clip(child))
+	httpapi.WriteMessage(w, http.StatusOK, "parent removed")
+	return nil
 }
 
 func (h *Handler) getParent(w http.ResponseWriter, r *http.Request) error {
