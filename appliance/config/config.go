@@ -69,6 +69,7 @@ type Config struct {
 
 	// Memory.
 	MemoryLimit int // memoryLimit: soft limit of the Go heap in bytes (debug.SetMemoryLimit); 0: none
+	GCPercent   int // gcPercent: the garbage collector's target (debug.SetGCPercent); 0: the Go runtime's (GOGC)
 
 	// Geo objects and emergencies (api.md §2.4, §2.10).
 	GeocoderURL             string        // geocoderURL: a Nominatim-compatible service for street addresses ("" none)
@@ -156,6 +157,7 @@ func Defaults() Config {
 		RepeatInterval:          60 * time.Second,
 		EmergencyRepeatInterval: 3 * time.Second,
 		MemoryLimit:             256 << 20,
+		GCPercent:               50,
 		KeyType:                 "rsa",
 		AllowedCLIIPs:           []string{"127.0.0.1", "::1"},
 		AllowCLIIPs:             []string{"127.0.0.1", "::1"},
@@ -282,6 +284,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MemoryLimit != 0 && c.MemoryLimit < MinMemoryLimit {
 		return keyErr("memoryLimit", "must be 0 (no limit) or at least 32 MiB")
+	}
+	if c.GCPercent != 0 && (c.GCPercent < 10 || c.GCPercent > 1000) {
+		return keyErr("gcPercent", "must be 0 (the Go runtime's GOGC) or between 10 and 1000")
 	}
 	if c.QueueSoftBytes < 4096 {
 		return keyErr("queueSoftBytes", "must be at least 4096")

@@ -44,3 +44,38 @@ func TestMemoryLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestGCPercent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want int
+		err  string
+	}{
+		{name: "default", want: 50},
+		{name: "flag", args: []string{"--gc-percent", "100"}, want: 100},
+		{name: "environment", env: map[string]string{"OUTPOST_GC_PERCENT": "200"}, want: 200},
+		{name: "zero is the runtime's", args: []string{"--gc-percent", "0"}, want: 0},
+		{name: "too small", args: []string{"--gc-percent", "5"}, err: "config gcPercent: must be 0 (the Go runtime's GOGC) or between 10 and 1000"},
+		{name: "too large", args: []string{"--gc-percent", "5000"}, err: "config gcPercent: must be 0"},
+		{name: "negative", args: []string{"--gc-percent", "-1"}, err: "config gcPercent"},
+		{name: "not a number", args: []string{"--gc-percent", "half"}, err: "gcPercent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := load(t, tc.args, tc.env)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("got %v, want an error containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.GCPercent != tc.want {
+				t.Fatalf("gcPercent %d, want %d", c.GCPercent, tc.want)
+			}
+		})
+	}
+}

@@ -52,7 +52,7 @@ const (
 	DefaultMaxMessage = MaxRelayedEvent
 
 	initialBuffer = 4 << 10  // the buffer a decoder takes from the pool when input arrives
-	probeSize     = 256      // what an idle decoder waits for input with
+	probeSize     = 256      // what an idle decoder waits for input with (blocking reader)
 	bigBuffer     = 64 << 10 // a buffer above this is dropped after its message
 	maxEmptyReads = 100      // reads returning (0, nil) before giving up
 )
@@ -77,11 +77,13 @@ type StreamDecoder struct {
 	readErr    error // error returned by the reader, reported once data runs out
 	fatal      error // sticky: ErrTooLarge, a read error or io.EOF
 	emptyReads int
+	nonblock   bool // the reader returns a would-block error instead of waiting
 
-	// probe receives the first bytes after the buffer ran empty: an idle
-	// connection's reader waits with this, and takes a pooled buffer only
-	// when input arrives (thousands of idle clients hold no buffers).
-	probe [probeSize]byte
+	// probe receives the first bytes after the buffer ran empty when the
+	// reader blocks: an idle connection's reader waits with this, and takes
+	// a pooled buffer only when input arrives (thousands of idle clients
+	// hold no buffers). Made on first use; a nonblocking decoder has none.
+	probe *[probeSize]byte
 }
 
 // bufPool holds initialBuffer-sized buffers of decoders waiting for input,
@@ -108,6 +110,19 @@ func NewStreamDecoder(r io.Reader, maxMessage int) *StreamDecoder {
 	return &StreamDecoder{r: r, max: maxMessage}
 }
 
+// SetNonblocking tells the decoder that its reader does not wait for input:
+// a Read with nothing ready fails with an error that has a WouldBlock()
+// bool method returning true (netx.ErrWouldBlock). Next then returns that
+// error, keeps what it has buffered of a message, gives its buffer back
+// when it holds nothing, and can be called again once input arrives.
+func (d *StreamDecoder) SetNonblocking() { d.nonblock = true }
+
+// wouldBlock reports whether err means "nothing to read now".
+func wouldBlock(err error) bool {
+	var wb interface{ WouldBlock() bool }
+	return errors.As(err, &wb) && wb.WouldBlock()
+}
+
 // Protocol returns the format Next currently decodes.
 func (d *StreamDecoder) Protocol() Protocol { return d.proto }
 
@@ -125,6 +140,8 @@ func (d *StreamDecoder) SetProtocol(p Protocol) {
 //   - io.EOF at a clean end of stream (only skippable bytes left),
 //     io.ErrUnexpectedEOF if the stream ends inside a message, or the
 //     reader's own error; all fatal.
+//   - a would-block error of a nonblocking reader (SetNonblocking): nothing
+//     more to decode until input arrives; not fatal.
 func (d *StreamDecoder) Next() (Message, error) {
 	for {
 		if d.fatal != nil {
@@ -148,6 +165,14 @@ func (d *StreamDecoder) Next() (Message, error) {
 		if done || err != nil {
 			d.shrink()
 			return msg, err
+		}
+		if d.readErr != nil && d.nonblock && wouldBlock(d.readErr) {
+			err := d.readErr
+			d.readErr = nil
+			if d.start == d.end {
+				d.release() // waiting for input holds no buffer
+			}
+			return Message{}, err
 		}
 		if d.readErr != nil {
 			d.fatal = d.readErr
@@ -391,12 +416,22 @@ func (d *StreamDecoder) xmlBetweenFrames() (msg Message, done bool, err error, i
 const maxDeclaration = 256
 
 // fill reads more input into the buffer, making room first. With nothing
-// buffered it gives the buffer back and waits with the probe.
+// buffered, a blocking reader's decoder gives the buffer back and waits with
+// the probe; a nonblocking one reads into a pooled buffer, which Next gives
+// back if nothing came.
 func (d *StreamDecoder) fill() {
-	if d.start == d.end {
+	if d.start == d.end && d.nonblock {
+		d.start, d.end = 0, 0
+		if d.buf == nil {
+			d.buf = getBuffer()
+		}
+	} else if d.start == d.end {
 		d.start, d.end = 0, 0
 		putBuffer(d.buf)
 		d.buf = nil
+		if d.probe == nil {
+			d.probe = new([probeSize]byte)
+		}
 		n, err := d.r.Read(d.probe[:])
 		if n < 0 || n > len(d.probe) {
 			err, n = errors.New("cot: reader returned an invalid count"), 0

@@ -372,3 +372,96 @@ func TestStreamOverTCP(t *testing.T) {
 		t.Errorf("over TCP:\n%v\nin memory:\n%v", got, want)
 	}
 }
+
+// errNotReady is a nonblocking reader's "nothing to read now" (netx.ErrWouldBlock).
+type errNotReady struct{}
+
+func (errNotReady) Error() string    { return "not ready" }
+func (errNotReady) WouldBlock() bool { return true }
+
+// pieceReader returns its chunks one per Read, each followed by a
+// would-block, as a nonblocking socket does when input arrives in pieces.
+type pieceReader struct {
+	chunks  []string
+	pending bool // a chunk was returned: the next Read has nothing
+}
+
+func (r *pieceReader) Read(p []byte) (int, error) {
+	if r.pending || len(r.chunks) == 0 {
+		r.pending = false
+		if len(r.chunks) == 0 {
+			return 0, io.EOF
+		}
+		return 0, errNotReady{}
+	}
+	n := copy(p, r.chunks[0])
+	if r.chunks[0] = r.chunks[0][n:]; r.chunks[0] == "" {
+		r.chunks = r.chunks[1:]
+	}
+	r.pending = true
+	return n, nil
+}
+
+// TestStreamNonblocking: with a nonblocking reader, Next returns the
+// would-block error whenever input runs out, keeps a message that has only
+// partly arrived, holds no buffer while nothing is buffered, and stays
+// usable; the decoder never makes a probe.
+func TestStreamNonblocking(t *testing.T) {
+	a, b := sa("A"), sa("B")
+	r := &pieceReader{chunks: []string{a[:40], a[40:] + b[:10], b[10:]}}
+	d := NewStreamDecoder(r, 0)
+	d.SetNonblocking()
+	var got []string
+	notReady := 0
+	for {
+		m, err := d.Next()
+		if err == io.EOF {
+			break
+		}
+		var nr errNotReady
+		switch {
+		case errors.As(err, &nr):
+			notReady++
+			if len(got) == 0 && d.buf == nil {
+				t.Fatal("the first 40 bytes of a message were dropped while waiting")
+			}
+		case err != nil:
+			t.Fatal(err)
+		default:
+			got = append(got, m.Event.UID)
+		}
+	}
+	if strings.Join(got, ",") != "A,B" || notReady != 2 {
+		t.Fatalf("got %v with %d would-blocks, want A,B and 2", got, notReady)
+	}
+	if d.buf != nil || d.probe != nil {
+		t.Fatal("a nonblocking decoder holds a buffer or a probe at the end")
+	}
+
+	// Between messages it gives the buffer back.
+	r = &pieceReader{chunks: []string{a}}
+	d = NewStreamDecoder(r, 0)
+	d.SetNonblocking()
+	if m, err := d.Next(); err != nil || m.Event.UID != "A" {
+		t.Fatalf("%v %v", m, err)
+	}
+	r.chunks = []string{b} // arrives later
+	if _, err := d.Next(); !errors.Is(err, errNotReady{}) {
+		t.Fatalf("%v, want would-block", err)
+	}
+	if d.buf != nil {
+		t.Fatal("a waiting nonblocking decoder holds a buffer")
+	}
+	if m, err := d.Next(); err != nil || m.Event.UID != "B" {
+		t.Fatalf("%v %v", m, err)
+	}
+
+	// Without SetNonblocking the same error is the reader's error: fatal.
+	d = NewStreamDecoder(&pieceReader{chunks: []string{a[:40], a[40:]}}, 0)
+	if _, err := d.Next(); !errors.Is(err, errNotReady{}) {
+		t.Fatal(err)
+	}
+	if _, err := d.Next(); !errors.Is(err, errNotReady{}) {
+		t.Fatalf("a blocking decoder recovered from a reader error: %v", err)
+	}
+}

@@ -94,6 +94,7 @@ type slotConn struct {
 	held  []*Limits
 	once  sync.Once
 	onEnd func()
+	nb    *nonblocking // set by ReadNonblocking (park.go)
 
 	wmu    sync.Mutex // wmu guards corked and pend
 	corked bool

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/metrics"
 	"syscall"
 	"time"
 )
@@ -35,6 +36,10 @@ type Daemon struct {
 	// before Open: the garbage collector works harder as the heap nears
 	// it. Zero leaves the Go runtime's own setting (GOMEMLIMIT, or none).
 	MemoryLimit int64
+	// GCPercent, when above zero, is applied with debug.SetGCPercent before
+	// Open, unless the environment sets GOGC (an operator's explicit
+	// choice wins). Zero leaves the Go runtime's setting.
+	GCPercent int
 	// Log receives the lifecycle lines (default slog.Default()).
 	Log *slog.Logger
 }
@@ -68,8 +73,20 @@ func (d *Daemon) applyMemoryLimit() int64 {
 	return debug.SetMemoryLimit(-1) // -1 reads the current limit
 }
 
-// open applies the memory limit and opens the appliance.
+// applyGCPercent sets the garbage collector's target and returns the one
+// in effect afterwards.
+func (d *Daemon) applyGCPercent() int {
+	if _, set := os.LookupEnv("GOGC"); d.GCPercent > 0 && !set {
+		debug.SetGCPercent(d.GCPercent)
+	}
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(s[0].Value.Uint64())
+}
+
+// open applies the memory settings and opens the appliance.
 func (d *Daemon) open(ctx context.Context) error {
+	d.logger().Info("garbage collector target", "gc_percent", d.applyGCPercent())
 	limit := d.applyMemoryLimit()
 	if limit == math.MaxInt64 {
 		d.logger().Info("no memory limit set; the heap may grow as the load requires")

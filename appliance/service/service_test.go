@@ -302,6 +302,43 @@ func TestRunAppliesMemoryLimit(t *testing.T) {
 	}
 }
 
+func TestRunAppliesGCPercent(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
+	f := &fakeAppliance{}
+	d := f.daemon()
+	var atOpen int
+	open := d.Open
+	d.Open = func(ctx context.Context) error {
+		atOpen = debug.SetGCPercent(-1)
+		debug.SetGCPercent(atOpen)
+		return open(ctx)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	run := func(pct int) int {
+		t.Helper()
+		d.GCPercent = pct
+		if err := Run(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		return atOpen
+	}
+	if got := run(40); got != 40 {
+		t.Fatalf("gc percent at Open = %d, want 40", got)
+	}
+	// Zero leaves the runtime's setting alone.
+	debug.SetGCPercent(77)
+	if got := run(0); got != 77 {
+		t.Fatalf("gcPercent 0 changed the setting to %d", got)
+	}
+	// GOGC in the environment is the operator's choice: it wins.
+	t.Setenv("GOGC", "77")
+	if got := run(40); got != 77 {
+		t.Fatalf("with GOGC set, the setting became %d", got)
+	}
+}
+
 func TestMain(m *testing.M) {
 	// The tests set NOTIFY_SOCKET themselves; one inherited from a
 	// systemd-run test runner must not leak into them.

@@ -15,6 +15,7 @@ import (
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
 	"outpost/appliance/logx"
+	"outpost/appliance/netx"
 )
 
 // conn is one streaming connection: a reader goroutine (serve) around one
@@ -38,6 +39,11 @@ type conn struct {
 
 	w writer // the writing side (writer.go)
 
+	// park is the connection under any TLS, when its reads are nonblocking
+	// (Linux): the reader then waits in park.WaitReadable and decodes on a
+	// short-lived goroutine (readLoop). nil: the reader waits inside Read.
+	park parker
+
 	// Reader goroutine only: the pacing of this connection, and what was
 	// already logged for it.
 	throttle                                   throttle
@@ -53,6 +59,13 @@ func (l *Listener) newConn(nc net.Conn) *conn {
 		if user, serial, ok := l.cfg.Identify(tc.ConnectionState()); ok {
 			c.user, c.serial = user, serial
 		}
+	}
+	raw := nc
+	if tc, ok := nc.(*tls.Conn); ok {
+		raw = tc.NetConn()
+	}
+	if p, ok := raw.(parker); ok && p.ReadNonblocking() {
+		c.park = p
 	}
 	c.w.init(c)
 	c.sess = l.cfg.Broker.Join(broker.SessionInfo{
@@ -98,18 +111,91 @@ func (c *conn) serve() {
 	c.nc.Close()
 }
 
-// readLoop decodes messages until an error and returns the close reason.
-// It keeps its own frame small and hands each message to handle: an idle
-// connection's reader is parked at this depth, and a shallow stack stays
-// at the runtime's 2 KiB minimum (thousands of idle clients).
+// parker is netx's accepted connection: nonblocking reads, and a wait for
+// input that holds no buffer (netx/park.go).
+type parker interface {
+	ReadNonblocking() bool
+	WaitReadable() error
+}
+
+// readResult is how a short-lived decoding goroutine reports back.
+type readResult struct {
+	reason broker.Reason
+	stop   bool
+}
+
+// readLoop reads and handles messages until the connection ends, and
+// returns the close reason. With nonblocking reads (c.park), this goroutine
+// only waits for input: decoding and handling run on a goroutine started
+// for what has arrived, which ends when nothing more is ready. The waiting
+// goroutine's stack so stays at the runtime's 2 KiB minimum however deep
+// decoding (or a TLS record) went, which is most of an idle connection's
+// cost (docs/architecture.md "Memory per connection").
 func (c *conn) readLoop(neg *cot.Negotiator) broker.Reason {
 	dec := cot.NewStreamDecoder(c.nc, c.l.cfg.MaxMessage)
+	if c.park == nil {
+		return c.readBlocking(dec, neg)
+	}
+	dec.SetNonblocking()
+	done := make(chan readResult)
 	for {
-		c.nc.SetReadDeadline(c.l.cfg.Now().Add(c.l.cfg.IdleTimeout))
-		// Whoever ends the connection closes the session before its hook
-		// moves the deadline into the past; checking after our own
-		// SetReadDeadline means we can never overwrite theirs and block.
-		if isDone(c.sess) {
+		// Read first, wait after: a TLS client's first records may have
+		// come with its handshake and be buffered in the *tls.Conn already,
+		// with nothing left on the socket to wake a wait. readReady ends
+		// only when a read had to go to the socket and found nothing.
+		if c.armRead() {
+			return c.sess.Reason()
+		}
+		go c.readReady(dec, neg, done)
+		if r := <-done; r.stop {
+			return r.reason
+		}
+		if c.armRead() {
+			return c.sess.Reason()
+		}
+		if err := c.park.WaitReadable(); err != nil {
+			return c.readErrorReason(err)
+		}
+	}
+}
+
+// armRead sets the idle deadline and reports whether the session is over.
+// Whoever ends the connection closes the session before its hook moves the
+// deadline into the past; checking after our own SetReadDeadline means we
+// can never overwrite theirs and wait on.
+func (c *conn) armRead() (done bool) {
+	c.nc.SetReadDeadline(c.l.cfg.Now().Add(c.l.cfg.IdleTimeout))
+	return isDone(c.sess)
+}
+
+// readReady decodes and handles what can be read without waiting, then
+// reports on done and ends.
+func (c *conn) readReady(dec *cot.StreamDecoder, neg *cot.Negotiator, done chan<- readResult) {
+	for {
+		msg, err := dec.Next()
+		if errors.Is(err, netx.ErrWouldBlock) {
+			done <- readResult{}
+			return
+		}
+		if reason, stop := c.handle(dec, neg, &msg, err); stop {
+			done <- readResult{reason, true}
+			return
+		}
+		// A client that never pauses keeps this goroutine reading: its
+		// deadline moves with every message, as in readBlocking.
+		if c.armRead() {
+			done <- readResult{c.sess.Reason(), true}
+			return
+		}
+	}
+}
+
+// readBlocking is readLoop where reads wait (no c.park). It keeps its own
+// frame small and hands each message to handle: an idle connection's
+// reader waits at this depth.
+func (c *conn) readBlocking(dec *cot.StreamDecoder, neg *cot.Negotiator) broker.Reason {
+	for {
+		if c.armRead() {
 			return c.sess.Reason()
 		}
 		msg, err := dec.Next()

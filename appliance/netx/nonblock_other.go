@@ -1,0 +1,15 @@
+//go:build !linux
+
+package netx
+
+import "net"
+
+// nonblocking is Linux-only (nonblock_linux.go): elsewhere reads block and
+// a connection's reader waits inside Read.
+type nonblocking struct{}
+
+func newNonblocking(net.Conn) *nonblocking { return nil }
+
+func (*nonblocking) read(c net.Conn, p []byte) (int, error) { return c.Read(p) }
+
+func (*nonblocking) wait(net.Conn) error { return nil }
