@@ -41,8 +41,13 @@ type conn struct {
 
 	// park is the connection under any TLS, when its reads are nonblocking
 	// (Linux): the reader then waits in park.WaitReadable and decodes on a
-	// short-lived goroutine (readLoop). nil: the reader waits inside Read.
+	// goroutine of the listener's readPool (readLoop). nil: the reader waits
+	// inside Read.
 	park parker
+	// What readReady works with, set by readLoop before each run.
+	dec  *cot.StreamDecoder
+	neg  *cot.Negotiator
+	done chan readResult
 
 	// Reader goroutine only: the pacing of this connection, and what was
 	// already logged for it.
@@ -126,18 +131,18 @@ type readResult struct {
 
 // readLoop reads and handles messages until the connection ends, and
 // returns the close reason. With nonblocking reads (c.park), this goroutine
-// only waits for input: decoding and handling run on a goroutine started
-// for what has arrived, which ends when nothing more is ready. The waiting
-// goroutine's stack so stays at the runtime's 2 KiB minimum however deep
-// decoding (or a TLS record) went, which is most of an idle connection's
-// cost (docs/architecture.md "Memory per connection").
+// only waits for input: decoding and handling run on a goroutine of the
+// listener's readPool, until nothing more is ready. The waiting goroutine's
+// stack so stays at the runtime's 2 KiB minimum however deep decoding (or a
+// TLS record) went, which is most of an idle connection's cost
+// (docs/architecture.md "Memory per connection").
 func (c *conn) readLoop(neg *cot.Negotiator) broker.Reason {
 	dec := cot.NewStreamDecoder(c.nc, c.l.cfg.MaxMessage)
 	if c.park == nil {
 		return c.readBlocking(dec, neg)
 	}
 	dec.SetNonblocking()
-	done := make(chan readResult)
+	c.dec, c.neg, c.done = dec, neg, make(chan readResult)
 	for {
 		// Read first, wait after: a TLS client's first records may have
 		// come with its handshake and be buffered in the *tls.Conn already,
@@ -146,8 +151,8 @@ func (c *conn) readLoop(neg *cot.Negotiator) broker.Reason {
 		if c.armRead() {
 			return c.sess.Reason()
 		}
-		go c.readReady(dec, neg, done)
-		if r := <-done; r.stop {
+		c.l.readers.run(c)
+		if r := <-c.done; r.stop {
 			return r.reason
 		}
 		if c.armRead() {
@@ -169,22 +174,22 @@ func (c *conn) armRead() (done bool) {
 }
 
 // readReady decodes and handles what can be read without waiting, then
-// reports on done and ends.
-func (c *conn) readReady(dec *cot.StreamDecoder, neg *cot.Negotiator, done chan<- readResult) {
+// reports on c.done.
+func (c *conn) readReady() {
 	for {
-		msg, err := dec.Next()
+		msg, err := c.dec.Next()
 		if errors.Is(err, netx.ErrWouldBlock) {
-			done <- readResult{}
+			c.done <- readResult{}
 			return
 		}
-		if reason, stop := c.handle(dec, neg, &msg, err); stop {
-			done <- readResult{reason, true}
+		if reason, stop := c.handle(c.dec, c.neg, &msg, err); stop {
+			c.done <- readResult{reason, true}
 			return
 		}
 		// A client that never pauses keeps this goroutine reading: its
 		// deadline moves with every message, as in readBlocking.
 		if c.armRead() {
-			done <- readResult{c.sess.Reason(), true}
+			c.done <- readResult{c.sess.Reason(), true}
 			return
 		}
 	}

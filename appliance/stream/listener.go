@@ -26,7 +26,7 @@ type Config struct {
 	Net netx.Config
 
 	IdleTimeout  time.Duration // close a connection silent this long (default 60 s)
-	WriteTimeout time.Duration // a write blocked this long: ReasonWriteDeadline (default 15 s)
+	WriteTimeout time.Duration // a write blocked this long (up to 1.25x, writer.go armWrite): ReasonWriteDeadline (default 15 s)
 	MaxMessage   int           // largest inbound message (default cot.DefaultMaxMessage, 64 KiB)
 
 	// MaxEventsPerSecond and MaxBytesPerSecond pace each connection's
@@ -58,6 +58,8 @@ type Listener struct {
 
 	mu    sync.Mutex // mu guards conns
 	conns map[*conn]struct{}
+
+	readers *readPool // where connections with input are read (readpool.go)
 
 	stats listenerStats
 }
@@ -94,7 +96,8 @@ func New(cfg Config) *Listener {
 	if cfg.Net.Logger == nil {
 		cfg.Net.Logger = log
 	}
-	return &Listener{cfg: cfg, log: log, warn: logx.NewLimiter(log, 20, 10*time.Second), conns: map[*conn]struct{}{}}
+	return &Listener{cfg: cfg, log: log, warn: logx.NewLimiter(log, 20, 10*time.Second), conns: map[*conn]struct{}{},
+		readers: newReadPool()}
 }
 
 // Listen binds the address. A bind error is returned as is.
