@@ -123,7 +123,7 @@ type parker interface {
 	WaitReadable() error
 }
 
-// readResult is how a short-lived decoding goroutine reports back.
+// readResult is how readReady reports back to readLoop.
 type readResult struct {
 	reason broker.Reason
 	stop   bool
@@ -143,14 +143,16 @@ func (c *conn) readLoop(neg *cot.Negotiator) broker.Reason {
 	}
 	dec.SetNonblocking()
 	c.dec, c.neg, c.done = dec, neg, make(chan readResult)
+	if c.armRead() {
+		return c.sess.Reason()
+	}
 	for {
 		// Read first, wait after: a TLS client's first records may have
 		// come with its handshake and be buffered in the *tls.Conn already,
 		// with nothing left on the socket to wake a wait. readReady ends
-		// only when a read had to go to the socket and found nothing.
-		if c.armRead() {
-			return c.sess.Reason()
-		}
+		// only when a read had to go to the socket and found nothing. (A
+		// close while it runs makes its next read fail: the session's hook
+		// moved the deadline into the past.)
 		c.l.readers.run(c)
 		if r := <-c.done; r.stop {
 			return r.reason
