@@ -484,14 +484,27 @@ func TestPacing(t *testing.T) {
 	for i := range n {
 		raw = takclient.Chat(fmt.Sprintf("c%d", i), "x").AppendXML(raw)
 	}
+	other := s.dial(t)
 	start := time.Now()
 	tx.SendRaw(raw)
-	got := 0
+	// While the sender is paced (its reading job waits in the pool),
+	// another client's message goes through at once.
+	time.Sleep(100 * time.Millisecond)
+	other.Send(takclient.Chat("other", "x"))
+	got, otherAt := 0, -1
 	for got < n {
-		if _, err := rx.WaitFor(takclient.Type("b-t-f"), wait); err != nil {
+		ev, err := rx.WaitFor(takclient.Type("b-t-f"), wait)
+		if err != nil {
 			t.Fatalf("received %d of %d: %v", got, n, err)
 		}
+		if ev.UID == "other" {
+			otherAt = got
+			continue
+		}
 		got++
+	}
+	if otherAt < 0 || otherAt >= n-50 {
+		t.Fatalf("the other client's message arrived after %d of the paced sender's %d events: held up by the pacing", otherAt, n)
 	}
 	took := time.Since(start)
 	if took < 700*time.Millisecond || s.l.Stats().Paced == 0 {
