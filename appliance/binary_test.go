@@ -244,6 +244,11 @@ func TestBinaryDefaults(t *testing.T) {
 	if httpGet(t, "http://127.0.0.1:19023/Alive") != "API is running" {
 		t.Fatal("/Alive on the default port")
 	}
+	// The collector's default target (gcPercent 50) is applied and logged,
+	// unless GOGC says otherwise.
+	if _, set := os.LookupEnv("GOGC"); !set && !strings.Contains(buf.String(), "gc_percent=50") {
+		t.Fatalf("the default gcPercent was not applied: %s", buf.String())
+	}
 	for _, port := range []string{"8080", "8443", "8087", "8089", "8446"} {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
 		if err != nil {
