@@ -140,12 +140,17 @@ func isSyntax(err error) bool {
 // after an accepted request, and records everything in order.
 func negotiatedOutcome(r io.Reader, max int) outcome {
 	d := NewStreamDecoder(r, max)
+	if _, ok := r.(*notReadyReader); ok {
+		d.SetNonblocking()
+	}
 	n := NewNegotiator("server")
 	var o outcome
 	for i := 0; ; i++ {
 		m, err := d.Next()
 		o.sizes += m.Size
 		switch {
+		case wouldBlock(err):
+			// A nonblocking reader had nothing yet: call again.
 		case err == nil && m.Event != nil:
 			o.items = append(o.items, fmt.Sprintf("%s %s", d.Protocol(), m.Event.AppendXML(nil)))
 			if _, sw, ok := n.Handle(m.Event, t0); ok && sw {
@@ -190,6 +195,9 @@ func FuzzStreamDecoder(f *testing.F) {
 			}
 			if got := negotiatedOutcome(&chunkReader{data: data, sizes: []int{1}}, limit); !sameOutcome(whole, got) {
 				t.Fatalf("1-byte reads (limit %d) differ:\n%v\nwhole:\n%v", limit, got, whole)
+			}
+			if got := negotiatedOutcome(&notReadyReader{data: data, size: 7}, limit); !sameOutcome(whole, got) {
+				t.Fatalf("nonblocking reads (limit %d) differ:\n%v\nwhole:\n%v", limit, got, whole)
 			}
 		}
 	})
@@ -276,4 +284,27 @@ func splitStep(n int) int {
 		return n / 128
 	}
 	return n / 8
+}
+
+// notReadyReader is a nonblocking reader that has size bytes ready at a
+// time: each read that returned data is followed by one with nothing ready
+// (errNotReady), as a socket read as data trickles in.
+type notReadyReader struct {
+	data    []byte
+	size    int
+	drained bool
+}
+
+func (r *notReadyReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	if r.drained {
+		r.drained = false
+		return 0, errNotReady{}
+	}
+	n := copy(p, r.data[:min(r.size, len(r.data))])
+	r.data = r.data[n:]
+	r.drained = true
+	return n, nil
 }
