@@ -228,6 +228,11 @@ func (h *History) Add(ev *cot.Event, xml []byte, receivedAt time.Time, source st
 // Flush returns once every event added before the call is committed (or
 // has failed to commit: the error of such a batch is returned).
 func (h *History) Flush(ctx context.Context) error {
+	// A context that is already done starts nothing: without this check the
+	// selects below could pick the send and the reply over ctx.Done().
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: history flush: %w", err)
+	}
 	m := histItem{reply: make(chan error, 1)}
 	select {
 	case <-h.stop:
