@@ -100,11 +100,7 @@ func writePEM(t *testing.T, e *env, name string) (certFile, keyFile string) {
 func TestNodeTakREST(t *testing.T) {
 	testkit.RequireInterop(t, "@tak-ps/node-tak")
 	e := start(t, nil)
-	tcp := e.DialTCP(t)
-	tcp.Send(takclient.SA("ANDROID-NODE", "NODECALL", 48.85, 2.35))
-	testkit.WaitFor(t, "the SA in the history", func() bool {
-		return e.do(t, both[0], "GET", "/Marti/api/cot/xml/ANDROID-NODE", nil).Status == 200
-	})
+	storedSA(t, e, "ANDROID-NODE", "NODECALL")
 	certFile, keyFile := writePEM(t, e, "nodetak")
 
 	httpsSteps := runNode(t, "marti-rest.mjs", "OUTPOST_URL="+strings.TrimSuffix(e.URL(t, appliance.ListenerHTTPS, "/"), "/"),
@@ -204,6 +200,16 @@ func TestWebsocketInterop(t *testing.T) {
 	}
 }
 
+// storedSA has a TCP client send its SA and waits until the history holds
+// it, so the Marti routes can answer for that uid.
+func storedSA(t *testing.T, e *env, uid, callsign string) {
+	t.Helper()
+	e.DialTCP(t).Send(takclient.SA(uid, callsign, 48.85, 2.35))
+	testkit.WaitFor(t, "the SA in the history", func() bool {
+		return e.do(t, both[0], "GET", "/Marti/api/cot/xml/"+uid, nil).Status == 200
+	})
+}
+
 // TestNodeTakMissions drives the mission routes with @tak-ps/node-tak
 // 8.9.0's Mission and MissionLog APIs on both listeners, every answer
 // checked against node-tak's own schemas (marti-missions.mjs): create,
@@ -213,11 +219,7 @@ func TestWebsocketInterop(t *testing.T) {
 func TestNodeTakMissions(t *testing.T) {
 	testkit.RequireInterop(t, "@tak-ps/node-tak")
 	e := start(t, nil)
-	tcp := e.DialTCP(t)
-	tcp.Send(takclient.SA("ANDROID-MISSION", "MCALL", 48.85, 2.35))
-	testkit.WaitFor(t, "the SA in the history", func() bool {
-		return e.do(t, both[0], "GET", "/Marti/api/cot/xml/ANDROID-MISSION", nil).Status == 200
-	})
+	storedSA(t, e, "ANDROID-MISSION", "MCALL")
 	file := []byte("a file for node-tak's mission")
 	if resp := e.do(t, both[0], "POST", "/Marti/sync/upload?filename=node.txt&creatorUid=NODE-1", file, "Content-Type", "text/plain"); resp.Status != 200 {
 		t.Fatalf("upload: %d %s", resp.Status, resp.Body)

@@ -99,12 +99,7 @@ func (h *Handler) subscriptionRoles(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	out := make([]subscriptionJSON, len(subs))
-	for i, s := range subs {
-		s.MissionName = ""
-		out[i] = subscriptionView(s, false)
-	}
-	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeSubscription, out))
+	h.writeSubscriptions(w, subs, false)
 	return nil
 }
 
@@ -122,12 +117,21 @@ func (h *Handler) allSubscriptions(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
+	h.writeSubscriptions(w, subs, true)
+	return nil
+}
+
+// writeSubscriptions answers with each subscription and its role, never a
+// token; withMission keeps each one's mission name (the all-missions list).
+func (h *Handler) writeSubscriptions(w http.ResponseWriter, subs []store.Subscription, withMission bool) {
 	out := make([]subscriptionJSON, len(subs))
 	for i, s := range subs {
+		if !withMission {
+			s.MissionName = ""
+		}
 		out[i] = subscriptionView(s, false)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeSubscription, out))
-	return nil
 }
 
 func (h *Handler) setParent(w http.ResponseWriter, r *http.Request) error {

@@ -430,10 +430,15 @@ func (s *Store) MissionChanges(ctx context.Context, name string, from, to time.T
 	if !to.IsZero() {
 		hi = unixMilli(to)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT id, type, creator_uid, at, body FROM mission_changes
-		WHERE mission_id = ? AND at >= ? AND at <= ? ORDER BY id`, m.ID, lo, hi)
+	return s.queryChanges(ctx, "mission changes", m, `WHERE mission_id = ? AND at >= ? AND at <= ? ORDER BY id`, m.ID, lo, hi)
+}
+
+// queryChanges reads m's change records selected by where (the rest of the
+// query after FROM mission_changes) and its arguments.
+func (s *Store) queryChanges(ctx context.Context, op string, m Mission, where string, args ...any) ([]MissionChange, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, type, creator_uid, at, body FROM mission_changes `+where, args...)
 	if err != nil {
-		return nil, s.wrapErr("mission changes", err)
+		return nil, s.wrapErr(op, err)
 	}
 	defer rows.Close()
 	out := []MissionChange{}
@@ -444,16 +449,16 @@ func (s *Store) MissionChanges(ctx context.Context, name string, from, to time.T
 			body string
 		)
 		if err := rows.Scan(&c.ID, &c.Type, &c.CreatorUID, &at, &body); err != nil {
-			return nil, s.wrapErr("mission changes", err)
+			return nil, s.wrapErr(op, err)
 		}
 		if err := json.Unmarshal([]byte(body), &c.changeBody); err != nil {
-			return nil, s.wrapErr("mission changes", fmt.Errorf("change %d: %w", c.ID, err))
+			return nil, s.wrapErr(op, fmt.Errorf("change %d: %w", c.ID, err))
 		}
 		c.At, c.MissionName, c.MissionGUID = fromMilli(at), m.Name, m.GUID
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.wrapErr("mission changes", err)
+		return nil, s.wrapErr(op, err)
 	}
 	return out, nil
 }

@@ -8,7 +8,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -49,11 +48,8 @@ func scanSummary(sc interface{ Scan(...any) error }) (MissionSummary, error) {
 // sizes of their parts; truncated says more missions exist.
 func (s *Store) MissionSummaries(ctx context.Context, limit int) (list []MissionSummary, truncated bool, err error) {
 	const op = "mission summaries"
-	if err := s.check(ctx); err != nil {
-		return nil, false, fmt.Errorf("store: %s: %w", op, err)
-	}
-	if limit <= 0 {
-		return nil, false, fmt.Errorf("store: %s: %w: limit must be positive", op, ErrInvalid)
+	if err := s.checkLimit(ctx, op, limit); err != nil {
+		return nil, false, err
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT `+summaryColumns+` FROM missions ORDER BY name LIMIT ?`, limit+1)
 	if err != nil {
@@ -71,10 +67,8 @@ func (s *Store) MissionSummaries(ctx context.Context, limit int) (list []Mission
 	if err := rows.Err(); err != nil {
 		return nil, false, s.wrapErr(op, err)
 	}
-	if len(list) > limit {
-		return list[:limit], true, nil
-	}
-	return list, false, nil
+	list, truncated = firstOf(list, limit)
+	return list, truncated, nil
 }
 
 // MissionSummaryByName returns one mission with the sizes of its parts
@@ -98,52 +92,23 @@ func (s *Store) MissionSummaryByName(ctx context.Context, name string) (MissionS
 // history, newest first; truncated says older ones were left out.
 func (s *Store) RecentMissionChanges(ctx context.Context, m Mission, limit int) (list []MissionChange, truncated bool, err error) {
 	const op = "recent mission changes"
-	if err := s.check(ctx); err != nil {
-		return nil, false, fmt.Errorf("store: %s: %w", op, err)
+	if err := s.checkLimit(ctx, op, limit); err != nil {
+		return nil, false, err
 	}
-	if limit <= 0 {
-		return nil, false, fmt.Errorf("store: %s: %w: limit must be positive", op, ErrInvalid)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT id, type, creator_uid, at, body FROM mission_changes
-		WHERE mission_id = ? ORDER BY at DESC, id DESC LIMIT ?`, m.ID, limit+1)
+	list, err = s.queryChanges(ctx, op, m, `WHERE mission_id = ? ORDER BY at DESC, id DESC LIMIT ?`, m.ID, limit+1)
 	if err != nil {
-		return nil, false, s.wrapErr(op, err)
+		return nil, false, err
 	}
-	defer rows.Close()
-	list = []MissionChange{}
-	for rows.Next() {
-		var (
-			c    MissionChange
-			at   int64
-			body string
-		)
-		if err := rows.Scan(&c.ID, &c.Type, &c.CreatorUID, &at, &body); err != nil {
-			return nil, false, s.wrapErr(op, err)
-		}
-		if err := json.Unmarshal([]byte(body), &c.changeBody); err != nil {
-			return nil, false, s.wrapErr(op, fmt.Errorf("change %d: %w", c.ID, err))
-		}
-		c.At, c.MissionName, c.MissionGUID = fromMilli(at), m.Name, m.GUID
-		list = append(list, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, s.wrapErr(op, err)
-	}
-	if len(list) > limit {
-		return list[:limit], true, nil
-	}
-	return list, false, nil
+	list, truncated = firstOf(list, limit)
+	return list, truncated, nil
 }
 
 // RecentMissionLogs returns the newest limit log entries of m (by dtg),
 // newest first; truncated says older ones were left out.
 func (s *Store) RecentMissionLogs(ctx context.Context, m Mission, limit int) (list []LogEntry, truncated bool, err error) {
 	const op = "recent mission logs"
-	if err := s.check(ctx); err != nil {
-		return nil, false, fmt.Errorf("store: %s: %w", op, err)
-	}
-	if limit <= 0 {
-		return nil, false, fmt.Errorf("store: %s: %w: limit must be positive", op, ErrInvalid)
+	if err := s.checkLimit(ctx, op, limit); err != nil {
+		return nil, false, err
 	}
 	list, err = queryLogs(ctx, s.r, `WHERE l.id IN (SELECT n.id FROM mission_logs n
 		JOIN mission_log_missions lm ON lm.log_id = n.id WHERE lm.mission_id = ? ORDER BY n.dtg DESC, n.id DESC LIMIT ?)`,
@@ -152,8 +117,26 @@ func (s *Store) RecentMissionLogs(ctx context.Context, m Mission, limit int) (li
 		return nil, false, s.wrapErr(op, err)
 	}
 	slices.Reverse(list) // queryLogs answers oldest first
-	if len(list) > limit {
-		return list[:limit], true, nil
+	list, truncated = firstOf(list, limit)
+	return list, truncated, nil
+}
+
+// checkLimit is the common start of the listings read with limit+1 rows.
+func (s *Store) checkLimit(ctx context.Context, op string, limit int) error {
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
 	}
-	return list, false, nil
+	if limit <= 0 {
+		return fmt.Errorf("store: %s: %w: limit must be positive", op, ErrInvalid)
+	}
+	return nil
+}
+
+// firstOf cuts a list read with limit+1 rows to limit and says whether it
+// was longer.
+func firstOf[T any](list []T, limit int) ([]T, bool) {
+	if len(list) > limit {
+		return list[:limit], true
+	}
+	return list, false
 }

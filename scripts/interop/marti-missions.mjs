@@ -20,24 +20,16 @@
 // Environment: OUTPOST_URL (http://host:port or https://host:port), CERT,
 // KEY (PEM files; HTTPS only), MISSION (the name to create), HASH (a file
 // already uploaded), CONTACT_UID (a uid with a stored event).
-import fs from 'node:fs';
 import { Value } from '@sinclair/typebox/value';
-import TAKAPI from '@tak-ps/node-tak/lib/api';
-import { APIAuth, APIAuthCertificate } from '@tak-ps/node-tak/lib/auth';
+import { out, errText, connect } from './takapi.mjs';
 import { Mission, TAKList_Mission, TAKList_MissionChange, TAKList_MissionSubscriber, TAKItem_MissionSubscriber } from '@tak-ps/node-tak/lib/api/mission';
 import { TAKItem_MissionLog } from '@tak-ps/node-tak/lib/api/mission-log';
 
-const url = new URL(process.env.OUTPOST_URL);
 const name = process.env.MISSION;
 const hash = process.env.HASH;
 const contact = process.env.CONTACT_UID;
-const out = (step, ok, extra = {}) => console.log(JSON.stringify({ step, ok, ...extra }));
-const errText = (err) => String((err && (err.safeMessage || err.message)) || err);
 
-const auth = url.protocol === 'https:'
-    ? new APIAuthCertificate(fs.readFileSync(process.env.CERT, 'utf8'), fs.readFileSync(process.env.KEY, 'utf8'))
-    : new APIAuth();
-const api = await TAKAPI.init(url, auth);
+const api = await connect();
 
 async function step(name, fn) {
     try {

@@ -19,21 +19,13 @@
 //
 // Environment: OUTPOST_URL (http://host:port or https://host:port),
 // CERT, KEY (PEM files; HTTPS only), OUTPOST_CONTACT_UID.
-import fs from 'node:fs';
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
-import TAKAPI from '@tak-ps/node-tak/lib/api';
-import { APIAuth, APIAuthCertificate } from '@tak-ps/node-tak/lib/auth';
+import { url, out, errText, connect } from './takapi.mjs';
 
-const url = new URL(process.env.OUTPOST_URL);
 const contactUID = process.env.OUTPOST_CONTACT_UID || '';
-const out = (step, ok, extra = {}) => console.log(JSON.stringify({ step, ok, ...extra }));
-const errText = (err) => String((err && (err.safeMessage || err.message)) || err);
 
-const auth = url.protocol === 'https:'
-    ? new APIAuthCertificate(fs.readFileSync(process.env.CERT, 'utf8'), fs.readFileSync(process.env.KEY, 'utf8'))
-    : new APIAuth();
-const api = await TAKAPI.init(url, auth);
+const api = await connect();
 
 async function step(name, fn) {
     try {
