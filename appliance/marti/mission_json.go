@@ -270,6 +270,16 @@ func missionAndActor(r *http.Request) (name, who string, err error) {
 	return name, who, err
 }
 
+// missionAndSubscriber reads the mission name and the subscribing client's
+// uid= of a subscription request.
+func missionAndSubscriber(r *http.Request) (name, uid string, err error) {
+	if name, err = missionName(r, "mission_id"); err != nil {
+		return "", "", err
+	}
+	uid = r.URL.Query().Get("uid")
+	return name, uid, httpapi.CheckText("uid", uid, true, 255)
+}
+
 // timeRange reads secago, start and end (api.md §4.4): secago wins over
 // start.
 func timeRange(r *http.Request, now time.Time) (from, to time.Time, err error) {

@@ -20,15 +20,11 @@ import (
 // of the mission's uids (received within secago, or start..end, when
 // given).
 func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) error {
-	name, err := missionName(r, "mission_id")
+	name, uid, err := missionAndSubscriber(r)
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
-	uid := q.Get("uid")
-	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
-		return err
-	}
 	if err := httpapi.CheckText("topic", q.Get("topic"), false, 255); err != nil {
 		return err
 	}
@@ -50,15 +46,11 @@ func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) error {
 // unsubscribe answers DELETE /Marti/api/missions/{id}/subscription?uid=
 // (disconnectOnly=true keeps the subscription's token and role).
 func (h *Handler) unsubscribe(w http.ResponseWriter, r *http.Request) error {
-	name, err := missionName(r, "mission_id")
+	name, uid, err := missionAndSubscriber(r)
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
-	uid := q.Get("uid")
-	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
-		return err
-	}
 	disconnectOnly := false
 	if v := q.Get("disconnectOnly"); v != "" {
 		if disconnectOnly, err = strconv.ParseBool(v); err != nil {
