@@ -70,6 +70,9 @@ type Config struct {
 	// Memory.
 	MemoryLimit int // memoryLimit: soft limit of the Go heap in bytes (debug.SetMemoryLimit); 0: none
 	GCPercent   int // gcPercent: the garbage collector's target (debug.SetGCPercent); 0: the Go runtime's (GOGC)
+	// idleMemoryReturn: how long the server must be quiet before the free heap a burst left behind goes
+	// back to the system; 0: only as the Go runtime returns it
+	IdleMemoryReturn time.Duration
 
 	// Geo objects and emergencies (api.md §2.4, §2.10).
 	GeocoderURL             string        // geocoderURL: a Nominatim-compatible service for street addresses ("" none)
@@ -158,6 +161,7 @@ func Defaults() Config {
 		EmergencyRepeatInterval: 3 * time.Second,
 		MemoryLimit:             256 << 20,
 		GCPercent:               50,
+		IdleMemoryReturn:        10 * time.Second,
 		KeyType:                 "rsa",
 		AllowedCLIIPs:           []string{"127.0.0.1", "::1"},
 		AllowCLIIPs:             []string{"127.0.0.1", "::1"},
@@ -287,6 +291,9 @@ func (c *Config) Validate() error {
 	}
 	if c.GCPercent != 0 && (c.GCPercent < 10 || c.GCPercent > 1000) {
 		return keyErr("gcPercent", "must be 0 (the Go runtime's GOGC) or between 10 and 1000")
+	}
+	if c.IdleMemoryReturn != 0 && (c.IdleMemoryReturn < time.Second || c.IdleMemoryReturn > time.Hour) {
+		return keyErr("idleMemoryReturn", "must be 0 (never) or between 1s and 1h")
 	}
 	if c.QueueSoftBytes < 4096 {
 		return keyErr("queueSoftBytes", "must be at least 4096")

@@ -62,6 +62,7 @@ var fields = []field{
 	{"loginTokenLifetime", "OUTPOST_LOGIN_TOKEN_LIFETIME", "login-token-lifetime", "validity of a token issued by POST /api/login (e.g. 12h)", false, func(c *Config) any { return &c.LoginTokenLifetime }},
 	{"memoryLimit", "OUTPOST_MEMORY_LIMIT", "memory-limit", "soft memory limit of the server, e.g. 256MiB (0: none)", false, func(c *Config) any { return &c.MemoryLimit }},
 	{"gcPercent", "OUTPOST_GC_PERCENT", "gc-percent", "garbage collector target: the heap may grow this many percent over what is live before a collection (0: GOGC or 100)", false, func(c *Config) any { return &c.GCPercent }},
+	{"idleMemoryReturn", "OUTPOST_IDLE_MEMORY_RETURN", "idle-memory-return", "how long the server must be quiet before the free heap a burst left behind goes back to the system (0: never early)", false, func(c *Config) any { return &c.IdleMemoryReturn }},
 	{"geocoderURL", "OUTPOST_GEOCODER_URL", "geocoder-url", "Nominatim-compatible geocoder for street addresses in geo objects (empty: coordinates only, offline)", false, func(c *Config) any { return &c.GeocoderURL }},
 	{"repeatInterval", "OUTPOST_REPEAT_INTERVAL", "repeat-interval", "how often geo objects posted with repeat are re-broadcast", false, func(c *Config) any { return &c.RepeatInterval }},
 	{"emergencyRepeatInterval", "OUTPOST_EMERGENCY_REPEAT_INTERVAL", "emergency-repeat-interval", "how often active emergencies are re-broadcast", false, func(c *Config) any { return &c.EmergencyRepeatInterval }},

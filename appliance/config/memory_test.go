@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // intCase is one way of setting an integer key, and what must come of it.
@@ -64,5 +65,20 @@ func TestGCPercent(t *testing.T) {
 		{name: "too large", args: []string{"--gc-percent", "5000"}, err: "config gcPercent: must be 0"},
 		{name: "negative", args: []string{"--gc-percent", "-1"}, err: "config gcPercent"},
 		{name: "not a number", args: []string{"--gc-percent", "half"}, err: "gcPercent"},
+	})
+}
+
+func TestIdleMemoryReturn(t *testing.T) {
+	seconds := func(c *Config) int { return int(c.IdleMemoryReturn / time.Second) }
+	checkIntKey(t, "idleMemoryReturn", seconds, []intCase{
+		{name: "default", want: 10},
+		{name: "flag", args: []string{"--idle-memory-return", "1m"}, want: 60},
+		{name: "environment", env: map[string]string{"OUTPOST_IDLE_MEMORY_RETURN": "30s"}, want: 30},
+		{name: "file", file: "idleMemoryReturn: 5s\n", want: 5},
+		{name: "zero is never", args: []string{"--idle-memory-return", "0"}, want: 0},
+		{name: "too short", args: []string{"--idle-memory-return", "100ms"}, err: "config idleMemoryReturn: must be 0 (never) or between 1s and 1h"},
+		{name: "too long", args: []string{"--idle-memory-return", "2h"}, err: "config idleMemoryReturn"},
+		{name: "negative", args: []string{"--idle-memory-return", "-5s"}, err: "config idleMemoryReturn"},
+		{name: "not a duration", args: []string{"--idle-memory-return", "soon"}, err: "idleMemoryReturn"},
 	})
 }

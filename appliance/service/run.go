@@ -40,8 +40,14 @@ type Daemon struct {
 	// Open, unless the environment sets GOGC (an operator's explicit
 	// choice wins). Zero leaves the Go runtime's setting.
 	GCPercent int
+	// IdleMemoryReturn, when above zero, is how long the server must stay
+	// quiet before the free heap a burst left behind is returned to the
+	// system (reclaim.go). Zero never returns it early.
+	IdleMemoryReturn time.Duration
 	// Log receives the lifecycle lines (default slog.Default()).
 	Log *slog.Logger
+
+	reclaim *reclaimer // running between open and close
 }
 
 // ErrStart wraps an error of Daemon.Open: the server never ran.
@@ -96,6 +102,9 @@ func (d *Daemon) open(ctx context.Context) error {
 	if err := d.Open(ctx); err != nil {
 		return fmt.Errorf("%w: %w", ErrStart, err)
 	}
+	if d.IdleMemoryReturn > 0 {
+		d.reclaim = startReclaimer(d.IdleMemoryReturn, d.logger())
+	}
 	return nil
 }
 
@@ -107,6 +116,10 @@ func (d *Daemon) close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	if d.reclaim != nil {
+		d.reclaim.close()
+		d.reclaim = nil
+	}
 	if err := d.Close(ctx); err != nil {
 		return fmt.Errorf("%w: %w", ErrShutdown, err)
 	}

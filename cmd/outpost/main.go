@@ -175,7 +175,8 @@ func cmdRun(c *cmdContext) int {
 	app := appliance.New(c.cfg, c.log)
 	err := service.Run(context.Background(), service.Daemon{
 		Open: app.Open, Close: app.Close, Healthy: app.Healthy,
-		ShutdownTimeout: c.cfg.ShutdownTimeout, MemoryLimit: int64(c.cfg.MemoryLimit), GCPercent: c.cfg.GCPercent, Log: c.log,
+		ShutdownTimeout: c.cfg.ShutdownTimeout, MemoryLimit: int64(c.cfg.MemoryLimit), GCPercent: c.cfg.GCPercent,
+		IdleMemoryReturn: c.cfg.IdleMemoryReturn, Log: c.log,
 	})
 	switch {
 	case errors.Is(err, service.ErrStart):
