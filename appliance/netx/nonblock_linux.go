@@ -6,7 +6,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // nonblocking reads a socket with the runtime's own descriptor (already in
@@ -14,13 +17,21 @@ import (
 // deadline, and waiting goes through its poller. The callbacks are method
 // values made once, so a read allocates nothing.
 type nonblocking struct {
-	rc      syscall.RawConn
-	p       []byte
-	n       int
-	errno   error
-	peek    [1]byte
-	readFn  func(uintptr) bool
-	readyFn func(uintptr) bool
+	rc     syscall.RawConn
+	p      []byte
+	n      int
+	errno  error
+	readFn func(uintptr) bool
+
+	// Waiting on a Waiter (notify). amu keeps two arms of one connection
+	// apart (only a connection that is ending can see two at once).
+	amu    sync.Mutex
+	w      *Waiter
+	id     uint32 // the connection's id in w; 0: not registered yet
+	ctl    int
+	ev     unix.EpollEvent
+	armErr error
+	armFn  func(uintptr)
 }
 
 func newNonblocking(c net.Conn) *nonblocking {
@@ -33,7 +44,7 @@ func newNonblocking(c net.Conn) *nonblocking {
 		return nil
 	}
 	nb := &nonblocking{rc: rc}
-	nb.readFn, nb.readyFn = nb.readNow, nb.readyNow
+	nb.readFn, nb.armFn = nb.readNow, nb.armNow
 	return nb
 }
 
@@ -46,19 +57,6 @@ func (nb *nonblocking) readNow(fd uintptr) bool {
 		}
 		nb.n, nb.errno = max(n, 0), errno
 		return true
-	}
-}
-
-// readyNow reports whether a read would return at once: data, the end of
-// the stream or an error. It peeks, so a readiness the poller reported
-// before this wait started is never missed.
-func (nb *nonblocking) readyNow(fd uintptr) bool {
-	for {
-		_, _, errno := syscall.Recvfrom(int(fd), nb.peek[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		if errno == syscall.EINTR {
-			continue
-		}
-		return errno != syscall.EAGAIN
 	}
 }
 
@@ -83,9 +81,41 @@ func (nb *nonblocking) read(c net.Conn, p []byte) (int, error) {
 	return n, nil
 }
 
-func (nb *nonblocking) wait(c net.Conn) error {
-	if err := nb.rc.Read(nb.readyFn); err != nil {
+// notify arms the connection on w: ready runs once, on w's goroutine,
+// when it has input. The first call registers it. The descriptor is used
+// under the runtime's Control, so never after the connection is closed.
+func (nb *nonblocking) notify(c net.Conn, w *Waiter, ready func()) error {
+	nb.amu.Lock()
+	defer nb.amu.Unlock()
+	nb.ctl = unix.EPOLL_CTL_MOD
+	if nb.id == 0 {
+		id, err := w.add(ready)
+		if err != nil {
+			return opError(c, err)
+		}
+		nb.w, nb.id, nb.ctl = w, id, unix.EPOLL_CTL_ADD
+		nb.ev = unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(id)}
+	}
+	err := nb.rc.Control(nb.armFn)
+	if err == nil {
+		err = nb.armErr
+	}
+	nb.armErr = nil
+	if err != nil {
 		return opError(c, err)
 	}
 	return nil
+}
+
+func (nb *nonblocking) armNow(fd uintptr) { nb.armErr = nb.w.arm(int(fd), nb.ctl, &nb.ev) }
+
+// stopNotify forgets the registration (the kernel drops the descriptor's
+// when it is closed).
+func (nb *nonblocking) stopNotify() {
+	nb.amu.Lock()
+	defer nb.amu.Unlock()
+	if nb.id != 0 {
+		nb.w.forget(nb.id)
+		nb.id = 0
+	}
 }

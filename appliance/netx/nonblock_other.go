@@ -2,7 +2,10 @@
 
 package netx
 
-import "net"
+import (
+	"errors"
+	"net"
+)
 
 // nonblocking is Linux-only (nonblock_linux.go): elsewhere reads block and
 // a connection's reader waits inside Read.
@@ -12,4 +15,6 @@ func newNonblocking(net.Conn) *nonblocking { return nil }
 
 func (*nonblocking) read(c net.Conn, p []byte) (int, error) { return c.Read(p) }
 
-func (*nonblocking) wait(net.Conn) error { return nil }
+func (*nonblocking) notify(net.Conn, *Waiter, func()) error { return errors.ErrUnsupported }
+
+func (*nonblocking) stopNotify() {}

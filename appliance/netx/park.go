@@ -3,18 +3,16 @@ package netx
 import "net"
 
 // Parked reading. An idle streaming connection costs what its goroutines
-// and buffers cost, so the stream listeners keep the goroutine that waits
-// for a quiet client as shallow as the runtime allows: it waits in
-// WaitReadable, which holds no buffer and only a few stack frames, and the
-// reading and decoding run on a short-lived goroutine with Reads that
-// return ErrWouldBlock instead of waiting. A goroutine stack that grew
-// (decoding, a TLS record) never shrinks back to the runtime's 2 KiB
-// minimum while its goroutine waits below a few hundred bytes of frames,
-// so the one that waits must never be the one that decodes
+// and buffers cost, so the stream listeners give a quiet client neither: its
+// connection is armed on a Waiter (waiter_linux.go: one goroutine and one
+// epoll instance for all connections), which reports it when input
+// arrives, and the reading and decoding run on a short-lived goroutine
+// with Reads that return ErrWouldBlock instead of waiting
 // (docs/architecture.md "Memory per connection").
 //
-// Where the system does not support it (nonblock_other.go), ReadNonblocking
-// reports false and the connection reads as any net.Conn does.
+// Where the system does not support it (nonblock_other.go,
+// waiter_other.go), ReadNonblocking reports false, NewWaiter fails, and the
+// connection reads as any net.Conn does.
 
 // ErrWouldBlock is what a nonblocking Read returns when nothing is ready to
 // read. It is a temporary net.Error, so a *tls.Conn reading through the
@@ -53,12 +51,19 @@ func (c *slotConn) ReadNonblocking() bool {
 	return true
 }
 
-// WaitReadable waits until the connection has input, its end or an error,
-// without reading anything. The read deadline applies: it returns the
-// deadline's timeout error, or the error of a closed connection. Only valid
-// after ReadNonblocking reported true.
-func (c *slotConn) WaitReadable() error {
-	return c.nb.wait(c.Conn)
+// NotifyReadable arranges for ready to run once, on w's goroutine, when
+// the connection has input, its end or an error; ready must not block.
+// Input that is already there is reported at once. Call it again after
+// reading until ErrWouldBlock to wait for more; never twice without a
+// report in between. Only valid after ReadNonblocking reported true.
+func (c *slotConn) NotifyReadable(w *Waiter, ready func()) error {
+	return c.nb.notify(c.Conn, w, ready)
+}
+
+// StopNotify forgets the connection on its waiter: a report still pending
+// for it is dropped. Call it when the connection ends.
+func (c *slotConn) StopNotify() {
+	c.nb.stopNotify()
 }
 
 // opError wraps an error of a raw read the way net.Conn.Read does.

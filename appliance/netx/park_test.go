@@ -16,7 +16,8 @@ import (
 type parked interface {
 	net.Conn
 	ReadNonblocking() bool
-	WaitReadable() error
+	NotifyReadable(w *Waiter, ready func()) error
+	StopNotify()
 }
 
 // acceptOne dials the listener and returns both ends.
@@ -43,17 +44,49 @@ func acceptOne(t *testing.T, l *Listener, dial func() (net.Conn, error)) (server
 	return server, client
 }
 
-// waitReturns runs WaitReadable and reports its result, or fails after 10 s.
-func waitReturns(t *testing.T, p parked) error {
+// notifier arms connections on a waiter and tells when they were reported.
+type notifier struct {
+	w     *Waiter
+	ready chan struct{}
+}
+
+func newNotifier(t *testing.T) *notifier {
 	t.Helper()
-	res := make(chan error, 1)
-	go func() { res <- p.WaitReadable() }()
+	w, err := NewWaiter()
+	if err != nil {
+		if runtime.GOOS == "linux" {
+			t.Fatal(err)
+		}
+		t.Skip("waiters are Linux-only")
+	}
+	t.Cleanup(w.Close)
+	return &notifier{w: w, ready: make(chan struct{}, 1)}
+}
+
+func (n *notifier) arm(t *testing.T, p parked) {
+	t.Helper()
+	if err := p.NotifyReadable(n.w, func() { n.ready <- struct{}{} }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reported waits up to 10 s for the report of an armed connection.
+func (n *notifier) reported(t *testing.T) {
+	t.Helper()
 	select {
-	case err := <-res:
-		return err
+	case <-n.ready:
 	case <-time.After(10 * time.Second):
-		t.Fatal("WaitReadable did not return")
-		return nil
+		t.Fatal("the armed connection was never reported")
+	}
+}
+
+// notReported checks that no report comes within 50 ms.
+func (n *notifier) notReported(t *testing.T) {
+	t.Helper()
+	select {
+	case <-n.ready:
+		t.Fatal("reported with nothing to read")
+	case <-time.After(50 * time.Millisecond):
 	}
 }
 
@@ -85,53 +118,95 @@ func TestNonblockingTCP(t *testing.T) {
 		t.Fatal("ErrWouldBlock must be a temporary net.Error that is not a timeout")
 	}
 
-	// Data that arrives while waiting.
-	res := make(chan error, 1)
-	go func() { res <- p.WaitReadable() }()
-	select {
-	case err := <-res:
-		t.Fatalf("WaitReadable returned %v with nothing to read", err)
-	case <-time.After(50 * time.Millisecond):
-	}
+	n := newNotifier(t)
+	// Data that arrives while armed.
+	n.arm(t, p)
+	n.notReported(t)
 	client.Write([]byte("hello"))
-	if err := <-res; err != nil {
-		t.Fatal(err)
-	}
+	n.reported(t)
 	if n, err := p.Read(buf); err != nil || string(buf[:n]) != "hello" {
 		t.Fatalf("read %q %v", buf[:n], err)
 	}
 	if _, err := p.Read(buf); !errors.Is(err, ErrWouldBlock) {
 		t.Fatalf("drained read: %v", err)
 	}
-
-	// Data that arrived before the wait began: the poller's readiness was
-	// reported already, the wait must still see it.
+	// One report per arming: more data, no report until armed again.
 	client.Write([]byte("early"))
-	time.Sleep(50 * time.Millisecond)
-	if err := waitReturns(t, p); err != nil {
-		t.Fatal(err)
-	}
+	n.notReported(t)
+	// Data that arrived before the arming is reported at once.
+	n.arm(t, p)
+	n.reported(t)
 	if n, _ := p.Read(buf); string(buf[:n]) != "early" {
 		t.Fatalf("read %q", buf[:n])
 	}
 
-	// The deadline ends a wait and a read with a timeout.
-	p.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-	if err := waitReturns(t, p); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("wait past the deadline: %v", err)
-	}
+	// The deadline ends a read with a timeout.
+	p.SetReadDeadline(time.Now().Add(-time.Second))
 	if _, err := p.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read past the deadline: %v", err)
 	}
 	p.SetReadDeadline(time.Time{})
 
-	// The end of the stream.
+	// The end of the stream is reported.
+	n.arm(t, p)
 	client.Close()
-	if err := waitReturns(t, p); err != nil {
-		t.Fatal(err)
-	}
+	n.reported(t)
 	if _, err := p.Read(buf); err != io.EOF {
 		t.Fatalf("read at the end: %v, want io.EOF", err)
+	}
+	// A forgotten connection is not reported; a closed one cannot be armed.
+	p.StopNotify()
+	if n.w.Len() != 0 {
+		t.Fatalf("%d connections still registered", n.w.Len())
+	}
+	p.Close()
+	if err := p.NotifyReadable(n.w, func() {}); err == nil {
+		t.Fatal("a closed connection was armed")
+	}
+}
+
+// TestWaiterManyConnections: one waiter reports each of many connections
+// once per arming, whichever order their input comes in.
+func TestWaiterManyConnections(t *testing.T) {
+	l := listen(t, Config{})
+	w := newNotifier(t).w
+	const conns = 50
+	reports := make(chan int, conns*4)
+	servers := make([]parked, conns)
+	clients := make([]net.Conn, conns)
+	for i := range conns {
+		server, client := acceptOne(t, l, func() (net.Conn, error) { return net.Dial("tcp", l.Addr().String()) })
+		servers[i], clients[i] = switchNonblocking(t, server), client
+		if err := servers[i].NotifyReadable(w, func() { reports <- i }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := conns - 1; i >= 0; i-- {
+		clients[i].Write([]byte("x"))
+	}
+	seen := map[int]bool{}
+	for len(seen) < conns {
+		select {
+		case i := <-reports:
+			if seen[i] {
+				t.Fatalf("connection %d reported twice for one arming", i)
+			}
+			seen[i] = true
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of %d connections reported", len(seen), conns)
+		}
+	}
+	for _, p := range servers {
+		p.StopNotify()
+	}
+	if w.Len() != 0 {
+		t.Fatalf("%d still registered", w.Len())
+	}
+	// A closed waiter arms nothing.
+	w.Close()
+	server, _ := acceptOne(t, l, func() (net.Conn, error) { return net.Dial("tcp", l.Addr().String()) })
+	if err := switchNonblocking(t, server).NotifyReadable(w, func() {}); err == nil {
+		t.Fatal("armed on a closed waiter")
 	}
 }
 
@@ -174,10 +249,10 @@ func TestNonblockingTLS(t *testing.T) {
 	go client.Write([]byte("one record"))
 	var got []byte
 	partial := 0
+	notify := newNotifier(t)
 	for len(got) < len("one record") {
-		if err := waitReturns(t, p); err != nil {
-			t.Fatal(err)
-		}
+		notify.arm(t, p)
+		notify.reported(t)
 		n, err := tc.Read(buf)
 		switch {
 		case errors.Is(err, ErrWouldBlock):

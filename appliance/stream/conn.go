@@ -9,22 +9,24 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
 	"outpost/appliance/logx"
-	"outpost/appliance/netx"
 )
 
-// conn is one streaming connection: a reader goroutine (serve) around one
-// broker session, and a writer goroutine that exists only while there is
-// something to write (writer.go). The session is the one owner of "this
-// connection is ending": whoever ends it (the reader, the writer, the
-// broker, a revocation, shutdown) closes the session first, the first
-// reason wins, and the session's close hook unblocks the reader and a
-// writer blocked on the socket.
+// conn is one streaming connection around one broker session. Its reading
+// side runs only while there is input (parked.go: on Linux an idle
+// connection has no goroutine; elsewhere a reader goroutine waits in Read),
+// and its writer only while there is something to write (writer.go). The
+// session is the one owner of "this connection is ending": whoever ends it
+// (the reader, the writer, the broker, a revocation, shutdown, the idle
+// sweep) closes the session first, the first reason wins, and the
+// session's close hook wakes the reading side and unblocks a writer
+// blocked on the socket. The reading side then ends the connection (end).
 type conn struct {
 	l      *Listener
 	nc     net.Conn // the connection (a *tls.Conn on 8089); deadlines and Close go here
@@ -40,14 +42,15 @@ type conn struct {
 	w writer // the writing side (writer.go)
 
 	// park is the connection under any TLS, when its reads are nonblocking
-	// (Linux): the reader then waits in park.WaitReadable and decodes on a
-	// goroutine of the listener's readPool (readLoop). nil: the reader waits
-	// inside Read.
+	// and the listener has a waiter (Linux): parked.go. nil: the reader
+	// waits inside Read (readBlocking).
 	park parker
-	// What readReady works with, set by readLoop before each run.
-	dec  *cot.StreamDecoder
-	neg  *cot.Negotiator
-	done chan readResult
+	// What readReady works with, set by serve.
+	dec      *cot.StreamDecoder
+	neg      *cot.Negotiator
+	state    atomic.Int32 // reading or parked (parked.go)
+	parkedAt atomic.Int64 // when it last parked, in Unix nanoseconds: the idle sweep's clock
+	wakeFn   func()       // c.wake, made once
 
 	// Reader goroutine only: the pacing of this connection, and what was
 	// already logged for it.
@@ -69,8 +72,8 @@ func (l *Listener) newConn(nc net.Conn) *conn {
 	if tc, ok := nc.(*tls.Conn); ok {
 		raw = tc.NetConn()
 	}
-	if p, ok := raw.(parker); ok && p.ReadNonblocking() {
-		c.park = p
+	if p, ok := raw.(parker); ok && l.waiter != nil && p.ReadNonblocking() {
+		c.park, c.wakeFn = p, c.wake
 	}
 	c.w.init(c)
 	c.sess = l.cfg.Broker.Join(broker.SessionInfo{
@@ -97,73 +100,49 @@ func (c *conn) log() *slog.Logger {
 // unblocks a writer stuck on a client that stopped reading.
 func (c *conn) onSessionClosed(reason broker.Reason) {
 	c.nc.SetReadDeadline(time.Unix(1, 0))
+	if c.park != nil {
+		c.wake()
+	}
 	if reason != broker.ReasonShutdown {
 		c.nc.SetWriteDeadline(time.Unix(1, 0))
 	}
 }
 
-// serve runs the connection until it ends: offer protobuf after the replay
-// (protocol.md §4), then read until the client goes away.
+// serve starts the connection: offer protobuf after the replay
+// (protocol.md §4), then read. With a parked reading side it returns as
+// soon as nothing is ready to read, and the connection lives on without a
+// goroutine; otherwise it reads until the client goes away.
 func (c *conn) serve() {
 	neg := cot.NewNegotiator(c.l.cfg.ServerUID)
 	if offer := neg.Offer(c.l.cfg.Now()); offer != nil {
 		c.sess.Send(broker.NewEnvelope(offer))
 	}
-	c.w.start()                   // the replay, then the offer
-	c.sess.Close(c.readLoop(neg)) // no-op when someone else closed it first
+	c.w.start() // the replay, then the offer
+	dec := cot.NewStreamDecoder(c.nc, c.l.cfg.MaxMessage)
+	if c.park == nil {
+		c.end(c.readBlocking(dec, neg))
+		return
+	}
+	dec.SetNonblocking()
+	c.dec, c.neg = dec, neg
+	c.startParked()
+}
+
+// end ends the connection once its reading side is done: it closes the
+// session (a no-op when someone else closed it first), lets the writer
+// finish, and releases the connection's slot in the listener.
+func (c *conn) end(reason broker.Reason) {
+	if c.park != nil {
+		c.park.StopNotify()
+	}
+	c.sess.Close(reason)
 	c.w.finish()
 	c.sess.Release()
 	c.nc.Close()
-}
-
-// parker is netx's accepted connection: nonblocking reads, and a wait for
-// input that holds no buffer (netx/park.go).
-type parker interface {
-	ReadNonblocking() bool
-	WaitReadable() error
-}
-
-// readResult is how readReady reports back to readLoop.
-type readResult struct {
-	reason broker.Reason
-	stop   bool
-}
-
-// readLoop reads and handles messages until the connection ends, and
-// returns the close reason. With nonblocking reads (c.park), this goroutine
-// only waits for input: decoding and handling run on a goroutine of the
-// listener's readPool, until nothing more is ready. The waiting goroutine's
-// stack so stays at the runtime's 2 KiB minimum however deep decoding (or a
-// TLS record) went, which is most of an idle connection's cost
-// (docs/architecture.md "Memory per connection").
-func (c *conn) readLoop(neg *cot.Negotiator) broker.Reason {
-	dec := cot.NewStreamDecoder(c.nc, c.l.cfg.MaxMessage)
-	if c.park == nil {
-		return c.readBlocking(dec, neg)
-	}
-	dec.SetNonblocking()
-	c.dec, c.neg, c.done = dec, neg, make(chan readResult)
-	if c.armRead() {
-		return c.sess.Reason()
-	}
-	for {
-		// Read first, wait after: a TLS client's first records may have
-		// come with its handshake and be buffered in the *tls.Conn already,
-		// with nothing left on the socket to wake a wait. readReady ends
-		// only when a read had to go to the socket and found nothing. (A
-		// close while it runs makes its next read fail: the session's hook
-		// moved the deadline into the past.)
-		c.l.readers.run(c)
-		if r := <-c.done; r.stop {
-			return r.reason
-		}
-		if c.armRead() {
-			return c.sess.Reason()
-		}
-		if err := c.park.WaitReadable(); err != nil {
-			return c.readErrorReason(err)
-		}
-	}
+	c.l.mu.Lock()
+	delete(c.l.conns, c)
+	c.l.mu.Unlock()
+	c.l.wg.Done()
 }
 
 // armRead sets the idle deadline and reports whether the session is over.
@@ -175,31 +154,10 @@ func (c *conn) armRead() (done bool) {
 	return isDone(c.sess)
 }
 
-// readReady decodes and handles what can be read without waiting, then
-// reports on c.done.
-func (c *conn) readReady() {
-	for {
-		msg, err := c.dec.Next()
-		if errors.Is(err, netx.ErrWouldBlock) {
-			c.done <- readResult{}
-			return
-		}
-		if reason, stop := c.handle(c.dec, c.neg, &msg, err); stop {
-			c.done <- readResult{reason, true}
-			return
-		}
-		// A client that never pauses keeps this goroutine reading: its
-		// deadline moves with every message, as in readBlocking.
-		if c.armRead() {
-			c.done <- readResult{c.sess.Reason(), true}
-			return
-		}
-	}
-}
-
-// readBlocking is readLoop where reads wait (no c.park). It keeps its own
-// frame small and hands each message to handle: an idle connection's
-// reader waits at this depth.
+// readBlocking reads where reads wait (no c.park): the connection's
+// goroutine waits inside Read, with the idle timeout as read deadline. It
+// keeps its own frame small and hands each message to handle: an idle
+// connection's reader waits at this depth.
 func (c *conn) readBlocking(dec *cot.StreamDecoder, neg *cot.Negotiator) broker.Reason {
 	for {
 		if c.armRead() {

@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"log/slog"
 	"math/big"
 	"net"
@@ -59,7 +60,9 @@ type Listener struct {
 	mu    sync.Mutex // mu guards conns
 	conns map[*conn]struct{}
 
-	readers *readPool // where connections with input are read (readpool.go)
+	readers *readPool     // where connections with input are read (readpool.go)
+	waiter  *netx.Waiter  // where idle connections wait (parked.go); nil: readers wait in Read
+	sweep   chan struct{} // closed by Shutdown: ends idleSweep
 
 	stats listenerStats
 }
@@ -120,6 +123,13 @@ func (l *Listener) Addr() net.Addr {
 
 // Serve starts taking connections in the background.
 func (l *Listener) Serve() {
+	if w, err := netx.NewWaiter(); err == nil {
+		l.waiter, l.sweep = w, make(chan struct{})
+		l.wg.Add(1)
+		go l.idleSweep(l.sweep)
+	} else if !errors.Is(err, errors.ErrUnsupported) {
+		l.log.Warn("cannot wait for input without a goroutine per connection; readers wait in Read", "err", err)
+	}
 	l.wg.Add(1)
 	go l.acceptLoop()
 }
@@ -143,15 +153,9 @@ func (l *Listener) acceptLoop() {
 			return
 		}
 		l.conns[c] = struct{}{}
-		l.wg.Add(1)
+		l.wg.Add(1) // done by c.end
 		l.mu.Unlock()
-		go func() {
-			defer l.wg.Done()
-			c.serve()
-			l.mu.Lock()
-			delete(l.conns, c)
-			l.mu.Unlock()
-		}()
+		go c.serve()
 	}
 }
 
@@ -172,6 +176,13 @@ func (l *Listener) Shutdown(ctx context.Context) error {
 	}
 	if l.ln != nil {
 		l.ln.Close()
+	}
+	if l.sweep != nil {
+		close(l.sweep)
+	}
+	if l.waiter != nil {
+		// Every connection is ended below; none waits for input by then.
+		defer l.waiter.Close()
 	}
 	l.mu.Lock()
 	conns := make([]*conn, 0, len(l.conns))
