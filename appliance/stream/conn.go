@@ -46,11 +46,11 @@ type conn struct {
 	// waits inside Read (readBlocking).
 	park parker
 	// What readReady works with, set by serve.
-	dec      *cot.StreamDecoder
-	neg      *cot.Negotiator
-	state    atomic.Int32 // reading or parked (parked.go)
-	parkedAt atomic.Int64 // when it last parked, in Unix nanoseconds: the idle sweep's clock
-	wakeFn   func()       // c.wake, made once
+	dec         *cot.StreamDecoder
+	neg         *cot.Negotiator
+	state       atomic.Int32 // reading or parked (parked.go)
+	lastMessage atomic.Int64 // when the last complete message was read (Unix nanoseconds): the idle sweep's clock
+	wakeFn      func()       // c.wake, made once
 
 	// Reader goroutine only: the pacing of this connection, and what was
 	// already logged for it.

@@ -25,7 +25,8 @@ import (
 // connection closes its session, whose hook moves the read deadline into
 // the past and wakes it: the run's next read fails and the run ends the
 // connection. The idle timeout is the listener's sweep (idleSweep), which
-// closes the session of a connection parked for longer than IdleTimeout.
+// closes the session of a parked connection whose last complete message
+// is older than IdleTimeout.
 
 // parker is netx's accepted connection: nonblocking reads, and waiting for
 // input on a netx.Waiter (netx/park.go).
@@ -47,6 +48,7 @@ const (
 // already, with nothing left on the socket to report.
 func (c *conn) startParked() {
 	c.state.Store(reading)
+	c.lastMessage.Store(c.l.cfg.Now().UnixNano())
 	// A deadline left from the handshake must not fail the first reads;
 	// a close before this line is seen by the check below.
 	c.nc.SetReadDeadline(time.Time{})
@@ -80,6 +82,7 @@ func (c *conn) readReady() {
 			c.end(reason)
 			return
 		}
+		c.lastMessage.Store(c.l.cfg.Now().UnixNano())
 	}
 }
 
@@ -87,7 +90,6 @@ func (c *conn) readReady() {
 // false when this run must go on reading: the session closed meanwhile,
 // and the next read fails at the deadline the close hook set.
 func (c *conn) parkReading() bool {
-	c.parkedAt.Store(c.l.cfg.Now().UnixNano())
 	c.state.Store(parked)
 	// Parked first, armed after: a report or a close from here on starts
 	// a run through wake. A close that came before the Store found this
@@ -107,9 +109,10 @@ func (c *conn) parkReading() bool {
 	return true
 }
 
-// idleSweep closes, every tick, the sessions of connections that have been
-// parked for longer than the idle timeout (ReasonIdle). It ends with the
-// listener's Shutdown.
+// idleSweep closes, every tick, the sessions of parked connections whose
+// last complete message came longer than the idle timeout ago
+// (ReasonIdle): a client that trickles the bytes of a message it never
+// completes is idle too. It ends with the listener's Shutdown.
 func (l *Listener) idleSweep(stop <-chan struct{}) {
 	defer l.wg.Done()
 	tick := min(time.Second, max(l.cfg.IdleTimeout/4, 10*time.Millisecond))
@@ -125,7 +128,7 @@ func (l *Listener) idleSweep(stop <-chan struct{}) {
 		limit := l.cfg.Now().Add(-l.cfg.IdleTimeout).UnixNano()
 		l.mu.Lock()
 		for c := range l.conns {
-			if c.park != nil && c.state.Load() == parked && c.parkedAt.Load() < limit {
+			if c.park != nil && c.state.Load() == parked && c.lastMessage.Load() < limit {
 				idle = append(idle, c)
 			}
 		}

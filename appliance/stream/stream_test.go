@@ -346,6 +346,30 @@ func TestIdleTimeout(t *testing.T) {
 	testkit.WaitFor(t, "idle reason", func() bool { return s.b.Stats().Closed[broker.ReasonIdle] == 1 })
 }
 
+// TestTrickleIsIdle: a client that sends the bytes of a message it never
+// completes, one every 50 ms, is closed as idle like a silent one.
+func TestTrickleIsIdle(t *testing.T) {
+	s := start(t, Config{IdleTimeout: 300 * time.Millisecond}, broker.Options{})
+	c, err := net.Dial("tcp", s.l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	part := []byte(`<event version="2.0" uid="slow" type="a-f-G" how="m-g"><detail><remarks>`)
+	deadline := time.Now().Add(wait)
+	for s.b.Stats().Closed[broker.ReasonIdle] == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a client trickling an incomplete message was never closed as idle")
+		}
+		if _, err := c.Write(part[:1]); err != nil {
+			break // closed
+		}
+		part = append(part[1:], 'x')
+		time.Sleep(50 * time.Millisecond)
+	}
+	testkit.WaitFor(t, "idle reason", func() bool { return s.b.Stats().Closed[broker.ReasonIdle] == 1 })
+}
+
 func TestPingsKeepAlive(t *testing.T) {
 	s := start(t, Config{IdleTimeout: 300 * time.Millisecond}, broker.Options{})
 	c := s.dial(t)
