@@ -4,24 +4,31 @@ package netx
 
 import (
 	"errors"
+	"os"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
 // Waiter waits for input on many connections with one goroutine and one
 // epoll instance, so an idle connection needs no goroutine of its own (park.go).
+// The epoll descriptor is itself waited on through the runtime's poller (it
+// is readable when one of its connections is), so the waiting goroutine
+// holds no thread and is woken as any socket reader is.
 // A connection is armed once per wait (EPOLLONESHOT): when it has input,
 // its end or an error, the waiter calls its function once, and it is not
 // watched again until armed again. Re-arming a connection that already has
 // input reports it at once (epoll is level-triggered), so nothing that
 // arrived between a read and the arming is missed.
 type Waiter struct {
-	epfd, wake int // the epoll instance; an eventfd that tells the loop to end
+	epfd int      // the epoll instance
+	file *os.File // epfd in the runtime's poller; closing it ends the loop
+	rc   syscall.RawConn
 
 	mu     sync.Mutex // mu guards the rest
 	ready  map[uint32]func()
-	next   uint32 // the last id handed out; 0 is the wake eventfd's
+	next   uint32 // the last id handed out; 0 is never one
 	closed bool
 	done   chan struct{}
 }
@@ -32,18 +39,18 @@ func NewWaiter() (*Waiter, error) {
 	if err != nil {
 		return nil, err
 	}
-	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	// Nonblocking, so os.NewFile hands it to the runtime's poller.
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(epfd)
+		return nil, err
+	}
+	f := os.NewFile(uintptr(epfd), "epoll")
+	rc, err := f.SyscallConn()
 	if err != nil {
-		unix.Close(epfd)
+		f.Close()
 		return nil, err
 	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: 0}
-	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wake, &ev); err != nil {
-		unix.Close(wake)
-		unix.Close(epfd)
-		return nil, err
-	}
-	w := &Waiter{epfd: epfd, wake: wake, ready: map[uint32]func(){}, done: make(chan struct{})}
+	w := &Waiter{epfd: epfd, file: f, rc: rc, ready: map[uint32]func(){}, done: make(chan struct{})}
 	go w.loop()
 	return w, nil
 }
@@ -85,21 +92,25 @@ func (w *Waiter) Len() int {
 func (w *Waiter) loop() {
 	defer close(w.done)
 	events := make([]unix.EpollEvent, 128)
-	for {
-		n, err := unix.EpollWait(w.epfd, events, -1)
-		if err == unix.EINTR {
-			continue
+	var n int
+	var werr error
+	poll := func(fd uintptr) bool {
+		for {
+			n, werr = unix.EpollWait(int(fd), events, 0)
+			if werr != unix.EINTR {
+				return n > 0 || werr != nil
+			}
 		}
-		if err != nil {
-			return // only a closed or broken epoll descriptor; never expected
+	}
+	for {
+		// rc.Read calls poll, and while it finds nothing waits until the
+		// runtime's poller reports the epoll descriptor readable.
+		if err := w.rc.Read(poll); err != nil || werr != nil {
+			return // Close (or a broken epoll descriptor; never expected)
 		}
 		for _, ev := range events[:n] {
-			id := uint32(ev.Fd)
-			if id == 0 {
-				return // Close
-			}
 			w.mu.Lock()
-			ready := w.ready[id]
+			ready := w.ready[uint32(ev.Fd)]
 			w.mu.Unlock()
 			if ready != nil {
 				ready()
@@ -112,18 +123,13 @@ func (w *Waiter) loop() {
 // reported. It waits for a function being called to return.
 func (w *Waiter) Close() {
 	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		<-w.done
-		return
-	}
+	closed := w.closed
 	w.closed = true
 	w.mu.Unlock()
-	var one = [8]byte{1}
-	unix.Write(w.wake, one[:])
+	if !closed {
+		w.file.Close()
+	}
 	<-w.done
-	unix.Close(w.wake)
-	unix.Close(w.epfd)
 }
 
 // arm watches fd for input once; ctl is EPOLL_CTL_ADD the first time. It
