@@ -3,8 +3,8 @@ package stream
 import "time"
 
 // readPool runs the reading and decoding of connections that have input
-// (conn.readLoop) on goroutines that stay a moment after their job for the
-// next one. A new goroutine starts with a small stack and grows it to decode
+// (conn.readReady, parked.go) on goroutines that stay a moment after their
+// job for the next one. A new goroutine starts with a small stack and grows it to decode
 // an event, which costs a copy each time; a goroutine kept between jobs has
 // grown already. Jobs never queue: one goes to a goroutine waiting for work
 // if there is one, otherwise to a new goroutine, so a job that takes long (a
