@@ -24,12 +24,19 @@ import (
 )
 
 // soak reports whether the long versions run (OUTPOST_SOAK=1).
-// bystanderP99 bounds the well-behaved clients' p99 latency during an
-// attack. An attack that hurts them costs seconds or a disconnect; the
-// bound leaves room for the writer's 15 ms gathering window and for the
-// shared two-core machines the tests run on (with 64 samples, p99 is
-// nearly the slowest one).
-const bystanderP99 = 100 * time.Millisecond
+// bystanderP95 bounds the well-behaved clients' p95 latency during an
+// attack, and bystanderMax their slowest report. An attack that hurts them
+// delays many reports by seconds, or disconnects them; the bounds leave
+// room for the writer's 15 ms gathering window and for the shared two-core
+// machines the tests run on, where the whole VM stalls for 100 ms now and
+// then (a CI run measured 105 ms for the slowest of 42 reports, with a
+// median of 0.76 ms). With 40 to 60 samples a p99 is the slowest one: one stall
+// of the machine would fail it, so the p95 takes the bound and the slowest
+// report its own.
+const (
+	bystanderP95 = 100 * time.Millisecond
+	bystanderMax = time.Second
+)
 
 func soak() bool { return os.Getenv("OUTPOST_SOAK") == "1" }
 
@@ -286,10 +293,14 @@ func (e *env) finish(lim limits) {
 			continue
 		}
 		slices.Sort(lat)
-		p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
-		t.Logf("%s received %d of %d SAs: p50 %v, p99 %v", rx.uid, len(lat), sent, p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond))
-		if p99 > bystanderP99 {
-			t.Errorf("%s: p99 latency %v, want under %v", rx.uid, p99, bystanderP99)
+		p50, p95, slowest := lat[len(lat)/2], lat[len(lat)*95/100], lat[len(lat)-1]
+		t.Logf("%s received %d of %d SAs: p50 %v, p95 %v, slowest %v", rx.uid, len(lat), sent,
+			p50.Round(10*time.Microsecond), p95.Round(10*time.Microsecond), slowest.Round(10*time.Microsecond))
+		if p95 > bystanderP95 {
+			t.Errorf("%s: p95 latency %v, want under %v", rx.uid, p95, bystanderP95)
+		}
+		if slowest > bystanderMax {
+			t.Errorf("%s: a report took %v, want every one under %v", rx.uid, slowest, bystanderMax)
 		}
 	}
 	rss := peakRSS(t, e.p.PID())
