@@ -8,9 +8,9 @@
 // Accept returns is ready to use: a plain TCP connection, or a *tls.Conn
 // whose handshake completed. Refusals and failures are counted by cause and
 // logged at a bounded rate with every client-controlled value clipped.
-// On Linux an accepted connection can also read nonblocking and wait for
-// input without a buffer (park.go), which is how the stream listeners keep
-// an idle client's goroutine at the runtime's minimum stack.
+// On Linux an accepted connection can also read nonblocking and be armed
+// on a Waiter that reports it when input arrives (park.go), which is how
+// the stream listeners hold an idle client without a goroutine.
 //
 // Imports: logx only.
 package netx

@@ -13,9 +13,10 @@ import (
 )
 
 // nonblocking reads a socket with the runtime's own descriptor (already in
-// nonblocking mode): the callbacks run under the runtime's read lock and
-// deadline, and waiting goes through its poller. The callbacks are method
-// values made once, so a read allocates nothing.
+// nonblocking mode) and arms it on a Waiter: the callbacks run under the
+// runtime's read lock and deadline (reads) or its reference (arming), so
+// the descriptor is never used after Close. They are method values made
+// once, so a read or an arming allocates nothing.
 type nonblocking struct {
 	rc     syscall.RawConn
 	p      []byte

@@ -81,12 +81,13 @@ func (r *reclaimer) run() {
 		case <-t.C:
 		}
 		now := r.read()
-		if !quietLook(prev, now) {
-			prev, quiet = now, 0
-			continue
+		if quietLook(prev, now) {
+			quiet++
+		} else {
+			quiet = 0
 		}
-		if quiet++; quiet < 2 {
-			prev = now
+		prev = now
+		if quiet < 2 {
 			continue
 		}
 		r.free()

@@ -52,8 +52,8 @@ type conn struct {
 	lastMessage atomic.Int64 // when the last complete message was read (Unix nanoseconds): the idle sweep's clock
 	wakeFn      func()       // c.wake, made once
 
-	// Reader goroutine only: the pacing of this connection, and what was
-	// already logged for it.
+	// Reading side only (one run at a time): the pacing of this connection,
+	// and what was already logged for it.
 	throttle                                   throttle
 	loggedOversize, loggedImpostor, loggedPace bool
 }
@@ -145,22 +145,17 @@ func (c *conn) end(reason broker.Reason) {
 	c.l.wg.Done()
 }
 
-// armRead sets the idle deadline and reports whether the session is over.
-// Whoever ends the connection closes the session before its hook moves the
-// deadline into the past; checking after our own SetReadDeadline means we
-// can never overwrite theirs and wait on.
-func (c *conn) armRead() (done bool) {
-	c.nc.SetReadDeadline(c.l.cfg.Now().Add(c.l.cfg.IdleTimeout))
-	return isDone(c.sess)
-}
-
 // readBlocking reads where reads wait (no c.park): the connection's
 // goroutine waits inside Read, with the idle timeout as read deadline. It
 // keeps its own frame small and hands each message to handle: an idle
 // connection's reader waits at this depth.
 func (c *conn) readBlocking(dec *cot.StreamDecoder, neg *cot.Negotiator) broker.Reason {
 	for {
-		if c.armRead() {
+		c.nc.SetReadDeadline(c.l.cfg.Now().Add(c.l.cfg.IdleTimeout))
+		// Whoever ends the connection closes the session before its hook
+		// moves the deadline into the past; checking after our own
+		// SetReadDeadline means we can never overwrite theirs and wait on.
+		if isDone(c.sess) {
 			return c.sess.Reason()
 		}
 		msg, err := dec.Next()

@@ -250,14 +250,13 @@ func (w *writer) frames(batch []*broker.Envelope, emit func([]byte) error) error
 // of the batch in one system call. A zero deadline is the writer's own
 // (armWrite).
 func (w *writer) write(batch []*broker.Envelope, deadline time.Time) error {
-	now := time.Now()
 	if deadline.IsZero() {
 		w.armWrite(w.c.l.cfg.Now())
 	} else {
 		w.c.nc.SetWriteDeadline(deadline)
 		w.deadline = deadline
 	}
-	w.lastWrite = now
+	w.lastWrite = time.Now()
 	if w.tls != nil {
 		return w.writeTLS(batch)
 	}
