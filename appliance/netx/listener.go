@@ -182,11 +182,13 @@ func (l *Listener) admit(c net.Conn, limits []*Limits) (*slotConn, string) {
 	return &slotConn{Conn: c, src: src, held: limits}, ""
 }
 
-// refuse closes a connection that did not fit, counts and logs it.
+// refuse counts a connection that did not fit, closes and logs it. It
+// counts first: whoever sees the close (a client, a test) then sees the
+// count too.
 func (l *Listener) refuse(c net.Conn, cause, msg string) {
 	remote := c.RemoteAddr().String()
-	c.Close()
 	l.stats.refuse(cause)
+	c.Close()
 	l.warn.Warn(msg, "listener", l.cfg.Name, "remote", remote, "cause", cause)
 }
 
