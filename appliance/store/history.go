@@ -39,8 +39,8 @@ import (
 // Defaults of HistoryOptions.
 const (
 	DefaultHistoryBuffer        = 8192
-	DefaultHistoryBatchSize     = 512
-	DefaultHistoryFlushInterval = 250 * time.Millisecond
+	DefaultHistoryBatchSize     = 1024
+	DefaultHistoryFlushInterval = time.Second
 	DefaultHistoryRetention     = 7 * 24 * time.Hour
 	DefaultHistoryPruneInterval = time.Hour
 )
@@ -53,8 +53,8 @@ const pruneBatch = 1000
 // use DefaultHistoryOptions for the full set of defaults.
 type HistoryOptions struct {
 	Buffer        int           // queued events before Add drops (8192)
-	BatchSize     int           // events per transaction (512)
-	FlushInterval time.Duration // longest wait before a partial batch is written (250ms)
+	BatchSize     int           // events per transaction (1024)
+	FlushInterval time.Duration // longest wait before a partial batch is written (1s)
 	Retention     time.Duration // delete events received longer ago; 0 keeps forever (7 days in DefaultHistoryOptions)
 	PruneInterval time.Duration // how often to prune by age (1h)
 
@@ -460,7 +460,8 @@ func (h *History) insertBatch(items []histItem) error {
 			return err
 		}
 		defer usage.Close()
-		last := map[string]uint64{} // this batch's own repeats
+		rows := newBatchRows(up, usage) // cot_latest and cot_usage, merged per uid (history_merge.go)
+		last := map[string]uint64{}     // this batch's own repeats
 		for _, it := range items {
 			ev := it.ev
 			recv := unixMilli(it.recv)
@@ -473,6 +474,9 @@ func (h *History) insertBatch(items []histItem) error {
 			if ok && prev == hash {
 				// Nothing a receiver would see changed: refresh the latest
 				// row, store nothing new.
+				if err := rows.flushLatest(ctx, ev.UID); err != nil {
+					return err
+				}
 				if _, err := tx.ExecContext(ctx, `UPDATE cot_latest SET stale = ?, received_at = ?
 					WHERE uid = ? AND received_at <= ?`, stale, recv, ev.UID, recv); err != nil {
 					return err
@@ -499,24 +503,24 @@ func (h *History) insertBatch(items []histItem) error {
 			if err != nil {
 				return err
 			}
-			if _, err := up.ExecContext(ctx, ev.UID, ev.Type, callsign, lat, lon, stale, recv, id, isOwnPosition(ev)); err != nil {
-				return err
-			}
+			rows.setLatest(ev.UID, latestRow{typ: ev.Type, callsign: callsign, lat: lat, lon: lon,
+				stale: stale, recv: recv, event: id, position: isOwnPosition(ev)})
 			if ev.Type == cot.TypeDelete {
 				for _, l := range ev.Detail.Links {
+					if err := rows.flushLatest(ctx, l.UID); err != nil {
+						return err
+					}
 					if _, err := tx.ExecContext(ctx, expireLinkedSQL, recv, l.UID, recv, recv); err != nil {
 						return err
 					}
 				}
 			}
-			if _, err := usage.ExecContext(ctx, ev.UID, len(xml)); err != nil {
-				return err
-			}
+			rows.addUsage(ev.UID, len(xml))
 			added += int64(len(xml))
 			last[ev.UID] = hash
 			remembered = append(remembered, seen{ev.UID, hash})
 		}
-		return nil
+		return rows.flush(ctx)
 	})
 	if err != nil {
 		return err

@@ -18,8 +18,8 @@ import (
 	"outpost/appliance/cot"
 )
 
-const upsertUsageSQL = `INSERT INTO cot_usage(uid, bytes, events) VALUES (?, ?, 1)
-	ON CONFLICT(uid) DO UPDATE SET bytes = bytes + excluded.bytes, events = events + 1`
+const upsertUsageSQL = `INSERT INTO cot_usage(uid, bytes, events) VALUES (?, ?, ?)
+	ON CONFLICT(uid) DO UPDATE SET bytes = bytes + excluded.bytes, events = events + excluded.events`
 
 // usageDelta is what a deletion took from one uid.
 type usageDelta struct {
