@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,6 +34,13 @@ type nonblocking struct {
 	ev     unix.EpollEvent
 	armErr error
 	armFn  func(uintptr)
+
+	// Nonblocking writes (writev): one writer at a time, the connection's
+	// owner of its writing side.
+	wbufs   [][]byte
+	wn      int
+	werrno  error
+	writeFn func(uintptr) bool
 }
 
 func newNonblocking(c net.Conn) *nonblocking {
@@ -45,7 +53,7 @@ func newNonblocking(c net.Conn) *nonblocking {
 		return nil
 	}
 	nb := &nonblocking{rc: rc}
-	nb.readFn, nb.armFn = nb.readNow, nb.armNow
+	nb.readFn, nb.armFn, nb.writeFn = nb.readNow, nb.armNow, nb.writevNow
 	return nb
 }
 
@@ -71,11 +79,11 @@ func (nb *nonblocking) read(c net.Conn, p []byte) (int, error) {
 	nb.p, nb.n, nb.errno = nil, 0, nil
 	switch {
 	case err != nil: // the deadline passed or the connection is closed
-		return 0, opError(c, err)
+		return 0, opError("read", c, err)
 	case errno == syscall.EAGAIN:
 		return 0, ErrWouldBlock
 	case errno != nil:
-		return 0, opError(c, os.NewSyscallError("read", errno))
+		return 0, opError("read", c, os.NewSyscallError("read", errno))
 	case n == 0:
 		return 0, io.EOF
 	}
@@ -92,7 +100,7 @@ func (nb *nonblocking) notify(c net.Conn, w *Waiter, ready func()) error {
 	if nb.id == 0 {
 		id, err := w.add(ready)
 		if err != nil {
-			return opError(c, err)
+			return opError("read", c, err)
 		}
 		nb.w, nb.id, nb.ctl = w, id, unix.EPOLL_CTL_ADD
 		nb.ev = unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(id)}
@@ -103,7 +111,7 @@ func (nb *nonblocking) notify(c net.Conn, w *Waiter, ready func()) error {
 	}
 	nb.armErr = nil
 	if err != nil {
-		return opError(c, err)
+		return opError("read", c, err)
 	}
 	return nil
 }
@@ -119,4 +127,59 @@ func (nb *nonblocking) stopNotify() {
 		nb.w.forget(nb.id)
 		nb.id = 0
 	}
+}
+
+// maxIovecs bounds the buffers one writev takes; the rest wait for the
+// next call.
+const maxIovecs = 64
+
+// writevNow is one writev(2) of the first maxIovecs buffers; it never
+// waits. Its iovec array lives on the stack.
+func (nb *nonblocking) writevNow(fd uintptr) bool {
+	var iov [maxIovecs]syscall.Iovec
+	k := 0
+	for _, b := range nb.wbufs {
+		if k == len(iov) {
+			break
+		}
+		if len(b) > 0 {
+			iov[k].Base = &b[0]
+			iov[k].SetLen(len(b))
+			k++
+		}
+	}
+	if k == 0 {
+		return true
+	}
+	for {
+		r, _, errno := syscall.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(k))
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 {
+			nb.werrno = errno
+		} else {
+			nb.wn = int(r)
+		}
+		return true
+	}
+}
+
+// writev writes what the socket takes now of *bufs and drops it from
+// *bufs; ErrWouldBlock when it takes nothing.
+func (nb *nonblocking) writev(c net.Conn, bufs *net.Buffers) (int, error) {
+	nb.wbufs = *bufs
+	err := nb.rc.Write(nb.writeFn)
+	n, errno := nb.wn, nb.werrno
+	nb.wbufs, nb.wn, nb.werrno = nil, 0, nil
+	switch {
+	case err != nil: // the connection is closed
+		return 0, opError("write", c, err)
+	case errno == syscall.EAGAIN:
+		return 0, ErrWouldBlock
+	case errno != nil:
+		return 0, opError("write", c, os.NewSyscallError("writev", errno))
+	}
+	consume(bufs, n)
+	return n, nil
 }

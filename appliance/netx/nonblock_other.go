@@ -18,3 +18,5 @@ func (*nonblocking) read(c net.Conn, p []byte) (int, error) { return c.Read(p) }
 func (*nonblocking) notify(net.Conn, *Waiter, func()) error { return errors.ErrUnsupported }
 
 func (*nonblocking) stopNotify() {}
+
+func (*nonblocking) writev(net.Conn, *net.Buffers) (int, error) { return 0, errors.ErrUnsupported }

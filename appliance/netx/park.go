@@ -66,7 +66,8 @@ func (c *slotConn) StopNotify() {
 	c.nb.stopNotify()
 }
 
-// opError wraps an error of a raw read the way net.Conn.Read does.
-func opError(c net.Conn, err error) error {
-	return &net.OpError{Op: "read", Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+// opError wraps an error of a raw read or write the way net.Conn's
+// methods do.
+func opError(op string, c net.Conn, err error) error {
+	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }

@@ -60,9 +60,11 @@ type Listener struct {
 	mu    sync.Mutex // mu guards conns
 	conns map[*conn]struct{}
 
-	readers *readPool     // where connections with input are read (readpool.go)
-	waiter  *netx.Waiter  // where idle connections wait (parked.go); nil: readers wait in Read
-	sweep   chan struct{} // closed by Shutdown: ends idleSweep
+	readers  *readPool     // where connections with input are read (readpool.go)
+	waiter   *netx.Waiter  // where idle connections wait (parked.go); nil: readers wait in Read
+	flushers *flushers     // who writes busy connections (flusher.go); nil: each writer gathers on its own
+	sweep    chan struct{} // closed by Shutdown: ends idleSweep
+	noWaiter bool          // set by tests before Serve: run as where there is no waiter
 
 	stats listenerStats
 }
@@ -123,8 +125,12 @@ func (l *Listener) Addr() net.Addr {
 
 // Serve starts taking connections in the background.
 func (l *Listener) Serve() {
-	if w, err := netx.NewWaiter(); err == nil {
-		l.waiter, l.sweep = w, make(chan struct{})
+	w, err := (*netx.Waiter)(nil), errors.ErrUnsupported
+	if !l.noWaiter {
+		w, err = netx.NewWaiter()
+	}
+	if err == nil {
+		l.waiter, l.sweep, l.flushers = w, make(chan struct{}), newFlushers()
 		l.wg.Add(1)
 		go l.idleSweep(l.sweep)
 	} else if !errors.Is(err, errors.ErrUnsupported) {

@@ -21,7 +21,7 @@ func TestIdleConnectionsHoldNoGoroutine(t *testing.T) {
 		t.Skip("readers wait in Read where the waiter is not available")
 	}
 	s := start(t, Config{}, broker.Options{})
-	const clients = 1000
+	const clients = 2000
 	before, goroutines := stackInUse(), runtime.NumGoroutine()
 	conns := make([]net.Conn, clients)
 	for i := range conns {
@@ -56,8 +56,11 @@ func TestIdleConnectionsHoldNoGoroutine(t *testing.T) {
 	testkit.WaitFor(t, "no goroutine per idle connection", func() bool { return runtime.NumGoroutine() <= goroutines+8 })
 	perConn := (stackInUse() - before) / clients
 	t.Logf("goroutine stacks: %d bytes per idle connection", perConn)
-	// A goroutine waiting per connection would hold at least 2 KiB.
-	if perConn > 256 {
+	// A goroutine waiting per connection would hold at least 2 KiB. The
+	// runtime keeps some stack memory of ended goroutines cached (up to
+	// 0.7 MiB measured after this test's churn of short writer runs), hence
+	// 2,000 connections and a bound of half that.
+	if perConn > 1024 {
 		t.Fatalf("goroutine stacks grew by %d bytes per idle connection", perConn)
 	}
 	if n := s.l.waiter.Len(); n != clients {

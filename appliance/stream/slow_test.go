@@ -1,7 +1,14 @@
 package stream
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"fmt"
+	"math/big"
 	"net"
 	"sort"
 	"strconv"
@@ -96,4 +103,103 @@ func sentAt(t *testing.T, ev *cot.Event) time.Time {
 		t.Fatal(err)
 	}
 	return time.Unix(0, ns)
+}
+
+// TestSlowReader: a client that reads slowly, through small socket
+// buffers, gets every event whole and in order. Bursts of events (fewer
+// than gatherEnough, so a flusher's round writes them) larger than its
+// socket holds are cut by the writes that do not wait, and go on where they
+// stopped (writer.go writeRest); it is not disconnected while it keeps
+// reading.
+func TestSlowReader(t *testing.T) {
+	t.Run("tcp", func(t *testing.T) { slowReader(t, nil) })
+	t.Run("tls", func(t *testing.T) { slowReader(t, selfSigned(t)) })
+}
+
+func slowReader(t *testing.T, tlsCfg *tls.Config) {
+	cfg := Config{WriteTimeout: 10 * time.Second}
+	cfg.Net.TLS = tlsCfg
+	s := start(t, cfg, broker.Options{SoftBytes: 64 << 20, HardBytes: 128 << 20})
+	var clientTLS *tls.Config
+	if tlsCfg != nil {
+		clientTLS = &tls.Config{InsecureSkipVerify: true}
+	}
+	raw, err := net.Dial("tcp", s.l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.(*net.TCPConn).SetReadBuffer(32 << 10)
+	var rc net.Conn = raw
+	if clientTLS != nil {
+		rc = tls.Client(raw, clientTLS)
+	}
+	rx := takclient.New(&slowConn{Conn: rc})
+	defer rx.Close()
+	tx, err := takclient.Dial(s.l.Addr().String(), clientTLS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	testkit.WaitFor(t, "two sessions", func() bool { return len(s.b.Sessions()) == 2 })
+	// The server's side of the slow reader gets a small send buffer too.
+	s.l.mu.Lock()
+	for c := range s.l.conns {
+		if c.remote == raw.LocalAddr().String() {
+			nc := c.nc
+			if tc, ok := nc.(*tls.Conn); ok {
+				nc = tc.NetConn()
+			}
+			nc.(interface{ NetConn() net.Conn }).NetConn().(*net.TCPConn).SetWriteBuffer(16 << 10)
+		}
+	}
+	s.l.mu.Unlock()
+
+	const bursts, burst = 20, gatherEnough - 2
+	pad := strings.Repeat("p", 8000)
+	for i := range bursts * burst {
+		if err := tx.Send(takclient.Chat(fmt.Sprintf("c%d", i), fmt.Sprintf("%d %s", i, pad))); err != nil {
+			t.Fatal(err)
+		}
+		if i%burst == burst-1 {
+			time.Sleep(2 * gatherWindow)
+		}
+	}
+	for i := range bursts * burst {
+		ev, err := rx.WaitFor(takclient.Type("b-t-f"), 20*time.Second)
+		if err != nil {
+			t.Fatalf("slow reader got %d of %d: %v", i, bursts*burst, err)
+		}
+		x := string(ev.Detail.XML)
+		if want := fmt.Sprintf("<remarks>%d %s<", i, pad); !strings.Contains(x, want) {
+			t.Fatalf("event %d of the slow reader is not the %dth sent: %.80s", i, i, x)
+		}
+	}
+	if len(s.b.Sessions()) != 2 {
+		t.Fatal("a client was disconnected")
+	}
+}
+
+// slowConn reads at most 4 KiB at a time, after a pause.
+type slowConn struct{ net.Conn }
+
+func (c *slowConn) Read(p []byte) (int, error) {
+	time.Sleep(200 * time.Microsecond)
+	return c.Conn.Read(p[:min(len(p), 4096)])
+}
+
+// selfSigned is a server TLS configuration with a fresh self-signed
+// certificate (no client certificates asked for).
+func selfSigned(t *testing.T) *tls.Config {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "stream test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"localhost"}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
 }

@@ -54,6 +54,7 @@ func start(t *testing.T, cfg Config, bo broker.Options) *server {
 	cfg.Broker = s.b
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	s.l = New(cfg)
+	s.l.noWaiter = withoutWaiter
 	if err := s.l.Listen(); err != nil {
 		t.Fatal(err)
 	}

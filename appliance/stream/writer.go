@@ -16,17 +16,19 @@ import (
 
 // The writing side of a connection. There is no writer goroutine per idle
 // connection: the broker calls wake when something is queued to an empty
-// queue, and a writer goroutine runs only until the session has nothing
-// left (architecture.md "The relay"). A busy connection's writer waits a
-// moment before taking the queue (gatherWindow) so that one system call
-// carries several events; an idle connection's first event goes out at
-// once. On TLS, events are packed into full TLS records and the records of
-// a batch go out in one system call (the connection is corked).
+// queue. An idle connection's first event goes out at once, from a writer
+// goroutine that runs until the session has nothing left. A busy
+// connection's events wait a moment (gatherWindow) so that one system call
+// carries several: where writes can be tried without waiting (Linux), its
+// listener's flusher (flusher.go) writes it once per window, with no
+// goroutine of its own; elsewhere its writer goroutine sleeps out the window
+// (gather). On TLS, events are packed into full TLS records and the records
+// of a batch go out in one system call (the connection is corked).
 
 // Tuning of the writer.
 const (
-	// gatherWindow is how long a busy connection's writer waits for more
-	// events before it writes: it bounds the latency this adds. Each write
+	// gatherWindow is how long a busy connection's events wait for more
+	// before they are written: it bounds the latency this adds. Each write
 	// system call costs several microseconds (on loopback the receiver's
 	// side of TCP is charged to it too); at 200 clients x 5 SA/s a busy
 	// connection receives about 1,000 events a second, so 15 ms carries
@@ -42,6 +44,9 @@ const (
 	// maxWritev bounds the buffers handed to one writev: the runtime caches
 	// an iovec array per socket sized by the largest writev it ever made.
 	maxWritev = 64
+	// maxPooledBufs: a batch's buffer list longer than this (a burst) is
+	// not kept in the pool.
+	maxPooledBufs = 512
 	// tlsRecord is the most plaintext one TLS record carries.
 	tlsRecord = 16 << 10
 )
@@ -54,21 +59,38 @@ type corker interface {
 	Uncork() error
 }
 
+// tryWriter is implemented by netx's slotConn once its reads are
+// nonblocking: writes that take what the socket takes now and never wait.
+type tryWriter interface {
+	TryWritev(bufs *net.Buffers) (int, error)
+	TryUncork() (sent bool, err error)
+}
+
 type writer struct {
 	c       *conn
 	out     io.Writer   // where frames go: the raw *net.TCPConn (writev) or the *tls.Conn
 	tls     *tls.Conn   // nil on TCP
 	cork    corker      // nil when the connection under TLS cannot be corked
+	try     tryWriter   // nil: every write may wait, and a busy connection gathers on its own goroutine
+	fl      *flusher    // with try: the flusher that writes this connection while it is busy
 	started atomic.Bool // serve started the writing side: wakes may start runs
-	running atomic.Bool
+	// running: someone owns the writing side: a writer goroutine, or a
+	// flusher's round (the writer is due). Whoever sets it writes.
+	running   atomic.Bool
+	lastWrite atomic.Int64 // when the last write began (monoNow)
 
-	mu        sync.Mutex // mu is held by whoever writes: a writer run or finish; it guards the rest
-	finished  bool
-	proto     bool // the client speaks TAK protocol v1 (after the switch)
-	lastWrite time.Time
-	deadline  time.Time   // the write deadline last set by write
-	gatherT   *time.Timer // gather's timer, made on the first busy write
-	spare     []*broker.Envelope
+	mu       sync.Mutex // mu is held by whoever writes: a writer goroutine, a flusher's round, or finish; it guards the rest
+	finished bool
+	proto    bool        // the client speaks TAK protocol v1 (after the switch)
+	deadline time.Time   // the write deadline last set by armWrite
+	gatherT  *time.Timer // gather's timer, made on the first busy write
+	spare    []*broker.Envelope
+	// What a write that did not wait left unwritten, for resume: on TCP
+	// rest (its pooled list in restBuf); on TLS restTLS (it waits in the
+	// corked connection).
+	rest    net.Buffers
+	restBuf *net.Buffers
+	restTLS bool
 }
 
 // Scratch space of writes comes from pools, so an idle connection holds
@@ -77,6 +99,12 @@ var (
 	bufsPool   = sync.Pool{New: func() any { b := make(net.Buffers, 0, maxWritev); return &b }}
 	recordPool = sync.Pool{New: func() any { b := make([]byte, 0, tlsRecord); return &b }}
 )
+
+// monoNow is a monotonic clock in nanoseconds (a time.Time is too big for
+// an atomic).
+func monoNow() int64 { return int64(time.Since(monoEpoch)) }
+
+var monoEpoch = time.Now()
 
 func (w *writer) init(c *conn) {
 	w.c, w.out = c, c.nc
@@ -88,16 +116,31 @@ func (w *writer) init(c *conn) {
 		// one writev per batch (a wrapper hides that method).
 		w.out = u.NetConn()
 	}
+	// The flusher needs writes that never wait: the parked connection's
+	// (corked on TLS).
+	if t, ok := c.park.(tryWriter); ok && c.l.flushers != nil && (w.tls == nil || w.cork != nil) {
+		w.try, w.fl = t, c.l.flushers.pick()
+	}
 }
 
-// wake starts a writer run unless one is running. It is the session's Wake
-// hook: called on the publisher's goroutine, it never blocks. Before start
-// (the broker may wake a session whose connection is still being set up)
-// it does nothing; start takes whatever is waiting by then.
+// wake starts writing unless someone is: a busy connection joins its
+// flusher's next round, any other gets a writer goroutine. It is the
+// session's Wake hook: called on the publisher's goroutine, it never
+// blocks. Before start (the broker may wake a session whose connection is
+// still being set up) it does nothing; start takes whatever is waiting by
+// then.
 func (w *writer) wake() {
-	if w.started.Load() && w.running.CompareAndSwap(false, true) {
-		go w.run()
+	// A busy connection is woken for every event published; while it is
+	// being written (nearly always) a plain load answers without taking
+	// the cache line from the core that writes it.
+	if !w.started.Load() || w.running.Load() || !w.running.CompareAndSwap(false, true) {
+		return
 	}
+	if last := w.lastWrite.Load(); w.fl != nil && last != 0 && monoNow()-last <= int64(busyWithin) {
+		w.fl.add(w)
+		return
+	}
+	go w.run()
 }
 
 // start lets wakes start runs, and starts the first one.
@@ -106,17 +149,35 @@ func (w *writer) start() {
 	w.wake()
 }
 
-// run writes until the session has nothing left, then ends.
+// run is a writer goroutine.
 func (w *writer) run() {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.loop()
+}
+
+// loop writes until the session has nothing left or, with a flusher, until
+// fewer than gatherEnough events wait: the flusher's next round takes them.
+// It is called with w.mu held and unlocks it. A resumed write (a flusher
+// round left part of a batch) is finished first.
+func (w *writer) loop() {
 	c := w.c
+	if w.rest != nil || w.restTLS {
+		if err := w.writeRest(); err != nil {
+			w.failed(err)
+			w.running.Store(false)
+			w.mu.Unlock()
+			return
+		}
+	}
 	for {
 		if w.finished || isDone(c.sess) {
 			w.running.Store(false)
+			w.mu.Unlock()
 			return
 		}
-		w.gather()
+		if w.fl == nil {
+			w.gather()
+		}
 		batch := c.sess.Take(w.spare)
 		if len(batch) == 0 {
 			// Take made w.spare the queue's storage: the empty batch (the
@@ -126,6 +187,7 @@ func (w *writer) run() {
 			// Something may have been queued between Take and the Store,
 			// whose wake saw a running writer: look once more.
 			if frames, _ := c.sess.Pending(); frames == 0 || !w.running.CompareAndSwap(false, true) {
+				w.mu.Unlock()
 				return
 			}
 			continue
@@ -133,16 +195,75 @@ func (w *writer) run() {
 		err := w.write(batch, time.Time{})
 		w.recycle(batch)
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() && c.sess.Reason() == broker.ReasonNone {
-				c.l.warn.Warn("client stopped reading; disconnecting", "session", c.sess.ID(), "write_timeout", c.l.cfg.WriteTimeout)
-				c.sess.Close(broker.ReasonWriteDeadline)
-			} else {
-				c.sess.Close(broker.ReasonWriteError)
-			}
+			w.failed(err)
 			w.running.Store(false)
+			w.mu.Unlock()
 			return
 		}
+		if w.fl != nil {
+			if frames, _ := c.sess.Pending(); frames < gatherEnough {
+				w.mu.Unlock()
+				w.fl.add(w) // still running: the round owns the writing side now
+				return
+			}
+		}
+	}
+}
+
+// flush is a flusher round's turn at a writer it owns: it writes what is
+// queued without waiting, and reports whether the writer is due again in
+// the next round. When the socket does not take the whole batch, or a
+// burst is queued, a writer goroutine takes over (resume).
+func (w *writer) flush() bool {
+	if !w.mu.TryLock() {
+		// Only finish holds mu while a round owns the writer: the
+		// connection is ending; the next round sees it finished.
+		return true
+	}
+	c := w.c
+	if w.finished || isDone(c.sess) {
+		w.running.Store(false)
+		w.mu.Unlock()
+		return false
+	}
+	batch := c.sess.Take(w.spare)
+	if len(batch) == 0 {
+		w.recycle(batch)
+		w.running.Store(false)
+		w.mu.Unlock()
+		// As in loop: a wake between Take and the Store saw a running writer.
+		frames, _ := c.sess.Pending()
+		return frames > 0 && w.running.CompareAndSwap(false, true)
+	}
+	err := w.tryWrite(batch)
+	w.recycle(batch)
+	if err != nil {
+		w.failed(err)
+		w.running.Store(false)
+		w.mu.Unlock()
+		return false
+	}
+	if w.rest != nil || w.restTLS {
+		go w.loop() // mu stays locked: loop unlocks it
+		return false
+	}
+	if frames, _ := c.sess.Pending(); frames >= gatherEnough {
+		go w.loop()
+		return false
+	}
+	w.mu.Unlock()
+	return true
+}
+
+// failed ends the session after a write error.
+func (w *writer) failed(err error) {
+	c := w.c
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() && c.sess.Reason() == broker.ReasonNone {
+		c.l.warn.Warn("client stopped reading; disconnecting", "session", c.sess.ID(), "write_timeout", c.l.cfg.WriteTimeout)
+		c.sess.Close(broker.ReasonWriteDeadline)
+	} else {
+		c.sess.Close(broker.ReasonWriteError)
 	}
 }
 
@@ -156,9 +277,9 @@ func isDone(s *broker.Session) bool {
 }
 
 // gather lets a busy connection's queue fill for up to gatherWindow, so one
-// write carries several events.
+// write carries several events (where there is no flusher).
 func (w *writer) gather() {
-	if time.Since(w.lastWrite) > busyWithin {
+	if monoNow()-w.lastWrite.Load() > int64(busyWithin) {
 		return
 	}
 	if frames, _ := w.c.sess.Pending(); frames >= gatherEnough {
@@ -256,37 +377,111 @@ func (w *writer) write(batch []*broker.Envelope, deadline time.Time) error {
 		w.c.nc.SetWriteDeadline(deadline)
 		w.deadline = deadline
 	}
-	w.lastWrite = time.Now()
+	w.lastWrite.Store(monoNow())
 	if w.tls != nil {
-		return w.writeTLS(batch)
-	}
-	bp := bufsPool.Get().(*net.Buffers)
-	bufs := (*bp)[:0]
-	flush := func() error {
-		if len(bufs) > 0 {
-			chunk := bufs
-			if _, err := chunk.WriteTo(w.out); err != nil {
-				return err
+		if w.cork != nil {
+			w.cork.Cork()
+		}
+		err := w.packTLS(batch)
+		if w.cork != nil {
+			if uerr := w.cork.Uncork(); err == nil {
+				err = uerr
 			}
 		}
-		clear(bufs[:cap(bufs)])
-		bufs = bufs[:0]
+		return err
+	}
+	bp := w.encode(batch)
+	err := w.writeBufs(*bp)
+	putBufs(bp)
+	return err
+}
+
+// tryWrite is write without waiting (a flusher's round): what the socket
+// does not take now is kept for resume (w.rest, w.restTLS).
+func (w *writer) tryWrite(batch []*broker.Envelope) error {
+	// A write that does not wait still fails once the deadline has passed.
+	w.armWrite(w.c.l.cfg.Now())
+	w.lastWrite.Store(monoNow())
+	if w.tls != nil {
+		w.cork.Cork()
+		if err := w.packTLS(batch); err != nil {
+			return err
+		}
+		sent, err := w.try.TryUncork()
+		w.restTLS = err == nil && !sent
+		return err
+	}
+	bp := w.encode(batch)
+	bufs := *bp
+	for len(bufs) > 0 {
+		n, err := w.try.TryWritev(&bufs)
+		if err != nil && !wouldBlock(err) {
+			putBufs(bp)
+			return err
+		}
+		if n == 0 {
+			break // the socket is full: resume waits for it
+		}
+	}
+	if len(bufs) > 0 {
+		w.rest, w.restBuf = bufs, bp
 		return nil
 	}
-	err := w.frames(batch, func(b []byte) error {
+	putBufs(bp)
+	return nil
+}
+
+// writeRest sends what a write that did not wait left, waiting as write
+// does.
+func (w *writer) writeRest() error {
+	w.armWrite(w.c.l.cfg.Now())
+	if w.restTLS {
+		w.restTLS = false
+		return w.cork.Uncork()
+	}
+	err := w.writeBufs(w.rest)
+	w.rest = nil
+	putBufs(w.restBuf)
+	w.restBuf = nil
+	return err
+}
+
+// wouldBlock recognises netx.ErrWouldBlock.
+func wouldBlock(err error) bool {
+	wb, ok := err.(interface{ WouldBlock() bool })
+	return ok && wb.WouldBlock()
+}
+
+// encode lists the batch's frames in a pooled buffer list (putBufs).
+func (w *writer) encode(batch []*broker.Envelope) *net.Buffers {
+	bp := bufsPool.Get().(*net.Buffers)
+	bufs := (*bp)[:0]
+	w.frames(batch, func(b []byte) error {
 		bufs = append(bufs, b)
-		if len(bufs) == maxWritev {
-			return flush()
-		}
 		return nil
 	})
-	if err == nil {
-		err = flush()
+	*bp = bufs
+	return bp
+}
+
+func putBufs(bp *net.Buffers) {
+	clear((*bp)[:cap(*bp)])
+	*bp = (*bp)[:0]
+	if cap(*bp) <= maxPooledBufs {
+		bufsPool.Put(bp)
 	}
-	clear(bufs[:cap(bufs)])
-	*bp = bufs[:0]
-	bufsPool.Put(bp)
-	return err
+}
+
+// writeBufs writes a buffer list, maxWritev buffers per writev.
+func (w *writer) writeBufs(bufs net.Buffers) error {
+	for len(bufs) > 0 {
+		chunk := bufs[:min(len(bufs), maxWritev)]
+		bufs = bufs[len(chunk):]
+		if _, err := chunk.WriteTo(w.out); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // armWrite keeps the write deadline at least WriteTimeout ahead. Setting a
@@ -303,12 +498,9 @@ func (w *writer) armWrite(now time.Time) {
 	w.c.nc.SetWriteDeadline(w.deadline)
 }
 
-// writeTLS packs frames into TLS records and corks the connection under the
-// *tls.Conn, so the whole batch leaves in one system call.
-func (w *writer) writeTLS(batch []*broker.Envelope) error {
-	if w.cork != nil {
-		w.cork.Cork()
-	}
+// packTLS packs frames into TLS records and writes them through the
+// *tls.Conn: into the corked connection under it, when it can be corked.
+func (w *writer) packTLS(batch []*broker.Envelope) error {
 	rp := recordPool.Get().(*[]byte)
 	rec := (*rp)[:0]
 	defer func() { *rp = rec[:0]; recordPool.Put(rp) }()
@@ -335,11 +527,6 @@ func (w *writer) writeTLS(batch []*broker.Envelope) error {
 	})
 	if err == nil {
 		err = flush()
-	}
-	if w.cork != nil {
-		if uerr := w.cork.Uncork(); err == nil {
-			err = uerr
-		}
 	}
 	return err
 }
