@@ -106,11 +106,11 @@ func sentAt(t *testing.T, ev *cot.Event) time.Time {
 }
 
 // TestSlowReader: a client that reads slowly, through small socket
-// buffers, gets every event whole and in order. Bursts of events (fewer
-// than gatherEnough, so a flusher's round writes them) larger than its
-// socket holds are cut by the writes that do not wait, and go on where they
-// stopped (writer.go writeRest); it is not disconnected while it keeps
-// reading.
+// buffers, gets every event whole and in order. Bursts of events larger
+// than its socket holds (and than one writev: more than maxWritev events)
+// are cut by the writes that do not wait, and go on where they stopped
+// (writer.go writeRest: the rest of the writev, then the events not yet
+// encoded); it is not disconnected while it keeps reading.
 func TestSlowReader(t *testing.T) {
 	t.Run("tcp", func(t *testing.T) { slowReader(t, nil) })
 	t.Run("tls", func(t *testing.T) { slowReader(t, selfSigned(t)) })
@@ -154,8 +154,8 @@ func slowReader(t *testing.T, tlsCfg *tls.Config) {
 	}
 	s.l.mu.Unlock()
 
-	const bursts, burst = 20, gatherEnough - 2
-	pad := strings.Repeat("p", 8000)
+	const bursts, burst = 10, 150
+	pad := strings.Repeat("p", 2000)
 	for i := range bursts * burst {
 		if err := tx.Send(takclient.Chat(fmt.Sprintf("c%d", i), fmt.Sprintf("%d %s", i, pad))); err != nil {
 			t.Fatal(err)

@@ -44,9 +44,6 @@ const (
 	// maxWritev bounds the buffers handed to one writev: the runtime caches
 	// an iovec array per socket sized by the largest writev it ever made.
 	maxWritev = 64
-	// maxPooledBufs: a batch's buffer list longer than this (a burst) is
-	// not kept in the pool.
-	maxPooledBufs = 512
 	// tlsRecord is the most plaintext one TLS record carries.
 	tlsRecord = 16 << 10
 )
@@ -85,12 +82,14 @@ type writer struct {
 	deadline time.Time   // the write deadline last set by armWrite
 	gatherT  *time.Timer // gather's timer, made on the first busy write
 	spare    []*broker.Envelope
-	// What a write that did not wait left unwritten, for resume: on TCP
-	// rest (its pooled list in restBuf); on TLS restTLS (it waits in the
-	// corked connection).
-	rest    net.Buffers
-	restBuf *net.Buffers
-	restTLS bool
+	// What a write that did not wait left unwritten, for writeRest: on TCP
+	// rest (its pooled list in restBuf) and restEnv; on TLS restTLS (it
+	// waits in the corked connection).
+	rest      net.Buffers
+	restBuf   *net.Buffers
+	restEnv   []*broker.Envelope // the batch's envelopes after rest, not yet encoded
+	restBatch []*broker.Envelope // the batch they belong to: recycled once they are written
+	restTLS   bool
 }
 
 // Scratch space of writes comes from pools, so an idle connection holds
@@ -162,7 +161,12 @@ func (w *writer) run() {
 func (w *writer) loop() {
 	c := w.c
 	if w.rest != nil || w.restTLS {
-		if err := w.writeRest(); err != nil {
+		err := w.writeRest()
+		if w.restBatch != nil {
+			w.recycle(w.restBatch)
+			w.restBatch = nil
+		}
+		if err != nil {
 			w.failed(err)
 			w.running.Store(false)
 			w.mu.Unlock()
@@ -213,7 +217,8 @@ func (w *writer) loop() {
 // flush is a flusher round's turn at a writer it owns: it writes what is
 // queued without waiting, and reports whether the writer is due again in
 // the next round. When the socket does not take the whole batch, or a
-// burst is queued, a writer goroutine takes over (resume).
+// burst is queued, a writer goroutine takes over (loop, with mu still
+// held: it sends the rest first).
 func (w *writer) flush() bool {
 	if !w.mu.TryLock() {
 		// Only finish holds mu while a round owns the writer: the
@@ -236,7 +241,11 @@ func (w *writer) flush() bool {
 		return frames > 0 && w.running.CompareAndSwap(false, true)
 	}
 	err := w.tryWrite(batch)
-	w.recycle(batch)
+	if w.restEnv != nil {
+		w.restBatch = batch // its tail is still to be encoded: writeRest
+	} else {
+		w.recycle(batch)
+	}
 	if err != nil {
 		w.failed(err)
 		w.running.Store(false)
@@ -331,39 +340,34 @@ func (w *writer) finish() {
 	w.spare = nil
 }
 
-// frames encodes each envelope in the connection's current format. A
-// SwitchFormat envelope switches everything after it to protobuf
-// (protocol.md §4).
-func (w *writer) frames(batch []*broker.Envelope, emit func([]byte) error) error {
+// frame is env's bytes in the connection's current format, or nil when it
+// cannot be sent. A SwitchFormat envelope switches everything after it to
+// protobuf (protocol.md §4).
+func (w *writer) frame(env *broker.Envelope) []byte {
 	c := w.c
-	for _, env := range batch {
-		var b []byte
-		if w.proto {
-			f, err := env.ProtoFrame()
-			if err != nil {
-				c.log().Debug("event cannot be encoded as protobuf; skipped", "uid", logx.Clip(env.Event.UID), "err", err)
-				continue
-			}
-			b = f
-		} else {
-			b = env.XML()
+	var b []byte
+	if w.proto {
+		f, err := env.ProtoFrame()
+		if err != nil {
+			c.log().Debug("event cannot be encoded as protobuf; skipped", "uid", logx.Clip(env.Event.UID), "err", err)
+			return nil
 		}
-		if len(b) > cot.MaxRelayedEvent {
-			// The broker refuses such events at publish; this guards the
-			// server's own events and the protobuf encoding.
-			c.l.stats.oversize.Add(1)
-			c.log().Debug("event larger than 64 KiB not sent", "uid", logx.Clip(env.Event.UID), "bytes", len(b))
-			continue
-		}
-		if err := emit(b); err != nil {
-			return err
-		}
-		if env.SwitchFormat && !w.proto {
-			w.proto = true
-			c.l.stats.protobuf.Add(1)
-		}
+		b = f
+	} else {
+		b = env.XML()
 	}
-	return nil
+	if len(b) > cot.MaxRelayedEvent {
+		// The broker refuses such events at publish; this guards the
+		// server's own events and the protobuf encoding.
+		c.l.stats.oversize.Add(1)
+		c.log().Debug("event larger than 64 KiB not sent", "uid", logx.Clip(env.Event.UID), "bytes", len(b))
+		return nil
+	}
+	if env.SwitchFormat && !w.proto {
+		w.proto = true
+		c.l.stats.protobuf.Add(1)
+	}
+	return b
 }
 
 // write sends a batch before the deadline: one writev per maxWritev frames
@@ -390,14 +394,20 @@ func (w *writer) write(batch []*broker.Envelope, deadline time.Time) error {
 		}
 		return err
 	}
-	bp := w.encode(batch)
-	err := w.writeBufs(*bp)
-	putBufs(bp)
-	return err
+	for len(batch) > 0 {
+		bp, n := w.encode(batch)
+		batch = batch[n:]
+		_, err := (*bp).WriteTo(w.out)
+		putBufs(bp)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // tryWrite is write without waiting (a flusher's round): what the socket
-// does not take now is kept for resume (w.rest, w.restTLS).
+// does not take now is kept for writeRest (w.rest, w.restTLS).
 func (w *writer) tryWrite(batch []*broker.Envelope) error {
 	// A write that does not wait still fails once the deadline has passed.
 	w.armWrite(w.c.l.cfg.Now())
@@ -411,38 +421,44 @@ func (w *writer) tryWrite(batch []*broker.Envelope) error {
 		w.restTLS = err == nil && !sent
 		return err
 	}
-	bp := w.encode(batch)
-	bufs := *bp
-	for len(bufs) > 0 {
-		n, err := w.try.TryWritev(&bufs)
-		if err != nil && !wouldBlock(err) {
-			putBufs(bp)
-			return err
+	for len(batch) > 0 {
+		bp, n := w.encode(batch)
+		batch = batch[n:]
+		bufs := *bp
+		for len(bufs) > 0 {
+			n, err := w.try.TryWritev(&bufs)
+			if err != nil && !wouldBlock(err) {
+				putBufs(bp)
+				return err
+			}
+			if n == 0 {
+				break // the socket is full: writeRest waits for it
+			}
 		}
-		if n == 0 {
-			break // the socket is full: resume waits for it
+		if len(bufs) > 0 {
+			w.rest, w.restBuf, w.restEnv = bufs, bp, batch
+			return nil
 		}
+		putBufs(bp)
 	}
-	if len(bufs) > 0 {
-		w.rest, w.restBuf = bufs, bp
-		return nil
-	}
-	putBufs(bp)
 	return nil
 }
 
-// writeRest sends what a write that did not wait left, waiting as write
-// does.
+// writeRest sends what a write that did not wait left (the rest of a
+// writev, then the envelopes not yet encoded), waiting as write does.
 func (w *writer) writeRest() error {
 	w.armWrite(w.c.l.cfg.Now())
 	if w.restTLS {
 		w.restTLS = false
 		return w.cork.Uncork()
 	}
-	err := w.writeBufs(w.rest)
-	w.rest = nil
+	_, err := w.rest.WriteTo(w.out)
 	putBufs(w.restBuf)
-	w.restBuf = nil
+	w.rest, w.restBuf = nil, nil
+	if err == nil && len(w.restEnv) > 0 {
+		err = w.write(w.restEnv, time.Time{})
+	}
+	w.restEnv = nil
 	return err
 }
 
@@ -452,36 +468,26 @@ func wouldBlock(err error) bool {
 	return ok && wb.WouldBlock()
 }
 
-// encode lists the batch's frames in a pooled buffer list (putBufs).
-func (w *writer) encode(batch []*broker.Envelope) *net.Buffers {
-	bp := bufsPool.Get().(*net.Buffers)
+// encode lists the frames of the batch's first envelopes, at most
+// maxWritev, in a pooled buffer list (putBufs); n is how many envelopes it
+// took. A write in flight holds one such list, whatever the batch's size.
+func (w *writer) encode(batch []*broker.Envelope) (bp *net.Buffers, n int) {
+	bp = bufsPool.Get().(*net.Buffers)
 	bufs := (*bp)[:0]
-	w.frames(batch, func(b []byte) error {
-		bufs = append(bufs, b)
-		return nil
-	})
+	for n < len(batch) && len(bufs) < maxWritev {
+		if b := w.frame(batch[n]); b != nil {
+			bufs = append(bufs, b)
+		}
+		n++
+	}
 	*bp = bufs
-	return bp
+	return bp, n
 }
 
 func putBufs(bp *net.Buffers) {
 	clear((*bp)[:cap(*bp)])
 	*bp = (*bp)[:0]
-	if cap(*bp) <= maxPooledBufs {
-		bufsPool.Put(bp)
-	}
-}
-
-// writeBufs writes a buffer list, maxWritev buffers per writev.
-func (w *writer) writeBufs(bufs net.Buffers) error {
-	for len(bufs) > 0 {
-		chunk := bufs[:min(len(bufs), maxWritev)]
-		bufs = bufs[len(chunk):]
-		if _, err := chunk.WriteTo(w.out); err != nil {
-			return err
-		}
-	}
-	return nil
+	bufsPool.Put(bp)
 }
 
 // armWrite keeps the write deadline at least WriteTimeout ahead. Setting a
@@ -512,21 +518,23 @@ func (w *writer) packTLS(batch []*broker.Envelope) error {
 		rec = rec[:0]
 		return err
 	}
-	err := w.frames(batch, func(b []byte) error {
+	for _, env := range batch {
+		b := w.frame(env)
+		if b == nil {
+			continue
+		}
 		if len(rec)+len(b) > tlsRecord {
 			if err := flush(); err != nil {
 				return err
 			}
 		}
 		if len(b) >= tlsRecord {
-			_, err := w.tls.Write(b) // a big event goes out as its own records
-			return err
+			if _, err := w.tls.Write(b); err != nil { // a big event goes out as its own records
+				return err
+			}
+			continue
 		}
 		rec = append(rec, b...)
-		return nil
-	})
-	if err == nil {
-		err = flush()
 	}
-	return err
+	return flush()
 }
