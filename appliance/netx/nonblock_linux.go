@@ -173,7 +173,7 @@ func (nb *nonblocking) writev(c net.Conn, bufs *net.Buffers) (int, error) {
 	n, errno := nb.wn, nb.werrno
 	nb.wbufs, nb.wn, nb.werrno = nil, 0, nil
 	switch {
-	case err != nil: // the connection is closed
+	case err != nil: // the write deadline passed or the connection is closed
 		return 0, opError("write", c, err)
 	case errno == syscall.EAGAIN:
 		return 0, ErrWouldBlock
