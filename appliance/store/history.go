@@ -503,8 +503,8 @@ func (h *History) insertBatch(items []histItem) error {
 			if err != nil {
 				return err
 			}
-			rows.setLatest(ev.UID, latestRow{typ: ev.Type, callsign: callsign, lat: lat, lon: lon,
-				stale: stale, recv: recv, event: id, position: isOwnPosition(ev)})
+			rows.add(ev.UID, latestRow{typ: ev.Type, callsign: callsign, lat: lat, lon: lon,
+				stale: stale, recv: recv, event: id, position: isOwnPosition(ev)}, len(xml))
 			if ev.Type == cot.TypeDelete {
 				for _, l := range ev.Detail.Links {
 					if err := rows.flushLatest(ctx, l.UID); err != nil {
@@ -515,7 +515,6 @@ func (h *History) insertBatch(items []histItem) error {
 					}
 				}
 			}
-			rows.addUsage(ev.UID, len(xml))
 			added += int64(len(xml))
 			last[ev.UID] = hash
 			remembered = append(remembered, seen{ev.UID, hash})

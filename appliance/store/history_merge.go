@@ -27,44 +27,30 @@ type latestRow struct {
 	position           bool
 }
 
-// usageRow is a pending addition to a uid's cot_usage row.
-type usageRow struct {
-	bytes, events int64
-}
-
 type batchRows struct {
-	latest      map[string]latestRow
-	latestOrder []string // uids in the order their first row came; written in this order
-	usage       map[string]usageRow
-	usageOrder  []string
-	up, use     *sql.Stmt // the transaction's upsertLatestSQL and upsertUsageSQL
+	latest  map[string]latestRow
+	usage   map[string]usageDelta
+	order   []string  // uids in the order their first event came; written in this order
+	up, use *sql.Stmt // the transaction's upsertLatestSQL and upsertUsageSQL
 }
 
 func newBatchRows(up, use *sql.Stmt) *batchRows {
-	return &batchRows{latest: map[string]latestRow{}, usage: map[string]usageRow{}, up: up, use: use}
+	return &batchRows{latest: map[string]latestRow{}, usage: map[string]usageDelta{}, up: up, use: use}
 }
 
-// setLatest records uid's row unless the batch already holds a newer one.
-func (b *batchRows) setLatest(uid string, r latestRow) {
-	p, ok := b.latest[uid]
-	if ok && p.recv > r.recv {
-		return
-	}
-	if !ok {
-		b.latestOrder = append(b.latestOrder, uid)
-	}
-	b.latest[uid] = r
-}
-
-// addUsage adds one stored event of uid.
-func (b *batchRows) addUsage(uid string, bytes int) {
+// add records a stored event of uid: its bytes go to the uid's usage, and
+// r becomes its latest row unless the batch already holds a newer one.
+func (b *batchRows) add(uid string, r latestRow, bytes int) {
 	u, ok := b.usage[uid]
 	if !ok {
-		b.usageOrder = append(b.usageOrder, uid)
+		b.order = append(b.order, uid)
 	}
 	u.bytes += int64(bytes)
 	u.events++
 	b.usage[uid] = u
+	if p, ok := b.latest[uid]; !ok || p.recv <= r.recv {
+		b.latest[uid] = r
+	}
 }
 
 // flushLatest writes uid's pending latest row, if any.
@@ -80,12 +66,10 @@ func (b *batchRows) flushLatest(ctx context.Context, uid string) error {
 
 // flush writes every pending row.
 func (b *batchRows) flush(ctx context.Context) error {
-	for _, uid := range b.latestOrder {
+	for _, uid := range b.order {
 		if err := b.flushLatest(ctx, uid); err != nil {
 			return err
 		}
-	}
-	for _, uid := range b.usageOrder {
 		u := b.usage[uid]
 		if _, err := b.use.ExecContext(ctx, uid, u.bytes, u.events); err != nil {
 			return err

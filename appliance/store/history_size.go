@@ -21,7 +21,8 @@ import (
 const upsertUsageSQL = `INSERT INTO cot_usage(uid, bytes, events) VALUES (?, ?, ?)
 	ON CONFLICT(uid) DO UPDATE SET bytes = bytes + excluded.bytes, events = events + excluded.events`
 
-// usageDelta is what a deletion took from one uid.
+// usageDelta is a change to one uid's usage: what a deletion took, or what
+// a history batch adds (history_merge.go).
 type usageDelta struct {
 	bytes, events int64
 }

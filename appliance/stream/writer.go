@@ -12,6 +12,7 @@ import (
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
 	"outpost/appliance/logx"
+	"outpost/appliance/netx"
 )
 
 // The writing side of a connection. There is no writer goroutine per idle
@@ -160,23 +161,15 @@ func (w *writer) run() {
 // round left part of a batch) is finished first.
 func (w *writer) loop() {
 	c := w.c
-	if w.rest != nil || w.restTLS {
-		err := w.writeRest()
-		if w.restBatch != nil {
-			w.recycle(w.restBatch)
-			w.restBatch = nil
-		}
-		if err != nil {
-			w.failed(err)
-			w.running.Store(false)
-			w.mu.Unlock()
+	if w.hasRest() {
+		if err := w.writeRest(); err != nil {
+			w.stop(err)
 			return
 		}
 	}
 	for {
 		if w.finished || isDone(c.sess) {
-			w.running.Store(false)
-			w.mu.Unlock()
+			w.stop(nil)
 			return
 		}
 		if w.fl == nil {
@@ -199,17 +192,13 @@ func (w *writer) loop() {
 		err := w.write(batch, time.Time{})
 		w.recycle(batch)
 		if err != nil {
-			w.failed(err)
-			w.running.Store(false)
-			w.mu.Unlock()
+			w.stop(err)
 			return
 		}
-		if w.fl != nil {
-			if frames, _ := c.sess.Pending(); frames < gatherEnough {
-				w.mu.Unlock()
-				w.fl.add(w) // still running: the round owns the writing side now
-				return
-			}
+		if w.fl != nil && !w.burst() {
+			w.mu.Unlock()
+			w.fl.add(w) // still running: the round owns the writing side now
+			return
 		}
 	}
 }
@@ -227,8 +216,7 @@ func (w *writer) flush() bool {
 	}
 	c := w.c
 	if w.finished || isDone(c.sess) {
-		w.running.Store(false)
-		w.mu.Unlock()
+		w.stop(nil)
 		return false
 	}
 	batch := c.sess.Take(w.spare)
@@ -241,39 +229,44 @@ func (w *writer) flush() bool {
 		return frames > 0 && w.running.CompareAndSwap(false, true)
 	}
 	err := w.tryWrite(batch)
-	if w.restEnv != nil {
-		w.restBatch = batch // its tail is still to be encoded: writeRest
-	} else {
+	if w.restBatch == nil { // else its tail is still to be encoded: writeRest recycles it
 		w.recycle(batch)
 	}
 	if err != nil {
-		w.failed(err)
-		w.running.Store(false)
-		w.mu.Unlock()
+		w.stop(err)
 		return false
 	}
-	if w.rest != nil || w.restTLS {
+	if w.hasRest() || w.burst() {
 		go w.loop() // mu stays locked: loop unlocks it
-		return false
-	}
-	if frames, _ := c.sess.Pending(); frames >= gatherEnough {
-		go w.loop()
 		return false
 	}
 	w.mu.Unlock()
 	return true
 }
 
-// failed ends the session after a write error.
-func (w *writer) failed(err error) {
+// burst reports whether enough is queued that waiting for more is
+// pointless (gatherEnough).
+func (w *writer) burst() bool {
+	frames, _ := w.c.sess.Pending()
+	return frames >= gatherEnough
+}
+
+// stop ends a run: after a write error it ends the session (a write that
+// timed out means the client stopped reading), then gives up the writing
+// side and mu.
+func (w *writer) stop(err error) {
 	c := w.c
 	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() && c.sess.Reason() == broker.ReasonNone {
+	switch {
+	case err == nil:
+	case errors.As(err, &ne) && ne.Timeout() && c.sess.Reason() == broker.ReasonNone:
 		c.l.warn.Warn("client stopped reading; disconnecting", "session", c.sess.ID(), "write_timeout", c.l.cfg.WriteTimeout)
 		c.sess.Close(broker.ReasonWriteDeadline)
-	} else {
+	default:
 		c.sess.Close(broker.ReasonWriteError)
 	}
+	w.running.Store(false)
+	w.mu.Unlock()
 }
 
 func isDone(s *broker.Session) bool {
@@ -291,7 +284,7 @@ func (w *writer) gather() {
 	if monoNow()-w.lastWrite.Load() > int64(busyWithin) {
 		return
 	}
-	if frames, _ := w.c.sess.Pending(); frames >= gatherEnough {
+	if w.burst() {
 		return
 	}
 	if w.gatherT == nil {
@@ -409,6 +402,7 @@ func (w *writer) write(batch []*broker.Envelope, deadline time.Time) error {
 // tryWrite is write without waiting (a flusher's round): what the socket
 // does not take now is kept for writeRest (w.rest, w.restTLS).
 func (w *writer) tryWrite(batch []*broker.Envelope) error {
+	whole := batch
 	// A write that does not wait still fails once the deadline has passed.
 	w.armWrite(w.c.l.cfg.Now())
 	w.lastWrite.Store(monoNow())
@@ -427,7 +421,7 @@ func (w *writer) tryWrite(batch []*broker.Envelope) error {
 		bufs := *bp
 		for len(bufs) > 0 {
 			n, err := w.try.TryWritev(&bufs)
-			if err != nil && !wouldBlock(err) {
+			if err != nil && !errors.Is(err, netx.ErrWouldBlock) {
 				putBufs(bp)
 				return err
 			}
@@ -436,7 +430,7 @@ func (w *writer) tryWrite(batch []*broker.Envelope) error {
 			}
 		}
 		if len(bufs) > 0 {
-			w.rest, w.restBuf, w.restEnv = bufs, bp, batch
+			w.rest, w.restBuf, w.restEnv, w.restBatch = bufs, bp, batch, whole
 			return nil
 		}
 		putBufs(bp)
@@ -458,15 +452,13 @@ func (w *writer) writeRest() error {
 	if err == nil && len(w.restEnv) > 0 {
 		err = w.write(w.restEnv, time.Time{})
 	}
-	w.restEnv = nil
+	w.recycle(w.restBatch)
+	w.restEnv, w.restBatch = nil, nil
 	return err
 }
 
-// wouldBlock recognises netx.ErrWouldBlock.
-func wouldBlock(err error) bool {
-	wb, ok := err.(interface{ WouldBlock() bool })
-	return ok && wb.WouldBlock()
-}
+// hasRest reports whether a write that did not wait left something.
+func (w *writer) hasRest() bool { return w.rest != nil || w.restTLS }
 
 // encode lists the frames of the batch's first envelopes, at most
 // maxWritev, in a pooled buffer list (putBufs); n is how many envelopes it
