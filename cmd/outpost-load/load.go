@@ -62,19 +62,19 @@ func run(o *options, progress io.Writer) (*report, error) {
 	srvCPU1, toolCPU1 := watch.cpu(), selfCPU()
 	rep.Clients.ReplaySAs = r.arrived()
 
-	var winSec float64
-	var srvCPUWin, toolCPUWin float64
+	var win *window
 	if o.Idle {
 		r.throttling.Store(true)
-		start := time.Now()
+		win = startWindow(watch)
 		r.sleepFor(o.Duration)
-		winSec = time.Since(start).Seconds()
-		srvCPUWin, toolCPUWin = watch.cpu()-srvCPU1, (selfCPU() - toolCPU1).Seconds()
-		rep.Idle = &idleInfo{Senders: len(r.senders), WindowSec: winSec, Pings: r.pings.Load()}
+		win.end()
+		rep.Idle = &idleInfo{Senders: len(r.senders), WindowSec: win.sec, Pings: r.pings.Load()}
 	} else {
 		rep.Load = &loadInfo{Senders: len(r.senders)}
-		winSec, srvCPUWin, toolCPUWin = r.sendLoad(watch, rep.Load, goroutines)
+		win = r.sendLoad(watch, rep.Load, goroutines)
 	}
+	winSec, srvCPUWin, toolCPUWin := win.sec, win.srvCPU, win.toolCPU
+	rep.Machine.StealPercent = win.steal
 	var delivered int64 // in the window, for the CPU per delivery
 	if rep.Load != nil {
 		delivered = rep.Load.Arrived
@@ -163,9 +163,8 @@ func (r *runner) waitReplayed(g *peak) float64 {
 }
 
 // sendLoad runs the senders through the warm-up and the window, then
-// waits for the deliveries in flight. It returns the window's length and
-// the server's and the tool's CPU seconds in it.
-func (r *runner) sendLoad(watch *serverWatch, l *loadInfo, g *peak) (winSec, srvCPU, toolCPU float64) {
+// waits for the deliveries in flight. It returns the measured window.
+func (r *runner) sendLoad(watch *serverWatch, l *loadInfo, g *peak) *window {
 	o := r.o
 	r.throttling.Store(true)
 	stop := make(chan struct{})
@@ -187,9 +186,9 @@ func (r *runner) sendLoad(watch *serverWatch, l *loadInfo, g *peak) (winSec, srv
 		}
 	}
 	sleepTo(winStart)
-	srv0, tool0, t0, arrived0 := watch.cpu(), selfCPU(), time.Now(), r.arrived()
+	win, arrived0 := startWindow(watch), r.arrived()
 	sleepTo(winEnd)
-	srvCPU, toolCPU, winSec = watch.cpu()-srv0, (selfCPU() - tool0).Seconds(), time.Since(t0).Seconds()
+	win.end()
 	l.Arrived = r.arrived() - arrived0
 	close(stop)
 	swg.Wait()
@@ -213,7 +212,7 @@ func (r *runner) sendLoad(watch *serverWatch, l *loadInfo, g *peak) (winSec, srv
 		time.Sleep(50 * time.Millisecond)
 	}
 	l.DrainSec = time.Since(drainStart).Seconds()
-	return winSec, srvCPU, toolCPU
+	return win
 }
 
 // fillClients totals the clients' states and the replay.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,6 +144,12 @@ func TestFanOutTCPWithProtobufShare(t *testing.T) {
 	for _, k := range []string{"deliveries_per_second", "delivered_percent", "expected", "received"} {
 		if _, ok := raw["load"][k]; !ok {
 			t.Errorf("JSON load section has no %q", k)
+		}
+	}
+	// The machine's steal over the window (Linux has /proc/stat).
+	if runtime.GOOS == "linux" {
+		if st, ok := raw["machine"]["steal_percent"].(float64); !ok || st < 0 || st > 100 {
+			t.Errorf("machine steal_percent %v in %s", raw["machine"]["steal_percent"], b)
 		}
 	}
 }

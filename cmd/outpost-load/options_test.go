@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -107,7 +108,7 @@ func TestSummarizeMedians(t *testing.T) {
 	var paths []string
 	for i, p99 := range []float64{30, 10, 20} {
 		rep := report{Clients: clientsInfo{Connected: 200}, Load: &loadInfo{PerSecond: 1000 * p99, Normal: deliveries{Latency: latency{P99: p99}}},
-			Server: &serverInfo{RSSPeak: int64(p99) << 20}}
+			Server: &serverInfo{RSSPeak: int64(p99) << 20}, Machine: machineInfo{StealPercent: ptr(p99 / 10)}}
 		b, _ := json.Marshal(rep)
 		p := filepath.Join(dir, "r"+string(rune('a'+i))+".json")
 		if err := os.WriteFile(p, b, 0o644); err != nil {
@@ -123,6 +124,9 @@ func TestSummarizeMedians(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
 		}
+	}
+	if !regexp.MustCompile(`CPU steal % \(window\) +2 +1 +3 `).MatchString(out.String()) {
+		t.Errorf("steal: median 2, min 1, max 3 wanted in\n%s", out.String())
 	}
 	if err := summarize([]string{filepath.Join(dir, "missing.json")}, &out); err == nil {
 		t.Error("a missing file was summarised")

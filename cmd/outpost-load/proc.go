@@ -174,3 +174,81 @@ func (w *serverWatch) close() error {
 	defer w.mu.Unlock()
 	return w.err
 }
+
+// cpuTicks is the machine's CPU time from the "cpu" line of /proc/stat, in
+// USER_HZ ticks over all CPUs: all of it, and the part stolen (time a
+// virtual CPU was ready to run but the hypervisor ran another machine).
+type cpuTicks struct {
+	total, steal uint64
+	ok           bool
+}
+
+func machineTicks() cpuTicks {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuTicks{}
+	}
+	t, _ := parseCPUTicks(b)
+	return t
+}
+
+// parseCPUTicks reads the first line of /proc/stat: "cpu" then user, nice,
+// system, idle, iowait, irq, softirq, steal, guest, guest_nice. The total
+// is the first eight (guest time is already part of user). A kernel too
+// old to report steal has fewer fields: an error.
+func parseCPUTicks(stat []byte) (cpuTicks, error) {
+	line, _, _ := bytes.Cut(stat, []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) < 9 || f[0] != "cpu" {
+		return cpuTicks{}, fmt.Errorf("/proc/stat: no cpu line with steal: %.80q", line)
+	}
+	var t cpuTicks
+	for i := 1; i <= 8; i++ {
+		v, err := strconv.ParseUint(f[i], 10, 64)
+		if err != nil {
+			return cpuTicks{}, fmt.Errorf("/proc/stat: field %d: %w", i, err)
+		}
+		t.total += v
+		if i == 8 {
+			t.steal = v
+		}
+	}
+	t.ok = true
+	return t, nil
+}
+
+// stealPercent is the share of the machine's CPU time stolen between a and
+// b, or nil when either reading failed or no time passed.
+func stealPercent(a, b cpuTicks) *float64 {
+	if !a.ok || !b.ok || b.total <= a.total || b.steal < a.steal {
+		return nil
+	}
+	v := 100 * float64(b.steal-a.steal) / float64(b.total-a.total)
+	return &v
+}
+
+// window measures the server's and the tool's CPU time and the machine's
+// steal over a stretch of a run (the measured window).
+type window struct {
+	watch   *serverWatch
+	t0      time.Time
+	srv0    float64
+	tool0   time.Duration
+	ticks0  cpuTicks
+	sec     float64
+	srvCPU  float64
+	toolCPU float64
+	steal   *float64
+}
+
+func startWindow(watch *serverWatch) *window {
+	return &window{watch: watch, t0: time.Now(), srv0: watch.cpu(), tool0: selfCPU(), ticks0: machineTicks()}
+}
+
+// end closes the window and fills its figures.
+func (w *window) end() *window {
+	w.srvCPU, w.toolCPU = w.watch.cpu()-w.srv0, (selfCPU() - w.tool0).Seconds()
+	w.steal = stealPercent(w.ticks0, machineTicks())
+	w.sec = time.Since(w.t0).Seconds()
+	return w
+}

@@ -27,6 +27,11 @@ type machineInfo struct {
 	LoadAvgStart []float64 `json:"loadavg_start"`
 	LoadAvgEnd   []float64 `json:"loadavg_end"`
 	FDLimit      uint64    `json:"fd_limit"`
+	// StealPercent is the share of the machine's CPU time the hypervisor
+	// gave to other machines during the measured window (Linux; absent
+	// elsewhere). On a shared VM a run with steal says little about the
+	// server: its latency and CPU figures are the machine's.
+	StealPercent *float64 `json:"steal_percent,omitempty"`
 }
 
 type clientsInfo struct {
@@ -157,6 +162,11 @@ func (rep *report) writeJSON(path string) error {
 	return nil
 }
 
+// stealWarn is the steal, in percent of the window's CPU time, from which
+// the report says the run was disturbed (a few percent already move p99 by
+// milliseconds at 200 x 5: BENCHMARKS.md "Load scenarios").
+const stealWarn = 1.0
+
 // print writes the human-readable report.
 func (rep *report) print(w io.Writer) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
@@ -191,6 +201,13 @@ func (rep *report) print(w io.Writer) {
 		if s.Error != "" {
 			p("server:     reading /proc failed: %s", s.Error)
 		}
+	}
+	if st := rep.Machine.StealPercent; st != nil {
+		note := ""
+		if *st >= stealWarn {
+			note = " — the machine was shared: this run's latency and CPU figures are not the server's alone"
+		}
+		p("machine:    %d CPUs, %.1f %% of their time stolen by the hypervisor in the window%s", rep.Machine.CPUs, *st, note)
 	}
 	t := rep.Tool
 	p("tool CPU:   %.2f s connecting; %.2f s in the window (%.1f %% of one core), %.3f µs per delivery; max RSS %s; %d messages, %s received",

@@ -71,6 +71,12 @@ var metrics = []metric{
 	{"server RSS peak MiB", serverMetric(func(s *serverInfo) float64 { return float64(s.RSSPeak) / miB })},
 	{"tool CPU % of a core", always(func(r *report) float64 { return r.Tool.CPUShare })},
 	{"tool CPU/delivery µs", func(r *report) (float64, bool) { return r.Tool.CPUPerDelivery, r.Load != nil }},
+	{"CPU steal % (window)", func(r *report) (float64, bool) {
+		if r.Machine.StealPercent == nil {
+			return 0, false
+		}
+		return *r.Machine.StealPercent, true
+	}},
 	{"load average (1 min, start)", always(func(r *report) float64 {
 		if len(r.Machine.LoadAvgStart) == 0 {
 			return 0

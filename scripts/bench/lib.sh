@@ -21,7 +21,9 @@
 set -euo pipefail
 
 BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BIN="$BENCH_ROOT/bin"
+# BENCH_BIN, with BENCH_BUILT=1, takes outpost and outpost-load from another
+# directory than bin/ (the tests of these scripts do).
+BIN=${BENCH_BIN:-"$BENCH_ROOT/bin"}
 # SERVER_BIN runs another build of the server (a "before" figure); the
 # certificates and the load tool still come from bin/.
 SERVER_BIN=${SERVER_BIN:-"$BIN/outpost"}
@@ -76,6 +78,31 @@ bench_pki() {
 	CA="$PKI_DIR/certs/ca.pem"
 }
 
+# known_flags sets KNOWN_FLAGS: SERVER_FLAGS less the ones SERVER_BIN does
+# not know. An older build run for a "before" figure may predate a limit
+# (the per-source ones); it then runs as that build always did, and the
+# flags left out are named once. Every flag of SERVER_FLAGS takes a value.
+known_flags() {
+	if [ "${KNOWN_FLAGS_OF:-}" = "$SERVER_BIN" ]; then
+		return
+	fi
+	local help i name dropped=""
+	help=$("$SERVER_BIN" run --help 2>&1 || true)
+	KNOWN_FLAGS=()
+	for ((i = 0; i < ${#SERVER_FLAGS[@]}; i += 2)); do
+		name=${SERVER_FLAGS[i]#--}
+		if grep -qE -- "^  -$name( |\$)" <<<"$help"; then
+			KNOWN_FLAGS+=("${SERVER_FLAGS[i]}" "${SERVER_FLAGS[i + 1]}")
+		else
+			dropped+=" ${SERVER_FLAGS[i]}"
+		fi
+	done
+	if [ -n "$dropped" ]; then
+		echo "== $SERVER_BIN does not know$dropped: left out"
+	fi
+	KNOWN_FLAGS_OF=$SERVER_BIN
+}
+
 # server_start KEYTYPE [FLAG...]: a fresh server (the PKI of the last
 # bench_pki call, if any) on free ports. Sets SERVER_PID, SERVER_DIR,
 # COT_TCP and COT_TLS.
@@ -86,7 +113,8 @@ server_start() {
 	if [ -n "${PKI_DIR:-}" ] && [ -d "$PKI_DIR/certs" ]; then
 		cp -a "$PKI_DIR/certs" "$PKI_DIR/secrets.yaml" "$SERVER_DIR/"
 	fi
-	"$SERVER_BIN" run --data-dir "$SERVER_DIR" --key-type "$keytype" "${SERVER_FLAGS[@]}" "$@" \
+	known_flags
+	"$SERVER_BIN" run --data-dir "$SERVER_DIR" --key-type "$keytype" "${KNOWN_FLAGS[@]}" "$@" \
 		2>"$SERVER_DIR/server.log" &
 	SERVER_PID=$!
 	for ((i = 0; i < 600; i++)); do
