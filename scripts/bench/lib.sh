@@ -25,7 +25,7 @@ BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # directory than bin/ (the tests of these scripts do).
 BIN=${BENCH_BIN:-"$BENCH_ROOT/bin"}
 # SERVER_BIN runs another build of the server (a "before" figure); the
-# certificates and the load tool still come from bin/.
+# certificates and the load tool still come from $BIN.
 SERVER_BIN=${SERVER_BIN:-"$BIN/outpost"}
 RUNS=${RUNS:-1}
 BENCH_OUT=${BENCH_OUT:-"$BENCH_ROOT/bin/bench"}
@@ -89,6 +89,12 @@ known_flags() {
 	local help i name dropped=""
 	help=$("$SERVER_BIN" run --help 2>&1 || true)
 	KNOWN_FLAGS=()
+	if ! grep -q -- "-data-dir" <<<"$help"; then
+		# Not a flag listing: pass every flag and let the server say.
+		KNOWN_FLAGS=("${SERVER_FLAGS[@]}")
+		KNOWN_FLAGS_OF=$SERVER_BIN
+		return
+	fi
 	for ((i = 0; i < ${#SERVER_FLAGS[@]}; i += 2)); do
 		name=${SERVER_FLAGS[i]#--}
 		if grep -qE -- "^  -$name( |\$)" <<<"$help"; then
