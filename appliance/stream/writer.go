@@ -177,13 +177,7 @@ func (w *writer) loop() {
 		}
 		batch := c.sess.Take(w.spare)
 		if len(batch) == 0 {
-			// Take made w.spare the queue's storage: the empty batch (the
-			// old queue storage) is the spare now, never w.spare again.
-			w.recycle(batch)
-			w.running.Store(false)
-			// Something may have been queued between Take and the Store,
-			// whose wake saw a running writer: look once more.
-			if frames, _ := c.sess.Pending(); frames == 0 || !w.running.CompareAndSwap(false, true) {
+			if !w.release(batch) {
 				w.mu.Unlock()
 				return
 			}
@@ -221,12 +215,9 @@ func (w *writer) flush() bool {
 	}
 	batch := c.sess.Take(w.spare)
 	if len(batch) == 0 {
-		w.recycle(batch)
-		w.running.Store(false)
+		again := w.release(batch)
 		w.mu.Unlock()
-		// As in loop: a wake between Take and the Store saw a running writer.
-		frames, _ := c.sess.Pending()
-		return frames > 0 && w.running.CompareAndSwap(false, true)
+		return again
 	}
 	err := w.tryWrite(batch)
 	if w.restBatch == nil { // else its tail is still to be encoded: writeRest recycles it
@@ -242,6 +233,17 @@ func (w *writer) flush() bool {
 	}
 	w.mu.Unlock()
 	return true
+}
+
+// release gives up the writing side after Take found the queue empty, and
+// reports true when it took it back: something was queued between Take and
+// the release, whose wake saw a running writer. Take made w.spare the
+// queue's storage: the empty batch (the old queue storage) is the spare now.
+func (w *writer) release(batch []*broker.Envelope) bool {
+	w.recycle(batch)
+	w.running.Store(false)
+	frames, _ := w.c.sess.Pending()
+	return frames > 0 && w.running.CompareAndSwap(false, true)
 }
 
 // burst reports whether enough is queued that waiting for more is

@@ -73,7 +73,6 @@ func run(o *options, progress io.Writer) (*report, error) {
 		rep.Load = &loadInfo{Senders: len(r.senders)}
 		win = r.sendLoad(watch, rep.Load, goroutines)
 	}
-	winSec, srvCPUWin, toolCPUWin := win.sec, win.srvCPU, win.toolCPU
 	rep.Machine.StealPercent = win.steal
 	var delivered int64 // in the window, for the CPU per delivery
 	if rep.Load != nil {
@@ -87,12 +86,12 @@ func run(o *options, progress io.Writer) (*report, error) {
 
 	r.fillClients(rep, replaySec)
 	if l := rep.Load; l != nil {
-		r.fillLoad(l, winSec)
+		r.fillLoad(l, win.sec)
 	}
 	if o.PID > 0 {
 		s := &serverInfo{PID: o.PID, RSSIdle: rssIdle, RSSConnected: rssConnected, RSSPeak: watch.peakRSS(), RSSFinal: rssFinal,
-			CPUConnect: srvCPU1 - srvCPU0, CPUConnectPerSA: perUnit(srvCPU1-srvCPU0, rep.Clients.ReplaySAs), CPUWindow: srvCPUWin, CPUShare: 100 * srvCPUWin / max(winSec, 1e-9),
-			CPUPerDelivery: perUnit(srvCPUWin, delivered)}
+			CPUConnect: srvCPU1 - srvCPU0, CPUConnectPerSA: perUnit(srvCPU1-srvCPU0, rep.Clients.ReplaySAs), CPUWindow: win.srvCPU, CPUShare: 100 * win.srvCPU / max(win.sec, 1e-9),
+			CPUPerDelivery: perUnit(win.srvCPU, delivered)}
 		if n := rep.Clients.Connected; n > 0 {
 			s.RSSPerClient = float64(rssConnected-rssIdle) / float64(n)
 		}
@@ -103,8 +102,8 @@ func run(o *options, progress io.Writer) (*report, error) {
 	}
 	t := &rep.Tool
 	t.CPUConnect = (toolCPU1 - toolCPU0).Seconds()
-	t.CPUWindow, t.CPUShare = toolCPUWin, 100*toolCPUWin/max(winSec, 1e-9)
-	t.CPUPerDelivery = perUnit(toolCPUWin, delivered)
+	t.CPUWindow, t.CPUShare = win.toolCPU, 100*win.toolCPU/max(win.sec, 1e-9)
+	t.CPUPerDelivery = perUnit(win.toolCPU, delivered)
 	t.MaxRSS = selfMaxRSS()
 	t.Goroutines = goroutines.max()
 	if rep.Idle != nil {

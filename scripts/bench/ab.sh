@@ -16,9 +16,10 @@ if [ $# -lt 3 ]; then
 	echo "usage: ab.sh BUILD_A BUILD_B SCENARIO [ARG...]   (SCENARIO: a script of scripts/bench, e.g. s1-fanout.sh)" >&2
 	exit 2
 fi
-build_a=$(realpath "$1") build_b=$(realpath "$2") scenario=$3
+declare -A build=([a]=$(realpath "$1") [b]=$(realpath "$2"))
+scenario=$3
 shift 3
-for b in "$build_a" "$build_b"; do
+for b in "${build[@]}"; do
 	if [ ! -x "$b" ]; then
 		echo "ab.sh: $b is not an executable" >&2
 		exit 2
@@ -41,15 +42,11 @@ PAIRS=${PAIRS:-3}
 rm -rf "$BENCH_OUT/ab-a" "$BENCH_OUT/ab-b"
 for ((i = 1; i <= PAIRS; i++)); do
 	for side in a b; do
-		bin=$build_a
-		if [ $side = b ]; then bin=$build_b; fi
-		echo "== pair $i of $PAIRS, build $side ($bin)"
-		RUNS=1 SERVER_BIN=$bin BENCH_OUT="$BENCH_OUT/ab-$side/$i" "$dir/$scenario" "$@"
+		echo "== pair $i of $PAIRS, build $side (${build[$side]})"
+		RUNS=1 SERVER_BIN=${build[$side]} BENCH_OUT="$BENCH_OUT/ab-$side/$i" "$dir/$scenario" "$@"
 	done
 done
 for side in a b; do
-	bin=$build_a
-	if [ $side = b ]; then bin=$build_b; fi
-	echo "== build $side ($bin): medians of $PAIRS runs"
+	echo "== build $side (${build[$side]}): medians of $PAIRS runs"
 	"$BIN/outpost-load" summarize "$BENCH_OUT/ab-$side"/*/*.run1.json
 done
