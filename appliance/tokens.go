@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
+	"outpost/appliance/atomicfile"
 	"outpost/appliance/config"
 	"outpost/appliance/store"
 )
@@ -32,7 +32,7 @@ func (a *Appliance) ensureAdminToken(ctx context.Context) error {
 		return nil
 	}
 	path := filepath.Join(a.cfg.DataDir, AdminTokenFile)
-	if err := writeSecretFile(path, []byte(u.Token+"\n")); err != nil {
+	if err := atomicfile.Write(path, []byte(u.Token+"\n"), 0o600); err != nil {
 		// Without the file nobody knows the token: take the user back so
 		// the next start tries again.
 		if derr := a.store.DeleteAPIUser(context.WithoutCancel(ctx), adminUser); derr != nil {
@@ -42,34 +42,6 @@ func (a *Appliance) ensureAdminToken(ctx context.Context) error {
 	}
 	a.log.Info("no API user existed: created API user admin; its bearer token is in the file", "file", path)
 	return nil
-}
-
-// writeSecretFile writes data to path atomically with mode 0600, whatever
-// the umask (temporary file, chmod, fsync, rename).
-func writeSecretFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after the rename
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // The functions below are what `outpost token` and `outpost audit` do. They

@@ -2,10 +2,10 @@ package cot
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Control and keepalive event types (protocol.md §4, §5).
@@ -88,7 +88,7 @@ func NewPong(now time.Time) *Event {
 // SA had type typ, has disconnected (protocol.md §5): t-x-d-d with a random uid,
 // how h-g-i-g-o, stale now+20s and <link uid type relation="p-p"/>.
 func NewDeparture(uid, typ string, now time.Time) *Event {
-	e := serverEvent(NewUID(), TypeDelete, "h-g-i-g-o", now, 20*time.Second, Unknown)
+	e := serverEvent(uuid.NewString(), TypeDelete, "h-g-i-g-o", now, 20*time.Second, Unknown)
 	x := appendAttr(make([]byte, 0, 64+len(uid)+len(typ)), `<link uid="`, uid)
 	x = appendAttr(x, ` type="`, typ)
 	e.Detail.XML = append(x, ` relation="p-p"/>`...)
@@ -147,23 +147,4 @@ func removeChildren(content []byte, name string) []byte {
 			last = t.pos
 		}
 	}
-}
-
-// NewUID returns a random UUID version 4 string (crypto/rand).
-func NewUID() string {
-	var u [16]byte
-	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails (Go 1.24+)
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	var s [36]byte
-	hex.Encode(s[0:8], u[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], u[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], u[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], u[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], u[10:])
-	return string(s[:])
 }

@@ -116,6 +116,14 @@ func daysIn(month, year int) int {
 	return 31
 }
 
+// TimeFormat is the one way Outpost writes a time, in CoT and in every
+// document and JSON answer: ISO-8601 UTC with milliseconds (protocol.md §1:
+// what ATAK writes).
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// FormatTime formats t in TimeFormat.
+func FormatTime(t time.Time) string { return string(appendTime(make([]byte, 0, len(TimeFormat)), t)) }
+
 // appendTime appends t as UTC ISO-8601 with milliseconds,
 // "2006-01-02T15:04:05.000Z" (protocol.md §1: what ATAK writes).
 func appendTime(dst []byte, t time.Time) []byte {

@@ -15,6 +15,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"outpost/appliance/cot"
+	"outpost/appliance/logx"
+
+	"github.com/google/uuid"
 )
 
 // Root and container element names.
@@ -169,7 +174,7 @@ func Completed(t *Node, now time.Time) bool {
 		if taskAttrStyle(t) || t.Child("description") != nil {
 			name = "completionTime"
 		}
-		setValue(t, name, FormatTime(now), false, taskOrder)
+		setValue(t, name, cot.FormatTime(now), false, taskOrder)
 	}
 	return true
 }
@@ -186,7 +191,7 @@ func ParseTemplate(b []byte) (*Doc, error) {
 	}
 	d := &Doc{Root: root}
 	if d.UID() == "" {
-		d.setRootValue("uid", NewUID())
+		d.setRootValue("uid", uuid.NewString())
 	}
 	if err := d.check(); err != nil {
 		return nil, err
@@ -252,11 +257,11 @@ func (d *Doc) check() error {
 	}
 	for _, col := range d.Root.Child("checklistColumns").Elements("checklistColumn") {
 		if ct := col.Child("columnType"); ct != nil && !columnTypes[ct.Content()] {
-			return invalid("columnType: %q is not one of ShortString, LongString, Integer, ActualTime, RelativeTime", clip(ct.Content()))
+			return invalid("columnType: %q is not one of ShortString, LongString, Integer, ActualTime, RelativeTime", logx.Cut(ct.Content(), 40))
 		}
 		if w := col.Child("columnWidth"); w != nil {
 			if _, err := strconv.Atoi(w.Content()); err != nil {
-				return invalid("columnWidth: %q is not a whole number", clip(w.Content()))
+				return invalid("columnWidth: %q is not a whole number", logx.Cut(w.Content(), 40))
 			}
 		}
 	}
@@ -279,7 +284,7 @@ func (d *Doc) check() error {
 func checkTask(t *Node, fill, attr bool) error {
 	uid := TaskUID(t)
 	if uid == "" && fill {
-		uid = NewUID()
+		uid = uuid.NewString()
 		setValue(t, "uid", uid, attr || taskAttrStyle(t), taskOrder)
 	}
 	if uid != "" {
@@ -288,19 +293,19 @@ func checkTask(t *Node, fill, attr bool) error {
 		}
 	}
 	if len(t.Elements("uid")) > 1 || len(t.Elements("status")) > 1 {
-		return invalid("task %q: more than one uid or status", clip(uid))
+		return invalid("task %q: more than one uid or status", logx.Cut(uid, 40))
 	}
 	if s := TaskStatus(t); s != "" && !statuses[strings.ToLower(s)] {
-		return invalid("task %q: status %q is not pending, complete, complete (late) or late", clip(uid), clip(s))
+		return invalid("task %q: status %q is not pending, complete, complete (late) or late", logx.Cut(uid, 40), logx.Cut(s, 40))
 	}
 	if n := t.Child("number"); n != nil {
 		if _, err := strconv.Atoi(n.Content()); err != nil {
-			return invalid("task %q: number %q is not a whole number", clip(uid), clip(n.Content()))
+			return invalid("task %q: number %q is not a whole number", logx.Cut(uid, 40), logx.Cut(n.Content(), 40))
 		}
 	}
 	if lb := t.Child("lineBreak"); lb != nil {
 		if v := lb.Content(); v != "true" && v != "false" {
-			return invalid("task %q: lineBreak %q is not true or false", clip(uid), clip(v))
+			return invalid("task %q: lineBreak %q is not true or false", logx.Cut(uid, 40), logx.Cut(v, 40))
 		}
 	}
 	return nil
@@ -338,7 +343,7 @@ func Start(tpl *Doc, p StartParams) *Doc {
 		setValue(det, "templateName", templateName, false, detailsOrder)
 	}
 	setValue(det, "description", p.Description, false, detailsOrder)
-	setValue(det, "startTime", FormatTime(p.StartTime), false, detailsOrder)
+	setValue(det, "startTime", cot.FormatTime(p.StartTime), false, detailsOrder)
 	if p.CreatorUID != "" {
 		setValue(det, "creatorUid", p.CreatorUID, false, detailsOrder)
 	}
@@ -346,7 +351,7 @@ func Start(tpl *Doc, p StartParams) *Doc {
 		setValue(det, "creatorCallsign", p.Callsign, false, detailsOrder)
 	}
 	for _, t := range d.Tasks() {
-		SetTaskUID(t, NewUID())
+		SetTaskUID(t, uuid.NewString())
 		pending := StatusPending
 		if !taskAttrStyle(t) {
 			pending = "Pending"

@@ -9,10 +9,9 @@ package excheck
 // (testdata/excheck-xsd), so an element-style document stays valid.
 
 import (
-	"crypto/rand"
-	"fmt"
 	"strings"
-	"time"
+
+	"outpost/appliance/logx"
 )
 
 // Element order of checklistDetails and checklistTask in the ExCheck
@@ -68,22 +67,6 @@ func removeValue(n *Node, local string) {
 	}
 }
 
-// TimeFormat is how the server writes times into documents: ISO 8601 UTC
-// with milliseconds, as ATAK writes them.
-const TimeFormat = "2006-01-02T15:04:05.000Z"
-
-// FormatTime formats t in TimeFormat.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
-
-// NewUID returns a random UUID (version 4).
-func NewUID() string {
-	var u [16]byte
-	_, _ = rand.Read(u[:]) // never fails (Go 1.24+)
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:])
-}
-
 // Limits of the values the server reads: uids become URL path segments
 // and mission names, so they are plain.
 const (
@@ -104,15 +87,8 @@ func CheckUID(what, uid string) error {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == ':', r == '-':
 		default:
-			return invalid("%s: %q has a character other than letters, digits and . _ : -", what, clip(uid))
+			return invalid("%s: %q has a character other than letters, digits and . _ : -", what, logx.Cut(uid, 40))
 		}
 	}
 	return nil
-}
-
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
 }

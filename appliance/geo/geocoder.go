@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"outpost/appliance/logx"
 )
 
 // Geocoder is a client for a Nominatim-compatible geocoding service,
@@ -120,7 +122,7 @@ func (g *Geocoder) Lookup(ctx context.Context, address string) (Point, error) {
 		return Point{}, fmt.Errorf("%w: the answer is not a JSON array of places: %v", ErrGeocoder, err)
 	}
 	if len(places) == 0 {
-		return Point{}, fmt.Errorf("%w: %q", ErrNotFound, clip(address))
+		return Point{}, fmt.Errorf("%w: %q", ErrNotFound, logx.Cut(address, 24))
 	}
 	lat, err1 := jsonDegrees(places[0].Lat)
 	lon, err2 := jsonDegrees(places[0].Lon)
@@ -143,7 +145,7 @@ func jsonDegrees(raw json.RawMessage) (float64, error) {
 	}
 	var v float64
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return 0, fmt.Errorf("%s is neither a number nor a string", clip(string(raw)))
+		return 0, fmt.Errorf("%s is neither a number nor a string", logx.Cut(string(raw), 24))
 	}
 	return v, nil
 }
@@ -167,7 +169,7 @@ func Resolve(ctx context.Context, s string, g *Geocoder) (Point, error) {
 	}
 	if g == nil || g.URL == "" {
 		return Point{}, &ParseError{
-			Reason: fmt.Sprintf("%q is not a coordinate, and no geocoder is configured to look up addresses", clip(strings.TrimSpace(s))),
+			Reason: fmt.Sprintf("%q is not a coordinate, and no geocoder is configured to look up addresses", logx.Cut(strings.TrimSpace(s), 24)),
 			err:    ErrNoGeocoder,
 		}
 	}

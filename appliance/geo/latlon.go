@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"outpost/appliance/logx"
 )
 
 // Reading latitude and longitude in decimal degrees, degrees and decimal
@@ -134,7 +136,7 @@ func llTokens(t string) ([]llTok, error) {
 			} else if w == "D" || w == "DEG" {
 				toks = append(toks, llTok{kind: llUnit, unit: 0, text: t[i:j]})
 			} else {
-				return nil, parseErr("", "%q is not a coordinate", clip(t))
+				return nil, parseErr("", "%q is not a coordinate", logx.Cut(t, 24))
 			}
 			i = j
 		default:
@@ -202,15 +204,15 @@ func llNumber(s string) (llTok, int, error) {
 	text := s[:i]
 	switch {
 	case digits == 0:
-		return tok, 0, parseErr(NotationLatLon, "%q is not a number", clip(text))
+		return tok, 0, parseErr(NotationLatLon, "%q is not a number", logx.Cut(text, 24))
 	case dots > 1:
-		return tok, 0, parseErr(NotationLatLon, "%q has more than one decimal point (the decimal mark is the point; a comma separates latitude and longitude)", clip(text))
+		return tok, 0, parseErr(NotationLatLon, "%q has more than one decimal point (the decimal mark is the point; a comma separates latitude and longitude)", logx.Cut(text, 24))
 	case i-start > 40:
-		return tok, 0, parseErr(NotationLatLon, "the number %q is too long", clip(text))
+		return tok, 0, parseErr(NotationLatLon, "the number %q is too long", logx.Cut(text, 24))
 	}
 	v, err := strconv.ParseFloat(s[start:i], 64)
 	if err != nil {
-		return tok, 0, parseErr(NotationLatLon, "%q is not a number", clip(text))
+		return tok, 0, parseErr(NotationLatLon, "%q is not a number", logx.Cut(text, 24))
 	}
 	tok.num, tok.frac, tok.text = v, dots > 0, text
 	return tok, i, nil

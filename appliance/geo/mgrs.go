@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"outpost/appliance/logx"
 )
 
 // Military Grid Reference System (NGA.STND.0037, "Universal Grids and Grid
@@ -157,7 +159,7 @@ func parseMGRS(s string) (mgrsRef, error) {
 			j++
 		}
 		if j == i || j < len(s) && !isSpace(s[j]) {
-			return r, fmt.Errorf("unexpected %q after the 100 km square", clip(s[i:]))
+			return r, fmt.Errorf("unexpected %q after the 100 km square", logx.Cut(s[i:], 24))
 		}
 		groups = append(groups, s[i:j])
 		i = j
@@ -269,17 +271,4 @@ func skipSpace(s string, i int) int {
 		i++
 	}
 	return i
-}
-
-// clip shortens input quoted in an error message.
-func clip(s string) string {
-	const max = 24
-	if len(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	if len(r) <= max {
-		return s
-	}
-	return string(r[:max]) + "…"
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"outpost/appliance/logx"
 )
 
 // CheckText accepts v when it is valid UTF-8 without control characters
@@ -38,16 +40,7 @@ const clipAt = 40
 
 // ClipValue shortens a client's value for quoting in an error message: at
 // most 40 bytes, cut on a character boundary, "…" marking the cut.
-func ClipValue(s string) string {
-	if len(s) <= clipAt {
-		return s
-	}
-	cut := clipAt
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func ClipValue(s string) string { return logx.Cut(s, clipAt) }
 
 // CheckHash accepts a SHA-256 in hex (any case) and returns it lower-case.
 // "" is refused as required.

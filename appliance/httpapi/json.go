@@ -10,18 +10,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"outpost/appliance/cot"
 )
 
-// TimeFormat is the one timestamp format of every JSON answer: ISO 8601 UTC
-// with milliseconds (docs/api.md "Conventions").
-const TimeFormat = "2006-01-02T15:04:05.000Z"
-
-// FormatTime formats t in TimeFormat (UTC). The zero time is "".
+// FormatTime formats t as every JSON answer carries times: cot.TimeFormat
+// (ISO 8601 UTC with milliseconds, docs/api.md "Conventions"). The zero
+// time is "".
 func FormatTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(TimeFormat)
+	return cot.FormatTime(t)
 }
 
 // WriteJSON writes v as a JSON response with the status.

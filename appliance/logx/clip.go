@@ -3,6 +3,7 @@ package logx
 import (
 	"log/slog"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -56,3 +57,32 @@ func clean(s string) bool {
 
 // String is a slog attribute whose value is clipped.
 func String(key, value string) slog.Attr { return slog.String(key, Clip(value)) }
+
+// Truncate returns the longest prefix of s that is at most n bytes and ends
+// on a character boundary, with invalid UTF-8 replaced by U+FFFD: for text
+// of unknown origin that must fit a field.
+func Truncate(s string, n int) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// Cut is Truncate marking the cut with "…": for quoting a client's value in
+// an error message. The result is at most n bytes plus the mark.
+func Cut(s string, n int) string {
+	if len(s) <= n && utf8.ValidString(s) {
+		return s
+	}
+	t := Truncate(s, n)
+	if len(t) < len(s) {
+		return t + "…"
+	}
+	return t
+}

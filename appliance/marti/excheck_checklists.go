@@ -8,6 +8,8 @@ package marti
 import (
 	"net/http"
 
+	"github.com/google/uuid"
+
 	"outpost/appliance/excheck"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
@@ -46,7 +48,7 @@ func (h *Handler) checklistStart(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := excheck.Start(td, excheck.StartParams{UID: excheck.NewUID(), Name: name, Description: desc, StartTime: h.opts.Now(),
+	d := excheck.Start(td, excheck.StartParams{UID: uuid.NewString(), Name: name, Description: desc, StartTime: h.opts.Now(),
 		CreatorUID: who, Callsign: callsign})
 	m, err := h.opts.Store.CreateChecklist(r.Context(), store.ExCheckDoc{UID: d.UID(), Name: name, TemplateUID: tplUID,
 		CreatorUID: who, XML: d.Bytes()}, desc)

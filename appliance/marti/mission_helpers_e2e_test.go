@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"outpost/appliance/cot"
 	"outpost/appliance/takclient"
 )
@@ -154,7 +156,7 @@ func expect(t *testing.T, what string, match func(*cot.Event) bool, clients ...*
 // before it).
 func fence(t *testing.T, sender *takclient.Client, forbidden func(*cot.Event) bool, clients ...*takclient.Client) {
 	t.Helper()
-	uid := "fence-" + cot.NewUID()
+	uid := "fence-" + uuid.NewString()
 	if err := sender.Send(takclient.Chat(uid, "fence")); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"outpost/appliance/cot"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
@@ -88,7 +90,7 @@ func (b *xb) changeTail(m store.Mission, author, changeType string, now time.Tim
 
 func notification(typ string, detail []byte, now time.Time) *cot.Event {
 	now = now.UTC().Truncate(time.Millisecond)
-	ev := &cot.Event{Version: "2.0", UID: cot.NewUID(), Type: typ, How: "h-g-i-g-o", Time: now, Start: now,
+	ev := &cot.Event{Version: "2.0", UID: uuid.NewString(), Type: typ, How: "h-g-i-g-o", Time: now, Start: now,
 		Stale: now.Add(20 * time.Second), Point: cot.Point{Ce: cot.Unknown, Le: cot.Unknown}}
 	ev.Detail.XML = detail
 	return ev

@@ -15,7 +15,8 @@ import (
 	"strconv"
 	"strings"
 
-	"outpost/appliance/cot"
+	"github.com/google/uuid"
+
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -172,7 +173,7 @@ func checkFeedURL(field, raw string) error {
 func (in videoConnIn) connection(field string) (store.VideoConnection, error) {
 	c := store.VideoConnection{UID: in.UUID, Alias: in.Alias}
 	if c.UID == "" {
-		c.UID = cot.NewUID()
+		c.UID = uuid.NewString()
 	}
 	var err error
 	if c.Active, err = flexBool(field+".active", in.Active, true); err != nil {
@@ -188,7 +189,7 @@ func (in videoConnIn) connection(field string) (store.VideoConnection, error) {
 		at := fmt.Sprintf("%s.feeds[%d]", field, i)
 		vf := store.VideoFeed{UID: f.UUID, Alias: f.Alias, URL: f.URL, MacAddress: f.MacAddress}
 		if vf.UID == "" {
-			vf.UID = cot.NewUID()
+			vf.UID = uuid.NewString()
 		}
 		if vf.Alias == "" {
 			vf.Alias = c.Alias

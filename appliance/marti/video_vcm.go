@@ -15,7 +15,8 @@ import (
 	"strconv"
 	"strings"
 
-	"outpost/appliance/cot"
+	"github.com/google/uuid"
+
 	"outpost/appliance/httpapi"
 	"outpost/appliance/store"
 )
@@ -120,7 +121,7 @@ func vcmConnection(field string, x vcmFeed) (store.VideoConnection, error) {
 	f := store.VideoFeed{UID: trim(x.UID), Alias: trim(x.Alias), Active: true, MacAddress: trim(x.PreferredMacAddress),
 		InterfaceAddress: trim(x.PreferredInterfaceAddress)}
 	if f.UID == "" {
-		f.UID = cot.NewUID()
+		f.UID = uuid.NewString()
 	}
 	proto, addr, port, path := trim(x.Protocol), trim(x.Address), trim(x.Port), trim(x.Path)
 	switch {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -93,7 +92,7 @@ type Channel struct {
 	limited *logx.Limiter
 	srv     *socketio.Server
 	keyHash [32]byte
-	auth    *authLimiter
+	auth    *httpapi.FailureLimiter // failed authentications per address
 	cpu     sysinfo.CPU
 	health  cached[healthInfo]
 	status  cached[map[string]string]
@@ -136,7 +135,7 @@ func NewChannel(opts ChannelOptions) *Channel {
 		log:            opts.Logger,
 		limited:        logx.NewLimiter(opts.Logger, 10, time.Minute),
 		keyHash:        sha256.Sum256([]byte(opts.WebsocketKey)),
-		auth:           newAuthLimiter(opts.MaxAuthFailures, opts.AuthWindow),
+		auth:           httpapi.NewFailureLimiter(opts.MaxAuthFailures, opts.AuthWindow, opts.AuthWindow, authMaxTracked, nil),
 		clientsChanged: make(chan struct{}, 1),
 		stop:           make(chan struct{}),
 		pusherDone:     make(chan struct{}),
@@ -204,20 +203,21 @@ func (c *Channel) authenticate(s *socketio.Socket, args []json.RawMessage, _ fun
 		Authenticate string `json:"Authenticate"`
 	}
 	parsed := decodeArg(args, &req)
-	addr := s.Addr()
+	addr := s.Addr().String()
+	_, blocked := c.auth.Blocked(addr)
 	ok := false
 	switch {
-	case c.auth.blocked(addr):
+	case blocked:
 		c.limited.Warn("socket.io authentication refused: too many failures from this address", "addr", s.RemoteAddr())
 	case !parsed:
 		c.limited.Warn("socket.io authentication refused: malformed authenticate event", "addr", s.RemoteAddr())
-		c.auth.fail(addr)
+		c.auth.Fail(addr)
 	default:
 		h := sha256.Sum256([]byte(req.Authenticate))
 		ok = c.opts.WebsocketKey != "" && subtle.ConstantTimeCompare(h[:], c.keyHash[:]) == 1
 		if !ok {
 			c.limited.Warn("socket.io authentication failed: wrong key", "addr", s.RemoteAddr())
-			c.auth.fail(addr)
+			c.auth.Fail(addr)
 		}
 	}
 	if !ok {
@@ -353,54 +353,4 @@ func (c *Channel) pushUsers() {
 	if c.anyAuthenticated() {
 		c.broadcast("users", c.usersPayload())
 	}
-}
-
-// authLimiter counts failed authentications per address.
-type authLimiter struct {
-	mu     sync.Mutex
-	max    int
-	window time.Duration
-	m      map[netip.Addr]*authCount
-	now    func() time.Time
-}
-
-type authCount struct {
-	n     int
-	start time.Time
-}
-
-// maxTracked bounds the addresses the limiter remembers.
-const maxTracked = 4096
-
-func newAuthLimiter(max int, window time.Duration) *authLimiter {
-	return &authLimiter{max: max, window: window, m: map[netip.Addr]*authCount{}, now: time.Now}
-}
-
-func (l *authLimiter) blocked(a netip.Addr) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.m[a]
-	return c != nil && l.now().Sub(c.start) < l.window && c.n >= l.max
-}
-
-func (l *authLimiter) fail(a netip.Addr) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	c := l.m[a]
-	if c == nil || now.Sub(c.start) >= l.window {
-		if len(l.m) >= maxTracked {
-			for k, v := range l.m {
-				if now.Sub(v.start) >= l.window {
-					delete(l.m, k)
-				}
-			}
-			if len(l.m) >= maxTracked {
-				clear(l.m)
-			}
-		}
-		c = &authCount{start: now}
-		l.m[a] = c
-	}
-	c.n++
 }

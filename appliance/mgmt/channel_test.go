@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -392,31 +391,5 @@ func TestChannelAuthFailureLimit(t *testing.T) {
 	cc, _ := f.dial(t)
 	if ok := cc.authenticate(testKey); ok != "False" {
 		t.Fatal("right key accepted from an address over the failure limit")
-	}
-}
-
-func TestAuthLimiterWindow(t *testing.T) {
-	l := newAuthLimiter(2, time.Minute)
-	now := time.Unix(1000, 0)
-	l.now = func() time.Time { return now }
-	a, b := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
-	l.fail(a)
-	if l.blocked(a) {
-		t.Fatal("blocked after one failure")
-	}
-	l.fail(a)
-	if !l.blocked(a) || l.blocked(b) {
-		t.Fatal("limit not per address")
-	}
-	now = now.Add(time.Minute)
-	if l.blocked(a) {
-		t.Fatal("still blocked after the window")
-	}
-	// The table stays bounded whatever the number of addresses.
-	for i := range maxTracked + 10 {
-		l.fail(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}))
-	}
-	if len(l.m) > maxTracked {
-		t.Fatalf("%d addresses tracked", len(l.m))
 	}
 }

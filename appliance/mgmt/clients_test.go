@@ -12,7 +12,6 @@ import (
 
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
-	"outpost/appliance/httpapi"
 )
 
 func allowList(entries ...string) func(netip.Addr) bool {
@@ -92,7 +91,7 @@ func TestClients(t *testing.T) {
 				it["address"] != "10.9.8.7" || it["user"] != "alice" {
 				t.Fatalf("item %v", it)
 			}
-			if _, err := time.Parse(httpapi.TimeFormat, it["lastSeen"]); err != nil {
+			if _, err := time.Parse(cot.TimeFormat, it["lastSeen"]); err != nil {
 				t.Fatalf("lastSeen %q", it["lastSeen"])
 			}
 		})

@@ -15,12 +15,11 @@ import (
 	"outpost/appliance/store"
 )
 
-// checkText and clipValue are the shared checks of every HTTP interface
+// checkText is the shared check of text fields of every HTTP interface
 // (httpapi), storeDetail the client-facing reason of a store error (store),
 // named for this package's many call sites.
 var (
 	checkText   = httpapi.CheckText
-	clipValue   = httpapi.ClipValue
 	storeDetail = store.Detail
 )
 
@@ -84,7 +83,7 @@ func asKey(field string, v any) (int64, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 1 {
-		return 0, httpapi.BadRequest(field, "must be a positive whole number, not %q", clipValue(s))
+		return 0, httpapi.BadRequest(field, "must be a positive whole number, not %q", httpapi.ClipValue(s))
 	}
 	return n, nil
 }
@@ -106,7 +105,7 @@ func asPrivacy(field string, v any) (bool, error) {
 	case "1":
 		return true, nil
 	}
-	return false, httpapi.BadRequest(field, "must be 0 (public) or 1 (private), not %q", clipValue(s))
+	return false, httpapi.BadRequest(field, "must be 0 (public) or 1 (private), not %q", httpapi.ClipValue(s))
 }
 
 // asKeywords reads Keywords: a comma-separated string (api.md §2.8) or an

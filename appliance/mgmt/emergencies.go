@@ -67,7 +67,7 @@ func (a *API) postEmergency(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, _, ok := objects.EmergencyType(in.Type); !ok {
-		httpapi.WriteError(w, httpapi.BadRequest("emergencyType", "must be %s, not %q", objects.EmergencyTypeWords, clipValue(in.Type)), emergencyAddError)
+		httpapi.WriteError(w, httpapi.BadRequest("emergencyType", "must be %s, not %q", objects.EmergencyTypeWords, httpapi.ClipValue(in.Type)), emergencyAddError)
 		return
 	}
 	if err := checkText("name", in.Name, false, maxNameLen); err != nil {

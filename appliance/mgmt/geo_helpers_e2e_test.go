@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"outpost/appliance/cot"
 	"outpost/appliance/takclient"
 )
@@ -42,7 +44,7 @@ func joined(t testing.TB, c *takclient.Client) []*cot.Event {
 func (e *env) clients(t testing.TB) (tcp, tls *takclient.Client) {
 	t.Helper()
 	tcp = e.app.DialTCP(t)
-	tls = e.app.DialTLS(t, e.app.Issue(t, "viewer-"+strings.ReplaceAll(cot.NewUID()[:8], "-", "")))
+	tls = e.app.DialTLS(t, e.app.Issue(t, "viewer-"+strings.ReplaceAll(uuid.NewString()[:8], "-", "")))
 	joined(t, tcp)
 	joined(t, tls)
 	return tcp, tls

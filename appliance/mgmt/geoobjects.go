@@ -103,7 +103,7 @@ func (a *API) readGeo(r *http.Request, update bool) (objects.GeoInput, error) {
 	}
 	letter, ok := objects.AttitudeLetter(str(b.Attitude))
 	if !ok {
-		return in, httpapi.BadRequest("attitude", "must be %s, not %q", objects.AttitudeWords, clipValue(str(b.Attitude)))
+		return in, httpapi.BadRequest("attitude", "must be %s, not %q", objects.AttitudeWords, httpapi.ClipValue(str(b.Attitude)))
 	}
 	typ, err := objects.GeoCoTType(str(b.GeoObject), letter)
 	if err != nil {
@@ -114,7 +114,7 @@ func (a *API) readGeo(r *http.Request, update bool) (objects.GeoInput, error) {
 		return in, err
 	}
 	if in.How, ok = objects.HowCode(str(b.How)); !ok {
-		return in, httpapi.BadRequest("how", "must be %s, not %q", objects.HowWords, clipValue(str(b.How)))
+		return in, httpapi.BadRequest("how", "must be %s, not %q", objects.HowWords, httpapi.ClipValue(str(b.How)))
 	}
 	timeout, err := wholeSeconds("timeout", b.Timeout)
 	if err != nil {
@@ -219,7 +219,7 @@ func (a *API) getGeoObject(w http.ResponseWriter, r *http.Request) {
 	if att := strings.TrimSpace(q.Get("attitude")); att != "" && att != "*" {
 		l, ok := objects.AttitudeLetter(att)
 		if !ok {
-			httpapi.WriteError(w, httpapi.BadRequest("attitude", "must be * or %s, not %q", objects.AttitudeWords, clipValue(att)), geoGetError)
+			httpapi.WriteError(w, httpapi.BadRequest("attitude", "must be * or %s, not %q", objects.AttitudeWords, httpapi.ClipValue(att)), geoGetError)
 			return
 		}
 		letter = l

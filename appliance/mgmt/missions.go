@@ -106,7 +106,7 @@ func (a *API) getMission(w http.ResponseWriter, r *http.Request) {
 	}
 	sum, err := a.opts.Store.MissionSummaryByName(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "name: no mission named %q", clipValue(name)), missionsError)
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "name: no mission named %q", httpapi.ClipValue(name)), missionsError)
 		return
 	}
 	if err != nil {

@@ -49,7 +49,7 @@ func asNumber(field string, v any) (f float64, present bool, err error) {
 	}
 	f, err = strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, true, httpapi.BadRequest(field, "must be a number, not %q", clipValue(s))
+		return 0, true, httpapi.BadRequest(field, "must be a number, not %q", httpapi.ClipValue(s))
 	}
 	return f, true, nil
 }
@@ -130,7 +130,7 @@ func (a *API) resolve(ctx context.Context, w where) (geo.Point, error) {
 	case errors.As(err, &pe):
 		return p, httpapi.BadRequest("address", "%s", pe.Error())
 	case errors.Is(err, geo.ErrNotFound):
-		return p, httpapi.BadRequest("address", "the geocoder knows no place called %q", clipValue(w.address))
+		return p, httpapi.BadRequest("address", "the geocoder knows no place called %q", httpapi.ClipValue(w.address))
 	case errors.Is(err, geo.ErrGeocoder):
 		a.log.Warn("the geocoder failed", "address", logx.Clip(w.address), "err", err)
 		return p, httpapi.Errorf(http.StatusBadGateway, "address: the geocoder failed: %s", logx.ClipN(err.Error(), 200))

@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"outpost/appliance/atomicfile"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -206,28 +207,17 @@ func (b *basemap) copyBlob(p store.DataPackage, file string) error {
 		return err
 	}
 	defer src.Close()
-	tmp, err := os.CreateTemp(b.dir, "copy-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
-	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(tmp, h), src); err != nil {
-		tmp.Close()
-		return err
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != p.Hash {
-		tmp.Close()
-		return fmt.Errorf("content hash %s, expected %s", got, p.Hash)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), file)
+	// A copy whose content is not the package's is never put in place.
+	return atomicfile.WriteFrom(file, 0o600, func(w io.Writer) error {
+		h := sha256.New()
+		if _, err := io.Copy(io.MultiWriter(w, h), src); err != nil {
+			return err
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != p.Hash {
+			return fmt.Errorf("content hash %s, expected %s", got, p.Hash)
+		}
+		return nil
+	})
 }
 
 // removeCopies deletes copied basemaps other than keep's.

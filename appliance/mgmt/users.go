@@ -160,7 +160,7 @@ func (a *API) deleteSystemUser(w http.ResponseWriter, r *http.Request) {
 		seen[t.uid] = true
 		u, err := a.opts.Store.UserByUID(r.Context(), t.uid)
 		if errors.Is(err, store.ErrNotFound) {
-			httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "%s: no system user with id %q", t.field, clipValue(t.uid)), usersError)
+			httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "%s: no system user with id %q", t.field, httpapi.ClipValue(t.uid)), usersError)
 			return
 		}
 		if err != nil {

@@ -69,7 +69,7 @@ func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
 			u, err := checkBatchUser(raw, fmt.Sprintf("systemUsers[%d]", i))
 			if err == nil {
 				if first, dup := names[u.in.Name]; dup {
-					err = httpapi.BadRequest(u.nameField, "%q is also the name of %s", clipValue(u.in.Name), first)
+					err = httpapi.BadRequest(u.nameField, "%q is also the name of %s", httpapi.ClipValue(u.in.Name), first)
 				}
 				names[u.in.Name] = u.field
 			}
@@ -101,11 +101,11 @@ func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
 			var he *httpapi.Error
 			if errors.As(ce, &he) {
 				conflictsOnly = conflictsOnly && he.Status == http.StatusConflict
-				failures = append(failures, fmt.Sprintf("%s %q: %s", nu.nameField, clipValue(nu.in.Name), he.Msg))
+				failures = append(failures, fmt.Sprintf("%s %q: %s", nu.nameField, httpapi.ClipValue(nu.in.Name), he.Msg))
 			} else {
 				conflictsOnly = false
 				a.log.Error("creating a system user failed", "user", logx.Clip(nu.in.Name), "err", err)
-				failures = append(failures, fmt.Sprintf("%s %q: could not be created (internal error)", nu.nameField, clipValue(nu.in.Name)))
+				failures = append(failures, fmt.Sprintf("%s %q: could not be created (internal error)", nu.nameField, httpapi.ClipValue(nu.in.Name)))
 			}
 			continue
 		}
@@ -184,7 +184,7 @@ func checkBatchUser(raw json.RawMessage, field string) (newUser, error) {
 	}
 	d, err := pki.ParseDevice(dt)
 	if err != nil {
-		return u, httpapi.BadRequest(field+".DeviceType", "must be mobile, desktop, wintak, atak or itak, not %q", clipValue(str(b.DeviceType)))
+		return u, httpapi.BadRequest(field+".DeviceType", "must be mobile, desktop, wintak, atak or itak, not %q", httpapi.ClipValue(str(b.DeviceType)))
 	}
 	u.in = store.UserInput{Name: name, Password: password, Group: str(b.Group), Token: u.in.Token, DeviceType: dt}
 	u.certs, u.device = certs, d

@@ -75,7 +75,7 @@ func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
 	}
 	old, err := a.opts.Store.UserByUID(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "id: no system user with id %q", clipValue(id)), usersError)
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "id: no system user with id %q", httpapi.ClipValue(id)), usersError)
 		return
 	}
 	if err != nil {
@@ -91,7 +91,7 @@ func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
 		for _, c := range certs {
 			if !c.Revoked {
 				httpapi.WriteError(w, httpapi.Errorf(http.StatusConflict,
-					"username: %q holds certificates issued to its name; delete and re-create the user to rename it", clipValue(old.Name)), usersError)
+					"username: %q holds certificates issued to its name; delete and re-create the user to rename it", httpapi.ClipValue(old.Name)), usersError)
 				return
 			}
 		}
@@ -149,7 +149,7 @@ func (a *API) rotateTokens(w http.ResponseWriter, r *http.Request, items []json.
 	}
 	for _, c := range changes {
 		if _, err := a.opts.Store.UserByUID(r.Context(), c.UID); errors.Is(err, store.ErrNotFound) {
-			httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "%s.uid: no system user with id %q", fields[c.UID], clipValue(c.UID)), usersError)
+			httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "%s.uid: no system user with id %q", fields[c.UID], httpapi.ClipValue(c.UID)), usersError)
 			return
 		} else if err != nil {
 			a.fail(w, r, err, usersError, "looking up a system user to update failed")

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"outpost/appliance/cot"
 	"outpost/appliance/geo"
 )
@@ -108,7 +110,7 @@ func buildForceDelete(uid, typ string, now time.Time) (*cot.Event, error) {
 	d.WriteString(`" type="`)
 	escape(&d, typ)
 	d.WriteString(`" relation="p-p"/><__forcedelete/>`)
-	return finish(event(cot.NewUID(), cot.TypeDelete, howGIGO, geo.Point{}, now, now.Add(oneShotFor)), d.String())
+	return finish(event(uuid.NewString(), cot.TypeDelete, howGIGO, geo.Point{}, now, now.Add(oneShotFor)), d.String())
 }
 
 // event is the skeleton of a server event: version 2.0, times to the

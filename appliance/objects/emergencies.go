@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"outpost/appliance/cot"
 	"outpost/appliance/geo"
 	"outpost/appliance/logx"
@@ -39,7 +41,7 @@ const DefaultEmergencyName = "Outpost"
 func (s *Service) PostEmergency(ctx context.Context, in EmergencyInput) (string, error) {
 	words, code, ok := EmergencyType(in.Type)
 	if !ok {
-		return "", fmt.Errorf("objects: %q is not an emergency type", clip(in.Type))
+		return "", fmt.Errorf("objects: %q is not an emergency type", logx.Cut(in.Type, 60))
 	}
 	name := in.Name
 	if name == "" {
@@ -48,7 +50,7 @@ func (s *Service) PostEmergency(ctx context.Context, in EmergencyInput) (string,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	uid := cot.NewUID() + "-9-1-1"
+	uid := uuid.NewString() + "-9-1-1"
 	ev, err := buildEmergency(uid, code, words, name, in.Remarks, in.Point, now, now.Add(PersistentFor))
 	if err != nil {
 		return "", err

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"outpost/appliance/cot"
 	"outpost/appliance/geo"
 	"outpost/appliance/store"
@@ -40,7 +42,7 @@ const defaultLinkType = "a-f-G-U-C"
 // one are retained: every client that connects later receives it, and a
 // repeated one is re-broadcast every RepeatInterval.
 func (s *Service) PostGeo(ctx context.Context, in GeoInput) (string, error) {
-	in.UID = cot.NewUID()
+	in.UID = uuid.NewString()
 	return in.UID, s.saveGeo(ctx, in, true)
 }
 

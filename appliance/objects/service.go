@@ -225,7 +225,7 @@ type NotFoundError struct {
 func (e *NotFoundError) Error() string {
 	q := make([]string, len(e.UIDs))
 	for i, u := range e.UIDs {
-		q[i] = fmt.Sprintf("%q", clip(u))
+		q[i] = fmt.Sprintf("%q", logx.Cut(u, 60))
 	}
 	return fmt.Sprintf("no %s with uid %s", e.What, strings.Join(q, ", "))
 }

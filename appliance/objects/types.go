@@ -83,9 +83,9 @@ func GeoCoTType(geoObject string, attitude byte) (string, error) {
 // '-' ("a-h-G-U-C-I").
 func checkAtomType(s string) error {
 	if len(s) > maxTypeLen {
-		return fmt.Errorf("%q is not a geo object type: longer than %d bytes", clip(s), maxTypeLen)
+		return fmt.Errorf("%q is not a geo object type: longer than %d bytes", logx.Cut(s, 60), maxTypeLen)
 	}
-	bad := fmt.Errorf("%q is neither a geo object name nor a CoT type like a-f-G-U-C", clip(s))
+	bad := fmt.Errorf("%q is neither a geo object name nor a CoT type like a-f-G-U-C", logx.Cut(s, 60))
 	if len(s) < 3 || !strings.HasPrefix(s, "a-") {
 		return bad
 	}
@@ -217,4 +217,3 @@ const (
 func isRaise(typ string) bool { return typ == typeCustomAlert || emergencyWords(typ) != "" }
 
 // clip shortens client text quoted in an error.
-func clip(s string) string { return logx.ClipN(s, 60) }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"outpost/appliance/atomicfile"
 )
 
 // Key types accepted in Config.KeyType.
@@ -269,11 +271,11 @@ func (a *Authority) createCA() error {
 	}
 	// Key first: a crash between the two writes leaves a key without a
 	// certificate, which openCA reports instead of silently replacing it.
-	if err := writeFileAtomic(cfg.CAKeyFile, kp, 0o600); err != nil {
+	if err := atomicfile.Write(cfg.CAKeyFile, kp, 0o600); err != nil {
 		return err
 	}
 	cp := certPEM(cert)
-	if err := writeFileAtomic(cfg.CAFile, cp, 0o644); err != nil {
+	if err := atomicfile.Write(cfg.CAFile, cp, 0o644); err != nil {
 		return err
 	}
 	a.caCert, a.caKey, a.caPEM = cert, key, cp
@@ -344,13 +346,13 @@ func (a *Authority) issueServer() error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(cfg.KeyFile, kp, 0o600); err != nil {
+	if err := atomicfile.Write(cfg.KeyFile, kp, 0o600); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(cfg.UnencryptedKeyFile, kp, 0o600); err != nil {
+	if err := atomicfile.Write(cfg.UnencryptedKeyFile, kp, 0o600); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(cfg.CertFile, certPEM(cert), 0o644); err != nil {
+	if err := atomicfile.Write(cfg.CertFile, certPEM(cert), 0o644); err != nil {
 		return err
 	}
 	if err := a.writeServerP12(key, cert); err != nil {
@@ -375,7 +377,7 @@ func (a *Authority) ensureServerCompanions(key crypto.Signer, cert *x509.Certifi
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(cfg.UnencryptedKeyFile, kp, 0o600); err != nil {
+		if err := atomicfile.Write(cfg.UnencryptedKeyFile, kp, 0o600); err != nil {
 			return err
 		}
 		a.log.Info("wrote unencrypted server key copy", "file", cfg.UnencryptedKeyFile)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"outpost/appliance/atomicfile"
 )
 
 // Reasons are the revocation reasons of api.md §2.15, in the spec's order.
@@ -169,7 +171,7 @@ func (a *Authority) openCRL() error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(path, data, 0o644); err != nil {
+		if err := atomicfile.Write(path, data, 0o644); err != nil {
 			return err
 		}
 		a.log.Info("created empty revocation list", "file", path)
@@ -291,7 +293,7 @@ func (a *Authority) modifyCRL(serials []*big.Int, reason string) (added int, err
 			if data, err = encodeCRL(entries); err != nil {
 				return false, err
 			}
-			if err := writeFileAtomic(path, data, 0o644); err != nil {
+			if err := atomicfile.Write(path, data, 0o644); err != nil {
 				return false, err
 			}
 		}

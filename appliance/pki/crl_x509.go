@@ -9,6 +9,8 @@ import (
 	"math/big"
 	"os"
 	"time"
+
+	"outpost/appliance/atomicfile"
 )
 
 // crlNextUpdate is the nextUpdate distance written into X.509 CRLs. CRLPEM
@@ -54,7 +56,7 @@ func (a *Authority) writeCRLPEM() error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(a.crlPEMPath, data, 0o644)
+	return atomicfile.Write(a.crlPEMPath, data, 0o644)
 }
 
 // CRLPEMFile returns the path of the X.509 CRL written next to the JSON file.

@@ -12,7 +12,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -33,57 +32,6 @@ const (
 	lockStale = 30 * time.Second
 	lockWait  = 40 * time.Second
 )
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, fsyncs it, sets perm and renames it over path. Readers see either
-// the old or the new content, never a mix.
-func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Chmod(perm); err != nil && !isUnsupported(err) {
-		return fail(err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	syncDir(dir)
-	return nil
-}
-
-// isUnsupported reports errors from Chmod on platforms without Unix modes.
-func isUnsupported(err error) bool {
-	return errors.Is(err, errors.ErrUnsupported)
-}
-
-// syncDir makes a rename durable where the platform allows opening a directory.
-func syncDir(dir string) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = d.Sync()
-	_ = d.Close()
-}
 
 // readFileLimited reads a whole file, refusing files larger than limit.
 func readFileLimited(path string, limit int64) ([]byte, error) {

@@ -4,7 +4,6 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -24,26 +23,6 @@ func TestStaleLockIsBroken(t *testing.T) {
 	}
 	if _, err := os.Stat(lock); !os.IsNotExist(err) {
 		t.Error("lock file left behind")
-	}
-}
-
-func TestWriteFileAtomicLeavesNoTemporaries(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "f.json")
-	for i := range 3 {
-		if err := writeFileAtomic(p, []byte(strings.Repeat("x", i+1)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Fatalf("directory holds %d entries", len(entries))
-	}
-	if got, _ := os.ReadFile(p); string(got) != "xxx" {
-		t.Fatalf("content %q", got)
-	}
-	if err := writeFileAtomic(filepath.Join(dir, "missing", "f"), []byte("x"), 0o600); err == nil {
-		t.Error("write into a missing directory succeeded")
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"math/big"
 	"time"
+
+	"outpost/appliance/atomicfile"
 )
 
 // The issuance index (issued.json in CertsDir) remembers which client
@@ -74,7 +76,7 @@ func (a *Authority) recordIssued(cert *x509.Certificate, kind string) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", a.indexPath, err)
 	}
-	return writeFileAtomic(a.indexPath, append(data, '\n'), 0o600)
+	return atomicfile.Write(a.indexPath, append(data, '\n'), 0o600)
 }
 
 // readIndex reads the index; a missing file is an empty index, a malformed

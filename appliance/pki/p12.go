@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"outpost/appliance/atomicfile"
+
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
 )
 
@@ -41,7 +43,7 @@ func (a *Authority) writeServerP12(key crypto.Signer, cert *x509.Certificate) er
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", a.cfg.P12File, err)
 	}
-	return writeFileAtomic(a.cfg.P12File, p12, 0o600)
+	return atomicfile.Write(a.cfg.P12File, p12, 0o600)
 }
 
 // serverP12Current reports whether server.p12 exists, opens with the
@@ -122,7 +124,7 @@ func (a *Authority) WriteClientFiles(cc *ClientCert, dir string) (files []string
 		if len(f.data) == 0 {
 			continue
 		}
-		if err := writeFileAtomic(f.path, f.data, f.perm); err != nil {
+		if err := atomicfile.Write(f.path, f.data, f.perm); err != nil {
 			return files, err
 		}
 		files = append(files, f.path)

@@ -4,11 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"outpost/internal/testkit"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"outpost/internal/testkit"
 )
 
 func TestServerTLSConfigHandshakes(t *testing.T) {

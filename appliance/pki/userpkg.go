@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"outpost/appliance/atomicfile"
 )
 
 // PackageSink stores a connection package as a data package (the store's
@@ -65,7 +67,7 @@ func (a *Authority) IssueUserPackage(ctx context.Context, name string, d Device,
 		return nil, undo(fmt.Errorf("user package: %w", err))
 	}
 	path := filepath.Join(a.cfg.ClientPackagesDir, filename)
-	if err := writeFileAtomic(path, data, 0o600); err != nil {
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return nil, undo(fmt.Errorf("user package: %w", err))
 	}
 	written = path

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"outpost/appliance/atomicfile"
 )
 
 // On Linux the controller installs our own unit (systemd/outpost.service,
@@ -106,7 +108,7 @@ func (c Controller) Install() (err error) {
 	if err := os.MkdirAll(filepath.Dir(up), 0o755); err != nil {
 		return fmt.Errorf("unit directory: %w", err)
 	}
-	if err := writeFileAtomic(up, text, 0o644); err != nil {
+	if err := atomicfile.Write(up, text, 0o644); err != nil {
 		return err
 	}
 	defer func() {
@@ -239,22 +241,4 @@ func ensureDataDir(dir string) error {
 		}
 		return nil
 	})
-}
-
-// writeFileAtomic writes data under a temporary name and renames it into
-// place.
-func writeFileAtomic(name string, data []byte, mode os.FileMode) error {
-	tmp := name + ".tmp"
-	if err := os.WriteFile(tmp, data, mode); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := os.Chmod(tmp, mode); err != nil { // WriteFile's mode is masked by the umask
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	return nil
 }

@@ -17,7 +17,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
+
+	"outpost/appliance/atomicfile"
 )
 
 // Backup writes a consistent copy of the open database to dest.
@@ -105,7 +106,7 @@ func backupFile(ctx context.Context, dbPath, dest string) (err error) {
 	if err := publish(tmp, dest); err != nil {
 		return err
 	}
-	syncDir(dir)
+	atomicfile.SyncDir(dir)
 	return nil
 }
 
@@ -139,16 +140,4 @@ func syncFile(name string) error {
 		return fmt.Errorf("sync backup: %w", err)
 	}
 	return f.Close()
-}
-
-// syncDir makes the new directory entry durable; best effort (Windows
-// cannot sync a directory handle).
-func syncDir(dir string) {
-	if runtime.GOOS == "windows" {
-		return
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }

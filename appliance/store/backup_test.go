@@ -8,12 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"outpost/internal/testkit"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"outpost/internal/testkit"
 )
 
 // checkBackup opens a backup copy directly and runs integrity_check, then

@@ -29,6 +29,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Tool values (api.md §2.9): "private" exactly when Privacy is 1.
@@ -166,11 +168,7 @@ func (s *Store) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Re
 
 func validatePackageInput(in *DataPackageInput) error {
 	if in.UID == "" {
-		uid, err := newUUID()
-		if err != nil {
-			return err
-		}
-		in.UID = uid
+		in.UID = uuid.NewString()
 	}
 	if in.SubmittedAt.IsZero() {
 		in.SubmittedAt = time.Now()

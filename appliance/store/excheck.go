@@ -15,6 +15,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"outpost/appliance/cot"
+	"outpost/appliance/logx"
 )
 
 // ExCheckDoc is a stored template or checklist.
@@ -106,7 +109,7 @@ func TemplateContent(t ExCheckDoc) ContentResource {
 		}
 	}
 	return ContentResource{UID: t.UID, Name: t.Name, Filename: t.UID + ".xml", Keywords: kw, MIMEType: "application/xml",
-		Hash: t.Hash, Size: int64(len(t.XML)), SubmissionTime: formatTime(t.Updated), Submitter: t.CreatorUID,
+		Hash: t.Hash, Size: int64(len(t.XML)), SubmissionTime: cot.FormatTime(t.Updated), Submitter: t.CreatorUID,
 		CreatorUID: t.CreatorUID, Tool: ToolExCheck, Expiration: -1}
 }
 
@@ -122,7 +125,7 @@ func (s *Store) TemplateByHash(ctx context.Context, hash string) (ExCheckDoc, er
 	}
 	d, err := scanExCheck(s.r.QueryRowContext(ctx, excheckSelect(false)+` WHERE hash = ? ORDER BY updated_at DESC LIMIT 1`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
-		return ExCheckDoc{}, fmt.Errorf("store: template by hash: %w: no template with hash %q", ErrNotFound, clipName(hash))
+		return ExCheckDoc{}, fmt.Errorf("store: template by hash: %w: no template with hash %q", ErrNotFound, logx.Cut(hash, 64))
 	}
 	if err != nil {
 		return ExCheckDoc{}, s.wrapErr("template by hash", err)
@@ -162,7 +165,7 @@ func (s *Store) excheckDoc(ctx context.Context, checklist bool, uid string) (ExC
 		if checklist {
 			what = "checklist"
 		}
-		return ExCheckDoc{}, fmt.Errorf("store: %s: %w: no %s %q", op, ErrNotFound, what, clipName(uid))
+		return ExCheckDoc{}, fmt.Errorf("store: %s: %w: no %s %q", op, ErrNotFound, what, logx.Cut(uid, 64))
 	}
 	if err != nil {
 		return ExCheckDoc{}, s.wrapErr(op, err)
@@ -221,7 +224,7 @@ func (s *Store) updateExCheck(ctx context.Context, checklist bool, uid string, e
 		var xml []byte
 		err := tx.QueryRowContext(ctx, `SELECT xml FROM `+excheckTable(checklist)+` WHERE uid = ?`, uid).Scan(&xml)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: no such document %q", ErrNotFound, clipName(uid))
+			return fmt.Errorf("%w: no such document %q", ErrNotFound, logx.Cut(uid, 64))
 		}
 		if err != nil {
 			return err
@@ -258,7 +261,7 @@ func (s *Store) CreateChecklist(ctx context.Context, d ExCheckDoc, description s
 		_, err := tx.ExecContext(ctx, `INSERT INTO excheck_checklists(uid, name, template_uid, creator_uid, created_at, updated_at, xml)
 			VALUES (?,?,?,?,?,?,?)`, d.UID, d.Name, d.TemplateUID, d.CreatorUID, unixMilli(now), unixMilli(now), d.XML)
 		if isUniqueViolation(err) {
-			return fmt.Errorf("%w: checklist %q exists", ErrConflict, clipName(d.UID))
+			return fmt.Errorf("%w: checklist %q exists", ErrConflict, logx.Cut(d.UID, 64))
 		}
 		if err != nil {
 			return err

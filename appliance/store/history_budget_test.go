@@ -3,9 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
-	"outpost/internal/testkit"
 	"testing"
 	"time"
+
+	"outpost/internal/testkit"
 )
 
 // usageAgrees checks cot_usage against the events table.

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"outpost/internal/testkit"
 	"sync"
 	"testing"
 	"time"
+
+	"outpost/internal/testkit"
 )
 
 func TestHistoryAddFlushLatest(t *testing.T) {

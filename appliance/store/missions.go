@@ -24,6 +24,10 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"outpost/appliance/logx"
+
+	"github.com/google/uuid"
 )
 
 // Mission roles (the official TAK server's names, which clients parse).
@@ -206,16 +210,9 @@ type querier interface {
 func missionByName(ctx context.Context, q querier, name string) (Mission, error) {
 	m, err := scanMission(q.QueryRowContext(ctx, `SELECT `+missionColumns+` FROM missions WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Mission{}, fmt.Errorf("%w: no mission named %q", ErrNotFound, clipName(name))
+		return Mission{}, fmt.Errorf("%w: no mission named %q", ErrNotFound, logx.Cut(name, 64))
 	}
 	return m, err
-}
-
-func clipName(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }
 
 // roleOf is the role uid acts with in mission m: its subscription's, or
@@ -244,7 +241,7 @@ func mayWrite(ctx context.Context, q querier, m Mission, uid string) error {
 		return err
 	}
 	if !canWrite(role) {
-		return fmt.Errorf("%w: %q is %s of mission %q and may not change it", ErrForbidden, clipName(uid), role, clipName(m.Name))
+		return fmt.Errorf("%w: %q is %s of mission %q and may not change it", ErrForbidden, logx.Cut(uid, 64), role, logx.Cut(m.Name, 64))
 	}
 	return nil
 }
@@ -289,7 +286,7 @@ func (s *Store) PutMission(ctx context.Context, name string, in MissionInput) (M
 			return err
 		}
 		if role != RoleOwner {
-			return fmt.Errorf("%w: only the owner may change mission %q", ErrForbidden, clipName(name))
+			return fmt.Errorf("%w: only the owner may change mission %q", ErrForbidden, logx.Cut(name, 64))
 		}
 		m, err = updateMissionTx(ctx, tx, existing, in, hash)
 		return err
@@ -333,10 +330,7 @@ func str(p *string, def string) string {
 }
 
 func createMissionTx(ctx context.Context, tx *sql.Tx, name string, in MissionInput, hash *string, now time.Time) (Mission, Subscription, error) {
-	guid, err := newUUID()
-	if err != nil {
-		return Mission{}, Subscription{}, err
-	}
+	guid := uuid.NewString()
 	kw, groups := []string{}, []string{}
 	if in.Keywords != nil {
 		kw = *in.Keywords
@@ -359,7 +353,7 @@ func createMissionTx(ctx context.Context, tx *sql.Tx, name string, in MissionInp
 		str(in.Classification, ""), str(in.Tool, ToolPublic), jsonList(kw), jsonList(groups), in.CreatorUID,
 		str(in.DefaultRole, RoleMember), inviteOnly, str(hash, ""), expiration, at, at)
 	if isUniqueViolation(err) {
-		return Mission{}, Subscription{}, fmt.Errorf("%w: mission %q exists", ErrConflict, clipName(name))
+		return Mission{}, Subscription{}, fmt.Errorf("%w: mission %q exists", ErrConflict, logx.Cut(name, 64))
 	}
 	if err != nil {
 		return Mission{}, Subscription{}, err

@@ -11,6 +11,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"outpost/appliance/cot"
+	"outpost/appliance/logx"
 )
 
 // Change types of the mission change history (the official TAK server's
@@ -20,11 +23,6 @@ const (
 	ChangeAddContent    = "ADD_CONTENT"
 	ChangeRemoveContent = "REMOVE_CONTENT"
 )
-
-// timeLayout is api.md's ISO-8601 UTC with milliseconds.
-const timeLayout = "2006-01-02T15:04:05.000Z"
-
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 // ContentResource is an enterprise sync file as a mission shows it.
 type ContentResource struct {
@@ -104,7 +102,7 @@ func recordChange(ctx context.Context, tx *sql.Tx, missionID int64, typ, creator
 
 func contentResource(p DataPackage) ContentResource {
 	return ContentResource{UID: p.UID, Name: p.Name, Filename: p.Name, Keywords: SyncKeywords(p), MIMEType: p.MIMEType,
-		Hash: p.Hash, Size: p.Size, SubmissionTime: formatTime(p.SubmittedAt), Submitter: p.SubmissionUser,
+		Hash: p.Hash, Size: p.Size, SubmissionTime: cot.FormatTime(p.SubmittedAt), Submitter: p.SubmissionUser,
 		CreatorUID: p.CreatorUID, Tool: p.Tool, Expiration: -1}
 }
 
@@ -145,7 +143,7 @@ func (s *Store) AddMissionContents(ctx context.Context, name string, hashes, uid
 		for _, h := range hashes {
 			p, err := scanPackage(tx.QueryRowContext(ctx, `SELECT `+packageColumns+` FROM data_packages WHERE hash = ?`, strings.ToLower(h)))
 			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%w: no file with hash %q", ErrNotFound, clipName(h))
+				return fmt.Errorf("%w: no file with hash %q", ErrNotFound, logx.Cut(h, 64))
 			}
 			if err != nil {
 				return err
@@ -283,7 +281,7 @@ func (s *Store) RemoveMissionContent(ctx context.Context, name, hash, uid, creat
 			p, err := scanPackage(tx.QueryRowContext(ctx, `SELECT `+prefixed("d.", packageColumns)+` FROM data_packages d
 				JOIN mission_contents c ON c.package_id = d.id WHERE c.mission_id = ? AND d.hash = ?`, m.ID, strings.ToLower(hash)))
 			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%w: mission %q holds no file with hash %q", ErrNotFound, clipName(name), clipName(hash))
+				return fmt.Errorf("%w: mission %q holds no file with hash %q", ErrNotFound, logx.Cut(name, 64), logx.Cut(hash, 64))
 			}
 			if err != nil {
 				return err
@@ -300,7 +298,7 @@ func (s *Store) RemoveMissionContent(ctx context.Context, name, hash, uid, creat
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("%w: mission %q holds no uid %q", ErrNotFound, clipName(name), clipName(uid))
+			return fmt.Errorf("%w: mission %q holds no uid %q", ErrNotFound, logx.Cut(name, 64), logx.Cut(uid, 64))
 		}
 		d, err := uidDetails(ctx, tx, uid)
 		if err != nil {

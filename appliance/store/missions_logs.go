@@ -10,6 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"outpost/appliance/logx"
+
+	"github.com/google/uuid"
 )
 
 // LogEntry is a mission log entry.
@@ -76,10 +80,7 @@ func (s *Store) PutLogEntry(ctx context.Context, e LogEntry) (LogEntry, bool, er
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	created := e.ID == ""
 	if created {
-		id, err := newUUID()
-		if err != nil {
-			return LogEntry{}, false, err
-		}
+		id := uuid.NewString()
 		e.ID = id
 	}
 	if e.DTG.IsZero() {
@@ -109,7 +110,7 @@ func (s *Store) PutLogEntry(ctx context.Context, e LogEntry) (LogEntry, bool, er
 			var createdAt int64
 			err := tx.QueryRowContext(ctx, `SELECT created_at FROM mission_logs WHERE id = ?`, e.ID).Scan(&createdAt)
 			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%w: no log entry %q", ErrNotFound, clipName(e.ID))
+				return fmt.Errorf("%w: no log entry %q", ErrNotFound, logx.Cut(e.ID, 64))
 			}
 			if err != nil {
 				return err
@@ -156,7 +157,7 @@ func (s *Store) DeleteLogEntry(ctx context.Context, id string) (LogEntry, error)
 			return err
 		}
 		if len(list) == 0 {
-			return fmt.Errorf("%w: no log entry %q", ErrNotFound, clipName(id))
+			return fmt.Errorf("%w: no log entry %q", ErrNotFound, logx.Cut(id, 64))
 		}
 		e = list[0]
 		rows, err := tx.QueryContext(ctx, `SELECT mission_id FROM mission_log_missions WHERE log_id = ?`, id)

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"outpost/appliance/logx"
 )
 
 // MissionSummary is a mission with the number of its files, CoT uids,
@@ -80,7 +82,7 @@ func (s *Store) MissionSummaryByName(ctx context.Context, name string) (MissionS
 	}
 	m, err := scanSummary(s.r.QueryRowContext(ctx, `SELECT `+summaryColumns+` FROM missions WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
-		return MissionSummary{}, fmt.Errorf("store: %s: %w: no mission named %q", op, ErrNotFound, clipName(name))
+		return MissionSummary{}, fmt.Errorf("store: %s: %w: no mission named %q", op, ErrNotFound, logx.Cut(name, 64))
 	}
 	if err != nil {
 		return MissionSummary{}, s.wrapErr(op, err)

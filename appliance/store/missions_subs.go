@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"outpost/appliance/logx"
 )
 
 // Subscription is a client's subscription to a mission.
@@ -214,7 +216,7 @@ func (s *Store) Unsubscribe(ctx context.Context, name, uid string, disconnectOnl
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("%w: %q is not subscribed to mission %q", ErrNotFound, clipName(uid), clipName(name))
+			return fmt.Errorf("%w: %q is not subscribed to mission %q", ErrNotFound, logx.Cut(uid, 64), logx.Cut(name, 64))
 		}
 		return nil
 	})
@@ -368,7 +370,7 @@ func (s *Store) SetMissionParent(ctx context.Context, child, parent, creator str
 		}
 		for id, hops := p.ID, 0; id != 0 && hops < 10000; hops++ {
 			if id == c.ID {
-				return fmt.Errorf("%w: mission %q cannot be a parent of its own ancestor %q", ErrInvalid, clipName(child), clipName(parent))
+				return fmt.Errorf("%w: mission %q cannot be a parent of its own ancestor %q", ErrInvalid, logx.Cut(child, 64), logx.Cut(parent, 64))
 			}
 			var next sql.NullInt64
 			if err := tx.QueryRowContext(ctx, `SELECT parent_id FROM missions WHERE id = ?`, id).Scan(&next); err != nil {
@@ -420,7 +422,7 @@ func (s *Store) MissionParent(ctx context.Context, name string) (Mission, error)
 		return Mission{}, err
 	}
 	if len(ps) == 0 {
-		return Mission{}, fmt.Errorf("store: mission parent: %w: mission %q has no parent", ErrNotFound, clipName(name))
+		return Mission{}, fmt.Errorf("store: mission parent: %w: mission %q has no parent", ErrNotFound, logx.Cut(name, 64))
 	}
 	return ps[0], nil
 }

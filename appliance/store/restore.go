@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"outpost/appliance/atomicfile"
 )
 
 // ErrInUse: the database is open in a running server (it holds the
@@ -100,7 +102,7 @@ func RestoreFile(ctx context.Context, dbPath, src string) (info RestoreInfo, err
 		}
 		return info, fmt.Errorf("store: restore: put the copy in place: %w", err)
 	}
-	syncDir(dir)
+	atomicfile.SyncDir(dir)
 	if err := matchOwner(dir, dbPath, dbPath+".lock"); err != nil {
 		return info, fmt.Errorf("store: restore: %w", err)
 	}

@@ -5,12 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"os"
-	"outpost/internal/testkit"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"outpost/internal/testkit"
 )
 
 func TestFileURI(t *testing.T) {

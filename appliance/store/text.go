@@ -1,7 +1,6 @@
 package store
 
 import (
-	"crypto/rand"
 	"fmt"
 	"unicode"
 	"unicode/utf8"
@@ -25,15 +24,4 @@ func checkText(field, v string, min, max int) error {
 		}
 	}
 	return nil
-}
-
-// newUUID returns a random (version 4, RFC 9562) UUID from crypto/rand.
-func newUUID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("store: random uuid: %w", err)
-	}
-	b[6] = b[6]&0x0f | 0x40 // version 4
-	b[8] = b[8]&0x3f | 0x80 // variant 10
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
 }

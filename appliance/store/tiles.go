@@ -15,7 +15,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"outpost/appliance/logx"
 )
 
 // Tile formats OpenTiles serves (MBTiles metadata "format").
@@ -117,7 +118,7 @@ func (t *Tiles) readMeta(ctx context.Context) error {
 	if err := rows.Close(); err != nil {
 		return fmt.Errorf("metadata: %w", err)
 	}
-	m := TilesMeta{Name: clipText(kv["name"], 200), Attribution: clipText(kv["attribution"], 500)}
+	m := TilesMeta{Name: logx.Truncate(kv["name"], 200), Attribution: logx.Truncate(kv["attribution"], 500)}
 
 	// The zoom range from the metadata; from the tiles only when it lacks
 	// one (that query may scan a large set).
@@ -160,7 +161,7 @@ func (t *Tiles) readMeta(ctx context.Context) error {
 			return fmt.Errorf("%w: no format in the metadata and the tiles are not PNG, JPEG or WebP", ErrInvalid)
 		}
 	default:
-		return fmt.Errorf("%w: tile format %q is not png, jpg or webp", ErrInvalid, clipText(f, 32))
+		return fmt.Errorf("%w: tile format %q is not png, jpg or webp", ErrInvalid, logx.Truncate(f, 32))
 	}
 	m.Bounds, m.HasBounds = parseBounds(kv["bounds"])
 	t.meta = m
@@ -198,19 +199,6 @@ func parseBounds(s string) ([4]float64, bool) {
 		return b, false
 	}
 	return b, true
-}
-
-// clipText makes s valid UTF-8 and cuts it to at most n bytes at a rune
-// boundary (metadata values are free text of unknown origin).
-func clipText(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // NewestPackageWithKeyword returns the most recently submitted data package

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 )
 
 // Input limits for system users.
@@ -57,12 +59,10 @@ func (s *Store) CreateUser(ctx context.Context, in UserInput) (User, error) {
 	if err := validateUserInput(in); err != nil {
 		return User{}, fmt.Errorf("store: create user: %w", err)
 	}
-	uid, err := newUUID()
-	if err != nil {
-		return User{}, err
-	}
+	uid := uuid.NewString()
 	token := in.Token
 	if token == "" {
+		var err error
 		if token, err = newToken(); err != nil {
 			return User{}, fmt.Errorf("store: create user: %w", err)
 		}

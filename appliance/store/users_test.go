@@ -3,9 +3,10 @@ package store
 import (
 	"context"
 	"errors"
-	"outpost/internal/testkit"
 	"strings"
 	"testing"
+
+	"outpost/internal/testkit"
 )
 
 func TestUsersLifecycle(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
 	"outpost/appliance/logx"
@@ -86,7 +88,7 @@ func New(cfg Config) *Listener {
 		cfg.MaxMessage = cot.DefaultMaxMessage
 	}
 	if cfg.ServerUID == "" {
-		cfg.ServerUID = "outpost-" + cot.NewUID()
+		cfg.ServerUID = "outpost-" + uuid.NewString()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

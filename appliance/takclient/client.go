@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"outpost/appliance/cot"
 )
 
@@ -193,7 +195,7 @@ func (c *Client) Negotiate(timeout time.Duration) error {
 	c.wantProto.Store(true)
 	now := time.Now().UTC()
 	req := &cot.Event{
-		Version: "2.0", UID: "client-" + cot.NewUID(), Type: "t-x-takp-q", How: "m-g",
+		Version: "2.0", UID: "client-" + uuid.NewString(), Type: "t-x-takp-q", How: "m-g",
 		Time: now, Start: now, Stale: now.Add(time.Minute),
 		Point:  cot.Point{Ce: 999999, Le: 999999},
 		Detail: cot.Detail{XML: []byte(`<TakControl><TakRequest version="1"/></TakControl>`)},

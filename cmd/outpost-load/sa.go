@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
+
 	"outpost/appliance/cot"
 )
 
@@ -64,7 +66,7 @@ func appendPing(dst []byte, proto bool, idx int) ([]byte, error) {
 func appendTakRequest(dst []byte, _ bool) ([]byte, error) {
 	now := time.Now().UTC()
 	ev := cot.Event{
-		Version: "2.0", UID: "outpost-load-" + cot.NewUID(), Type: cot.TypeTakQuery, How: "m-g",
+		Version: "2.0", UID: "outpost-load-" + uuid.NewString(), Type: cot.TypeTakQuery, How: "m-g",
 		Time: now, Start: now, Stale: now.Add(time.Minute),
 		Point:  cot.Point{Ce: 999999, Le: 999999},
 		Detail: cot.Detail{XML: []byte(`<TakControl><TakRequest version="1"/></TakControl>`)},
