@@ -22,6 +22,7 @@ var allowedImports = map[string][]string{
 	"appliance/cot":           {"appliance/cot/takproto"},
 	"appliance/logx":          {},
 	"appliance/atomicfile":    {},
+	"appliance/fault":         {},
 	"appliance/rate":          {},
 	"appliance/httpapi":       {"appliance/cot"},
 	"appliance/cot/takproto":  {},
@@ -59,7 +60,7 @@ var allowedImports = map[string][]string{
 
 // leaves import nothing of this module, and any package of the server may
 // import them (tests, the load tool and the build tool need no exception).
-var leaves = []string{"appliance/logx", "appliance/atomicfile"}
+var leaves = []string{"appliance/logx", "appliance/atomicfile", "appliance/fault"}
 
 var transportDeps = []string{"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/pki", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate"}
 

@@ -6,12 +6,18 @@ package httpapi
 // whole file in memory.
 
 import (
+	"context"
+	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+
+	"outpost/appliance/fault"
+	"outpost/appliance/logx"
 )
 
 // MultipartSlack is what a multipart body may carry besides its file: part
@@ -93,4 +99,84 @@ func Attachment(name string) string {
 		return cd
 	}
 	return "attachment"
+}
+
+// Upload is what every route that takes a file shares (the management API's
+// data packages, the client API's enterprise sync): the bound on the body,
+// reading the file part, and the answer to each way an upload fails. Nothing
+// is stored by an upload that fails, whichever way.
+type Upload struct {
+	What     string // what is uploaded, in log lines: "data package", "enterprise sync"
+	Name     string // the file's name as the client gave it (logged clipped)
+	MaxBytes int64  // the largest file accepted (maxUploadBytes)
+	Internal string // the route's 500 text (api.md §7)
+}
+
+// Begin refuses a body announced larger than the limit (413) and bounds the
+// rest of it; false means it was answered.
+func (u Upload) Begin(w http.ResponseWriter, r *http.Request) bool {
+	if r.ContentLength > u.MaxBytes+MultipartSlack {
+		u.tooLarge(w, r, r.ContentLength)
+		return false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, u.MaxBytes+MultipartSlack)
+	return true
+}
+
+// File returns the multipart part field, or answers why there is none.
+func (u Upload) File(w http.ResponseWriter, r *http.Request, field string) (*multipart.Part, bool) {
+	part, err := FilePart(r, field)
+	var he *Error
+	var mbe *http.MaxBytesError
+	switch {
+	case err == nil:
+		return part, true
+	case errors.As(err, &he), errors.As(err, &mbe):
+		u.Failed(w, r, err)
+	default:
+		// Anything else went wrong reading the body before the file.
+		u.readFailed(w, r, err)
+	}
+	return nil, false
+}
+
+// Failed answers an upload that could not be read or stored: too large
+// (413, the connection closed), a broken or abandoned body (400, or nothing
+// when the client went away), a refusal of the store (its kind, Fail), or a
+// fault of ours (500).
+func (u Upload) Failed(w http.ResponseWriter, r *http.Request, err error) {
+	var mbe *http.MaxBytesError
+	var he *Error
+	switch {
+	case errors.As(err, &he):
+		Fail(w, r, err, u.Internal)
+	case errors.As(err, &mbe) || fault.KindOf(err) == fault.TooLarge:
+		u.tooLarge(w, r, -1)
+	case fault.KindOf(err) != fault.Internal:
+		loggerOf(r).Info(u.What+" upload refused; nothing stored", "name", logx.Clip(u.Name), "remote", ClientAddr(r).String(),
+			"reason", fault.Detail(err))
+		Fail(w, r, err, u.Internal)
+	case r.Context().Err() != nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.Canceled):
+		u.readFailed(w, r, err)
+	default:
+		Fail(w, r, err, u.Internal)
+	}
+}
+
+// readFailed answers an upload whose body could not be read: the client went
+// away (nothing to answer) or sent a broken body.
+func (u Upload) readFailed(w http.ResponseWriter, r *http.Request, err error) {
+	loggerOf(r).Info(u.What+" upload abandoned; nothing stored", "name", logx.Clip(u.Name),
+		"remote", ClientAddr(r).String(), "reason", logx.Clip(err.Error()))
+	if r.Context().Err() == nil {
+		WriteMessage(w, http.StatusBadRequest, "assetfile: the upload ended early or is malformed; nothing was stored")
+	}
+}
+
+func (u Upload) tooLarge(w http.ResponseWriter, r *http.Request, size int64) {
+	loggerOf(r).Warn(u.What+" upload refused: too large", "name", logx.Clip(u.Name), "remote", ClientAddr(r).String(),
+		"content_length", size, "max_upload_bytes", u.MaxBytes)
+	w.Header().Set("Connection", "close")
+	WriteMessage(w, http.StatusRequestEntityTooLarge,
+		"assetfile: larger than the "+strconv.FormatInt(u.MaxBytes, 10)+" bytes this server accepts (maxUploadBytes); nothing was stored")
 }

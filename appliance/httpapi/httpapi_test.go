@@ -1,18 +1,16 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 )
 
 func TestMuxJSONFallbacks(t *testing.T) {
-	m := NewMux()
+	m := NewMux(nil)
 	m.HandleFunc("GET /thing", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 	m.HandleFunc("PUT /thing", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 	m.HandleFunc("GET /dir/", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "dir") })
@@ -89,25 +87,6 @@ func TestDecodeJSON(t *testing.T) {
 		if !ok || e.Status != tc.status || !strings.Contains(e.Msg, tc.msg) {
 			t.Errorf("%q: got %v (%T), want %d %q", tc.in, err, err, tc.status, tc.msg)
 		}
-	}
-}
-
-func TestWriteError(t *testing.T) {
-	rec := httptest.NewRecorder()
-	WriteError(rec, BadRequest("latitude", "must be between -90 and 90"), "internal")
-	var m Message
-	json.Unmarshal(rec.Body.Bytes(), &m)
-	if rec.Code != 400 || m.Message != "latitude: must be between -90 and 90" {
-		t.Fatalf("%d %+v", rec.Code, m)
-	}
-	rec = httptest.NewRecorder()
-	WriteError(rec, io.ErrUnexpectedEOF, "An error occurred retrieving geo object.")
-	json.Unmarshal(rec.Body.Bytes(), &m)
-	if rec.Code != 500 || m.Message != "An error occurred retrieving geo object." {
-		t.Fatalf("%d %+v", rec.Code, m)
-	}
-	if FormatTime(time.Time{}) != "" || FormatTime(time.Date(2026, 11, 22, 10, 0, 0, 123e6, time.UTC)) != "2026-11-22T10:00:00.123Z" {
-		t.Fatal("FormatTime")
 	}
 }
 

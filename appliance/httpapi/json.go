@@ -88,19 +88,6 @@ func Errorf(status int, format string, args ...any) *Error {
 	return &Error{Status: status, Msg: fmt.Sprintf(format, args...)}
 }
 
-// WriteError answers err: an *Error (anywhere in the chain) with its status
-// and message; anything else is an internal fault, answered 500 with
-// internalMsg (the interface's text for that route) and never the error's
-// own text, which the caller logs.
-func WriteError(w http.ResponseWriter, err error, internalMsg string) {
-	var e *Error
-	if errors.As(err, &e) {
-		WriteMessage(w, e.Status, e.Msg)
-		return
-	}
-	WriteMessage(w, http.StatusInternalServerError, internalMsg)
-}
-
 // DefaultMaxJSON is the largest JSON request body DecodeJSON reads unless
 // told otherwise.
 const DefaultMaxJSON = 1 << 20

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"context"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -11,18 +13,25 @@ import (
 // Mux is an http.ServeMux (method-and-path patterns) whose unknown paths are
 // answered 404 and wrong methods 405 (with Allow) in JSON, never 200 and
 // never the standard library's plain text (docs/api.md §7).
+// Its handlers' failures (Fail) are logged to its logger.
 type Mux struct {
 	*http.ServeMux
+	log *slog.Logger
 }
 
-// NewMux returns an empty Mux.
-func NewMux() *Mux { return &Mux{ServeMux: http.NewServeMux()} }
+// NewMux returns an empty Mux logging to log (nil: slog.Default()).
+func NewMux(log *slog.Logger) *Mux {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Mux{ServeMux: http.NewServeMux(), log: log}
+}
 
 func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h, pattern := m.ServeMux.Handler(r)
 	if pattern != "" {
 		noteRoute(w, pattern)
-		m.ServeMux.ServeHTTP(w, r)
+		m.ServeMux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loggerKey{}, m.log)))
 		return
 	}
 	// No pattern matched: ServeMux's own answer is a 404, or a 405 with an

@@ -57,7 +57,7 @@ func secago(r *http.Request) (d time.Duration, ok bool, err error) {
 func (h *Handler) clientEndPoints(w http.ResponseWriter, r *http.Request) {
 	window, filter, err := secago(r)
 	if err != nil {
-		httpapi.WriteError(w, err, "")
+		httpapi.Fail(w, r, err, "")
 		return
 	}
 	now := h.opts.Now()
@@ -144,7 +144,7 @@ func (h *Handler) deviceProfile(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) cotXML(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
-		httpapi.WriteError(w, err, "")
+		httpapi.Fail(w, r, err, "")
 		return
 	}
 	ev, err := h.opts.Store.LatestEvent(r.Context(), uid)

@@ -114,7 +114,7 @@ func NewEnrollmentHandler(opts EnrollOptions) http.Handler {
 		return h
 	}
 	h.configXML = certificateConfigXML(opts.Authority)
-	h.mux = httpapi.NewMux()
+	h.mux = httpapi.NewMux(h.log)
 	for _, rt := range []struct {
 		method, path string
 		serve        func(w http.ResponseWriter, r *http.Request, c *enrollCall)

@@ -76,7 +76,7 @@ func NewHandler(opts Options) *Handler {
 		opts.MaxUploadBytes = 2 << 30
 	}
 	log := opts.Logger.With("component", "marti")
-	h := &Handler{opts: opts, log: log, mux: httpapi.NewMux(), started: opts.Now()}
+	h := &Handler{opts: opts, log: log, mux: httpapi.NewMux(log), started: opts.Now()}
 	h.ws = newCoTSockets(&h.opts, log)
 	if opts.Store != nil {
 		h.rec = newMissionRecorder(opts.Store, h)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"outpost/appliance/httpapi"
-	"outpost/appliance/logx"
 	"outpost/appliance/store"
 )
 
@@ -215,32 +214,13 @@ func (h *Handler) mission(fn func(http.ResponseWriter, *http.Request) error) htt
 	}
 }
 
-// missionFail answers a failed mission or ExCheck operation: the store's
-// sentinels become the client's 4xx with what is wrong; anything else is
-// logged and answered 500.
+// missionFail answers a failed mission or ExCheck operation (httpapi.Fail);
+// a wrong mission password names the password field.
 func (h *Handler) missionFail(w http.ResponseWriter, r *http.Request, err error) {
-	var he *httpapi.Error
-	switch {
-	case errors.As(err, &he):
-		httpapi.WriteError(w, err, missionError)
-	case errors.Is(err, store.ErrNotFound):
-		httpapi.WriteMessage(w, http.StatusNotFound, store.Detail(err, store.ErrNotFound))
-	case errors.Is(err, store.ErrInvalid):
-		httpapi.WriteMessage(w, http.StatusBadRequest, store.Detail(err, store.ErrInvalid))
-	case errors.Is(err, store.ErrForbidden):
-		httpapi.WriteMessage(w, http.StatusForbidden, store.Detail(err, store.ErrForbidden))
-	case errors.Is(err, store.ErrBadCredentials):
-		httpapi.WriteMessage(w, http.StatusForbidden, "password: "+store.Detail(err, store.ErrBadCredentials))
-	case errors.Is(err, store.ErrConflict):
-		httpapi.WriteMessage(w, http.StatusConflict, store.Detail(err, store.ErrConflict))
-	case errors.Is(err, store.ErrBusy):
-		httpapi.WriteTooManyRequests(w, time.Second, "too many password checks right now; try again shortly")
-	case r.Context().Err() != nil:
-		// The client went away; nothing to answer.
-	default:
-		h.log.Error("a mission request failed", "route", logx.Clip(r.URL.Path), "err", err)
-		httpapi.WriteMessage(w, http.StatusInternalServerError, missionError)
+	if errors.Is(err, store.ErrBadCredentials) {
+		err = httpapi.InField("password", err)
 	}
+	httpapi.Fail(w, r, err, missionError)
 }
 
 // missionName is the {mission_id} path value, checked.

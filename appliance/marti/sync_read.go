@@ -50,12 +50,8 @@ func (h *Handler) packageByQuery(r *http.Request, hashOnly bool) (store.DataPack
 }
 
 // lookupFailed answers an error of packageByQuery or a lookup by hash.
-func (h *Handler) lookupFailed(w http.ResponseWriter, err error) {
-	var he *httpapi.Error
-	if !errors.As(err, &he) {
-		h.log.Error("looking up an enterprise sync file failed", "err", err)
-	}
-	httpapi.WriteError(w, err, syncError+"the file could not be read")
+func (h *Handler) lookupFailed(w http.ResponseWriter, r *http.Request, err error) {
+	httpapi.Fail(w, r, err, syncError+"the file could not be read")
 }
 
 // getContent answers GET and HEAD /Marti/sync/content?hash=|uid= with the
@@ -68,14 +64,14 @@ func (h *Handler) getContent(w http.ResponseWriter, r *http.Request) {
 		if h.serveTemplate(w, r, err) { // the ExCheck templates' contents (excheck_routes.go)
 			return
 		}
-		h.lookupFailed(w, err)
+		h.lookupFailed(w, r, err)
 		return
 	}
 	var offset int64
 	if v := r.URL.Query().Get("offset"); v != "" && r.Header.Get("Range") == "" {
 		offset, err = strconv.ParseInt(v, 10, 64)
 		if err != nil || offset < 0 {
-			httpapi.WriteError(w, httpapi.BadRequest("offset", "must be a whole number of bytes, not %q", httpapi.ClipValue(v)), "")
+			httpapi.Fail(w, r, httpapi.BadRequest("offset", "must be a whole number of bytes, not %q", httpapi.ClipValue(v)), "")
 			return
 		}
 		if offset > p.Size {
@@ -113,7 +109,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, p store.DataPack
 func (h *Handler) missionQuery(w http.ResponseWriter, r *http.Request) {
 	p, err := h.packageByQuery(r, true)
 	if err != nil {
-		h.lookupFailed(w, err)
+		h.lookupFailed(w, r, err)
 		return
 	}
 	h.serve(w, r, p, 0)
@@ -132,7 +128,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 		kw = store.MissionPackageKeyword
 	}
 	if err := httpapi.CheckText(field, kw, true, 256); err != nil {
-		httpapi.WriteError(w, err, "")
+		httpapi.Fail(w, r, err, "")
 		return
 	}
 	tool := q.Get("tool")
@@ -140,7 +136,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 		tool = store.ToolPublic
 	}
 	if err := httpapi.CheckText("tool", tool, true, 64); err != nil {
-		httpapi.WriteError(w, err, "")
+		httpapi.Fail(w, r, err, "")
 		return
 	}
 	list, err := h.opts.Store.SearchDataPackages(r.Context(), kw)
@@ -205,12 +201,12 @@ func readPrivacy(w http.ResponseWriter, r *http.Request) (string, error) {
 func (h *Handler) setPrivacy(w http.ResponseWriter, r *http.Request) {
 	hash, err := httpapi.CheckHash("hash", r.PathValue("hash"))
 	if err != nil {
-		httpapi.WriteError(w, err, "")
+		httpapi.Fail(w, r, err, "")
 		return
 	}
 	privacy, err := readPrivacy(w, r)
 	if err != nil {
-		httpapi.WriteError(w, err, "")
+		httpapi.Fail(w, r, err, "")
 		return
 	}
 	p, err := h.opts.Store.DataPackageByHash(r.Context(), hash)
@@ -219,7 +215,7 @@ func (h *Handler) setPrivacy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.lookupFailed(w, err)
+		h.lookupFailed(w, r, err)
 		return
 	}
 	private := privacy == store.ToolPrivate
@@ -244,7 +240,7 @@ func (h *Handler) metadataDownload(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	hash, err := httpapi.CheckHash("hash", r.PathValue("hash"))
 	if err != nil {
-		httpapi.WriteError(w, err, "")
+		httpapi.Fail(w, r, err, "")
 		return
 	}
 	p, err := h.opts.Store.DataPackageByHash(r.Context(), hash)
@@ -253,7 +249,7 @@ func (h *Handler) metadataDownload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.lookupFailed(w, err)
+		h.lookupFailed(w, r, err)
 		return
 	}
 	h.serve(w, r, p, 0)

@@ -12,13 +12,12 @@ package marti
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 
+	"outpost/appliance/fault"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -98,7 +97,7 @@ func uploadQuery(r *http.Request, hashRequired bool) (upload, error) {
 	}
 	extra, err := store.ParseKeywords(kw)
 	if err != nil {
-		return u, httpapi.BadRequest(kwField, "%s", store.Detail(err, store.ErrInvalid))
+		return u, httpapi.InField(kwField, err)
 	}
 	u.keywords = store.UploadKeywords(extra...)
 	return u, nil
@@ -108,7 +107,7 @@ func uploadQuery(r *http.Request, hashRequired bool) (upload, error) {
 func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 	u, err := uploadQuery(r, false)
 	if err != nil {
-		httpapi.WriteError(w, err, syncError)
+		httpapi.Fail(w, r, err, syncError)
 		return
 	}
 	if p, ok := h.receive(w, r, u); ok {
@@ -121,7 +120,7 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) putContent(w http.ResponseWriter, r *http.Request) {
 	u, err := uploadQuery(r, true)
 	if err != nil {
-		httpapi.WriteError(w, err, syncError)
+		httpapi.Fail(w, r, err, syncError)
 		return
 	}
 	if p, ok := h.receive(w, r, u); ok {
@@ -135,7 +134,7 @@ func (h *Handler) putContent(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) missionUpload(w http.ResponseWriter, r *http.Request) {
 	u, err := uploadQuery(r, true)
 	if err != nil {
-		httpapi.WriteError(w, err, syncError)
+		httpapi.Fail(w, r, err, syncError)
 		return
 	}
 	if p, ok := h.receive(w, r, u); ok {
@@ -156,37 +155,29 @@ func fileType(ct string) string {
 // receive streams the request's file into the store and reports whether it
 // was stored; when not, the answer has been written.
 func (h *Handler) receive(w http.ResponseWriter, r *http.Request, u upload) (store.DataPackage, bool) {
-	limit := h.opts.MaxUploadBytes
-	if r.ContentLength > limit+httpapi.MultipartSlack {
-		h.refuseTooLarge(w, r, u.name, r.ContentLength)
+	up := httpapi.Upload{What: "enterprise sync", Name: u.name, MaxBytes: h.opts.MaxUploadBytes, Internal: syncError + "the upload could not be stored"}
+	if !up.Begin(w, r) {
 		return store.DataPackage{}, false
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, limit+httpapi.MultipartSlack)
 	var (
 		content  io.Reader
 		mimeType string
 	)
 	if httpapi.IsMultipart(r) {
-		part, err := httpapi.FilePart(r, "assetfile")
-		if err != nil {
-			var he *httpapi.Error
-			if errors.As(err, &he) {
-				httpapi.WriteError(w, err, syncError)
-			} else {
-				h.uploadReadError(w, r, u.name, err)
-			}
+		part, ok := up.File(w, r, "assetfile")
+		if !ok {
 			return store.DataPackage{}, false
 		}
 		content, mimeType = part, fileType(part.Header.Get("Content-Type"))
 	} else {
 		ct := r.Header.Get("Content-Type")
 		if ct == "" {
-			httpapi.WriteError(w, httpapi.BadRequest("Content-Type", "required: the MIME type of the file in the body, or multipart/form-data with the file in the field assetfile"), syncError)
+			httpapi.Fail(w, r, httpapi.BadRequest("Content-Type", "required: the MIME type of the file in the body, or multipart/form-data with the file in the field assetfile"), syncError)
 			return store.DataPackage{}, false
 		}
 		br := bufio.NewReaderSize(r.Body, 64<<10)
 		if _, err := br.Peek(1); err == io.EOF {
-			httpapi.WriteError(w, httpapi.BadRequest("body", "empty: send the file as the body, or multipart/form-data with the file in the field assetfile"), syncError)
+			httpapi.Fail(w, r, httpapi.BadRequest("body", "empty: send the file as the body, or multipart/form-data with the file in the field assetfile"), syncError)
 			return store.DataPackage{}, false
 		}
 		content, mimeType = br, fileType(ct)
@@ -199,58 +190,17 @@ func (h *Handler) receive(w http.ResponseWriter, r *http.Request, u upload) (sto
 		Name: u.name, SubmissionUser: submitter, CreatorUID: u.creator, Keywords: u.keywords,
 		MIMEType: mimeType, Private: u.private, ExpectedHash: u.hash,
 	}, content)
+	if errors.Is(err, store.ErrHashMismatch) {
+		h.log.Info("enterprise sync upload refused: content does not match its hash; nothing stored", "name", logx.Clip(u.name),
+			"remote", httpapi.ClientAddr(r).String())
+		err = httpapi.BadRequest("hash", "does not match the content (%s); nothing was stored", fault.Detail(err))
+	}
 	if err != nil {
-		h.uploadFailed(w, r, u.name, err)
+		up.Failed(w, r, err)
 		return store.DataPackage{}, false
 	}
 	h.log.Info("enterprise sync file stored", "route", logx.Clip(r.URL.Path), "name", logx.Clip(p.Name), "submitter", logx.Clip(submitter),
 		"creator_uid", logx.Clip(u.creator), "size", p.Size, "hash", p.Hash, "mime_type", logx.Clip(p.MIMEType),
 		"primary_key", p.PrimaryKey, "tool", p.Tool)
 	return p, true
-}
-
-// uploadFailed answers a failed store.PutDataPackage.
-func (h *Handler) uploadFailed(w http.ResponseWriter, r *http.Request, name string, err error) {
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.Is(err, store.ErrTooLarge) || errors.As(err, &mbe):
-		h.refuseTooLarge(w, r, name, -1)
-	case errors.Is(err, store.ErrHashMismatch):
-		h.log.Info("enterprise sync upload refused: content does not match its hash; nothing stored", "name", logx.Clip(name),
-			"remote", httpapi.ClientAddr(r).String())
-		httpapi.WriteError(w, httpapi.BadRequest("hash", "does not match the content (%s); nothing was stored",
-			store.Detail(err, store.ErrHashMismatch)), syncError)
-	case errors.Is(err, store.ErrInvalid):
-		httpapi.WriteError(w, httpapi.BadRequest("", "%s", store.Detail(err, store.ErrInvalid)), syncError)
-	case r.Context().Err() != nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.Canceled):
-		h.uploadReadError(w, r, name, err)
-	default:
-		h.log.Error("storing an enterprise sync upload failed", "name", logx.Clip(name), "err", err)
-		httpapi.WriteMessage(w, http.StatusInternalServerError, syncError+"the upload could not be stored")
-	}
-}
-
-// uploadReadError answers an upload whose body could not be read: the
-// client went away (nothing to answer) or sent a broken body. Nothing was
-// stored either way.
-func (h *Handler) uploadReadError(w http.ResponseWriter, r *http.Request, name string, err error) {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		h.refuseTooLarge(w, r, name, -1)
-		return
-	}
-	h.log.Info("enterprise sync upload abandoned; nothing stored", "name", logx.Clip(name),
-		"remote", httpapi.ClientAddr(r).String(), "reason", logx.Clip(err.Error()))
-	if r.Context().Err() != nil {
-		return
-	}
-	httpapi.WriteError(w, httpapi.BadRequest("assetfile", "the upload ended early or is malformed; nothing was stored"), syncError)
-}
-
-func (h *Handler) refuseTooLarge(w http.ResponseWriter, r *http.Request, name string, size int64) {
-	h.log.Warn("enterprise sync upload refused: too large", "name", logx.Clip(name), "remote", httpapi.ClientAddr(r).String(),
-		"content_length", size, "max_upload_bytes", h.opts.MaxUploadBytes)
-	w.Header().Set("Connection", "close")
-	httpapi.WriteMessage(w, http.StatusRequestEntityTooLarge,
-		"assetfile: larger than the "+strconv.FormatInt(h.opts.MaxUploadBytes, 10)+" bytes this server accepts (maxUploadBytes); nothing was stored")
 }

@@ -218,7 +218,7 @@ func (in videoConnIn) connection(field string) (store.VideoConnection, error) {
 		c.Feeds = append(c.Feeds, vf)
 	}
 	if err := c.Validate(); err != nil {
-		return c, httpapi.BadRequest(field, "%s", store.Detail(err, store.ErrInvalid))
+		return c, httpapi.InField(field, err)
 	}
 	return c, nil
 }
@@ -227,20 +227,11 @@ func (in videoConnIn) connection(field string) (store.VideoConnection, error) {
 // error messages.
 func (h *Handler) putVideo(w http.ResponseWriter, r *http.Request, conns []store.VideoConnection, field string) bool {
 	if len(conns) == 0 || len(conns) > store.MaxVideoBatch {
-		httpapi.WriteError(w, httpapi.BadRequest(field, "must hold 1 to %d connections", store.MaxVideoBatch), videoError)
+		httpapi.Fail(w, r, httpapi.BadRequest(field, "must hold 1 to %d connections", store.MaxVideoBatch), videoError)
 		return false
 	}
-	err := h.opts.Store.PutVideoConnections(r.Context(), conns)
-	switch {
-	case errors.Is(err, store.ErrConflict):
-		httpapi.WriteMessage(w, http.StatusConflict, field+": "+store.Detail(err, store.ErrConflict))
-		return false
-	case errors.Is(err, store.ErrInvalid):
-		httpapi.WriteError(w, httpapi.BadRequest(field, "%s", store.Detail(err, store.ErrInvalid)), videoError)
-		return false
-	case err != nil:
-		h.log.Error("storing video connections failed", "err", err)
-		httpapi.WriteMessage(w, http.StatusInternalServerError, videoError)
+	if err := h.opts.Store.PutVideoConnections(r.Context(), conns); err != nil {
+		httpapi.Fail(w, r, httpapi.InField(field, err), videoError)
 		return false
 	}
 	for _, c := range conns {
@@ -274,22 +265,22 @@ func (h *Handler) videoPost(w http.ResponseWriter, r *http.Request) {
 		VideoConnections []videoConnIn `json:"videoConnections"`
 	}
 	if err := httpapi.DecodeJSON(r, maxVideoBody, &body); err != nil {
-		httpapi.WriteError(w, err, videoError)
+		httpapi.Fail(w, r, err, videoError)
 		return
 	}
 	if body.VideoConnections == nil {
-		httpapi.WriteError(w, httpapi.BadRequest("videoConnections", "required"), videoError)
+		httpapi.Fail(w, r, httpapi.BadRequest("videoConnections", "required"), videoError)
 		return
 	}
 	if len(body.VideoConnections) > store.MaxVideoBatch {
-		httpapi.WriteError(w, httpapi.BadRequest("videoConnections", "must hold 1 to %d connections", store.MaxVideoBatch), videoError)
+		httpapi.Fail(w, r, httpapi.BadRequest("videoConnections", "must hold 1 to %d connections", store.MaxVideoBatch), videoError)
 		return
 	}
 	conns := make([]store.VideoConnection, 0, len(body.VideoConnections))
 	for i, in := range body.VideoConnections {
 		c, err := in.connection(fmt.Sprintf("videoConnections[%d]", i))
 		if err != nil {
-			httpapi.WriteError(w, err, videoError)
+			httpapi.Fail(w, r, err, videoError)
 			return
 		}
 		conns = append(conns, c)
@@ -311,18 +302,18 @@ func (h *Handler) videoPost(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) videoPut(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
-		httpapi.WriteError(w, err, videoError)
+		httpapi.Fail(w, r, err, videoError)
 		return
 	}
 	var in videoConnIn
 	if err := httpapi.DecodeJSON(r, maxVideoBody, &in); err != nil {
-		httpapi.WriteError(w, err, videoError)
+		httpapi.Fail(w, r, err, videoError)
 		return
 	}
 	in.UUID = uid
 	c, err := in.connection("body")
 	if err != nil {
-		httpapi.WriteError(w, err, videoError)
+		httpapi.Fail(w, r, err, videoError)
 		return
 	}
 	if h.putVideo(w, r, []store.VideoConnection{c}, "body") {
@@ -334,7 +325,7 @@ func (h *Handler) videoPut(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) videoByUID(w http.ResponseWriter, r *http.Request) (store.VideoConnection, bool) {
 	uid := r.PathValue("uid")
 	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
-		httpapi.WriteError(w, err, videoError)
+		httpapi.Fail(w, r, err, videoError)
 		return store.VideoConnection{}, false
 	}
 	c, err := h.opts.Store.VideoConnectionByUID(r.Context(), uid)

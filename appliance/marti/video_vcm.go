@@ -93,19 +93,19 @@ func (h *Handler) vcmPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		httpapi.WriteError(w, httpapi.BadRequest("body", "could not be read"), videoError)
+		httpapi.Fail(w, r, httpapi.BadRequest("body", "could not be read"), videoError)
 		return
 	}
 	var doc vcmDoc
 	if err := xml.Unmarshal(body, &doc); err != nil {
-		httpapi.WriteError(w, httpapi.BadRequest("body", "must be a <videoConnections> document with <feed> elements: %s", httpapi.ClipValue(err.Error())), videoError)
+		httpapi.Fail(w, r, httpapi.BadRequest("body", "must be a <videoConnections> document with <feed> elements: %s", httpapi.ClipValue(err.Error())), videoError)
 		return
 	}
 	conns := make([]store.VideoConnection, 0, len(doc.Feeds))
 	for i, x := range doc.Feeds {
 		c, err := vcmConnection(fmt.Sprintf("feed[%d]", i), x)
 		if err != nil {
-			httpapi.WriteError(w, err, videoError)
+			httpapi.Fail(w, r, err, videoError)
 			return
 		}
 		conns = append(conns, c)
@@ -164,7 +164,7 @@ func vcmConnection(field string, x vcmFeed) (store.VideoConnection, error) {
 	}
 	c := store.VideoConnection{UID: f.UID, Alias: f.Alias, Active: true, Feeds: []store.VideoFeed{f}}
 	if err := c.Validate(); err != nil {
-		return c, httpapi.BadRequest(field, "%s", store.Detail(err, store.ErrInvalid))
+		return c, httpapi.InField(field, err)
 	}
 	return c, nil
 }

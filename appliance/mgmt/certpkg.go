@@ -78,7 +78,7 @@ func (a *API) certificatePackage(w http.ResponseWriter, r *http.Request) {
 	case name != "":
 		u, err = a.opts.Store.UserByName(r.Context(), name)
 	default:
-		httpapi.WriteError(w, httpapi.BadRequest("id or username", "one is required in the query string"), usersError)
+		httpapi.Fail(w, r, httpapi.BadRequest("id or username", "one is required in the query string"), usersError)
 		return
 	}
 	if errors.Is(err, store.ErrNotFound) {
@@ -86,7 +86,7 @@ func (a *API) certificatePackage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		a.fail(w, r, err, usersError, "looking up a system user failed")
+		httpapi.Fail(w, r, err, usersError)
 		return
 	}
 	if u.CertificatePackageHash == "" {
@@ -99,7 +99,7 @@ func (a *API) certificatePackage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		a.fail(w, r, err, usersError, "looking up a certificate package failed")
+		httpapi.Fail(w, r, err, usersError)
 		return
 	}
 	a.servePackage(w, r, p)
@@ -110,7 +110,7 @@ func (a *API) certificatePackage(w http.ResponseWriter, r *http.Request) {
 func (a *API) servePackage(w http.ResponseWriter, r *http.Request, p store.DataPackage) {
 	br, err := a.opts.Store.OpenBlob(r.Context(), p.BlobID)
 	if err != nil {
-		a.fail(w, r, err, packagesError+"the content could not be read", "opening a data package failed")
+		httpapi.Fail(w, r, err, packagesError+"the content could not be read")
 		return
 	}
 	defer br.Close()

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"outpost/appliance/fault"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -38,7 +39,7 @@ type packageItem struct {
 func (a *API) listPackages(w http.ResponseWriter, r *http.Request) {
 	list, err := a.opts.Store.DataPackages(r.Context())
 	if err != nil {
-		a.fail(w, r, err, packagesError+"the list could not be read", "listing data packages failed")
+		httpapi.Fail(w, r, err, packagesError+"the list could not be read")
 		return
 	}
 	items := make([]packageItem, len(list))
@@ -82,7 +83,7 @@ func packageBatch(r *http.Request) ([]json.RawMessage, error) {
 func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
 	items, err := packageBatch(r)
 	if err != nil {
-		httpapi.WriteError(w, err, packagesError)
+		httpapi.Fail(w, r, err, packagesError)
 		return
 	}
 	ups := make([]store.DataPackageUpdate, 0, len(items))
@@ -96,17 +97,17 @@ func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
 			Privacy    any     `json:"Privacy"`
 		}
 		if err := httpapi.DecodeValue(raw, &it, field); err != nil {
-			httpapi.WriteError(w, err, packagesError)
+			httpapi.Fail(w, r, err, packagesError)
 			return
 		}
 		var up store.DataPackageUpdate
 		if up.PrimaryKey, err = asKey(field+".PrimaryKey", it.PrimaryKey); err != nil {
-			httpapi.WriteError(w, err, packagesError)
+			httpapi.Fail(w, r, err, packagesError)
 			return
 		}
 		if it.Name != nil {
 			if err := checkText(field+".Name", *it.Name, true, 255); err != nil {
-				httpapi.WriteError(w, err, packagesError)
+				httpapi.Fail(w, r, err, packagesError)
 				return
 			}
 			up.Name = it.Name
@@ -114,7 +115,7 @@ func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
 		if it.Keywords != nil {
 			kw, err := asKeywords(field+".Keywords", it.Keywords)
 			if err != nil {
-				httpapi.WriteError(w, err, packagesError)
+				httpapi.Fail(w, r, err, packagesError)
 				return
 			}
 			up.Keywords = &kw
@@ -122,7 +123,7 @@ func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
 		if it.Privacy != nil {
 			priv, err := asPrivacy(field+".Privacy", it.Privacy)
 			if err != nil {
-				httpapi.WriteError(w, err, packagesError)
+				httpapi.Fail(w, r, err, packagesError)
 				return
 			}
 			up.Private = &priv
@@ -136,7 +137,7 @@ func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, store.ErrNotFound) {
 			err = httpapi.Errorf(http.StatusNotFound, "%s", notFoundKey(err, fields))
 		}
-		a.fail(w, r, clientError(err, "DataPackages"), packagesError+"the packages could not be updated", "updating data packages failed")
+		httpapi.Fail(w, r, httpapi.InField("DataPackages", err), packagesError+"the packages could not be updated")
 		return
 	}
 	a.log.Info("data packages updated", "packages", len(ups))
@@ -150,7 +151,7 @@ func notFoundKey(err error, fields map[int64]string) string {
 			return fmt.Sprintf("%s.PrimaryKey: no data package %d", field, key)
 		}
 	}
-	return "DataPackages: " + storeDetail(err, store.ErrNotFound)
+	return "DataPackages: " + fault.Detail(err)
 }
 
 // deletePackages answers DELETE /DataPackageTable: every item's hash must
@@ -158,7 +159,7 @@ func notFoundKey(err error, fields map[int64]string) string {
 func (a *API) deletePackages(w http.ResponseWriter, r *http.Request) {
 	items, err := packageBatch(r)
 	if err != nil {
-		httpapi.WriteError(w, err, packagesError)
+		httpapi.Fail(w, r, err, packagesError)
 		return
 	}
 	hashes := make([]string, 0, len(items))
@@ -168,25 +169,25 @@ func (a *API) deletePackages(w http.ResponseWriter, r *http.Request) {
 			Hash *string `json:"hash"`
 		}
 		if err := httpapi.DecodeValue(raw, &it, fmt.Sprintf("DataPackages[%d]", i)); err != nil {
-			httpapi.WriteError(w, err, packagesError)
+			httpapi.Fail(w, r, err, packagesError)
 			return
 		}
 		h, err := httpapi.CheckHash(field, str(it.Hash))
 		if err != nil {
-			httpapi.WriteError(w, err, packagesError)
+			httpapi.Fail(w, r, err, packagesError)
 			return
 		}
 		if _, err := a.opts.Store.DataPackageByHash(r.Context(), h); errors.Is(err, store.ErrNotFound) {
-			httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "%s: no data package with hash %s", field, h), packagesError)
+			httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "%s: no data package with hash %s", field, h), packagesError)
 			return
 		} else if err != nil {
-			a.fail(w, r, err, packagesError+"the packages could not be read", "looking up a data package failed")
+			httpapi.Fail(w, r, err, packagesError+"the packages could not be read")
 			return
 		}
 		hashes = append(hashes, h)
 	}
 	if err := a.opts.Store.DeleteDataPackagesByHash(r.Context(), hashes); err != nil {
-		a.fail(w, r, clientError(err, "DataPackages"), packagesError+"the packages could not be deleted", "deleting data packages failed")
+		httpapi.Fail(w, r, httpapi.InField("DataPackages", err), packagesError+"the packages could not be deleted")
 		return
 	}
 	a.log.Info("data packages deleted", "packages", len(hashes))
@@ -197,7 +198,7 @@ func (a *API) deletePackages(w http.ResponseWriter, r *http.Request) {
 func (a *API) downloadPackage(w http.ResponseWriter, r *http.Request) {
 	h, err := httpapi.CheckHash("hash", r.PathValue("hash"))
 	if err != nil {
-		httpapi.WriteError(w, err, packagesError)
+		httpapi.Fail(w, r, err, packagesError)
 		return
 	}
 	p, err := a.opts.Store.DataPackageByHash(r.Context(), h)
@@ -206,7 +207,7 @@ func (a *API) downloadPackage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		a.fail(w, r, err, packagesError+"the package could not be read", "looking up a data package failed")
+		httpapi.Fail(w, r, err, packagesError+"the package could not be read")
 		return
 	}
 	a.log.Debug("data package downloaded", "name", logx.Clip(p.Name), "hash", p.Hash)

@@ -6,8 +6,6 @@ package mgmt
 
 import (
 	"encoding/json"
-	"errors"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -16,12 +14,8 @@ import (
 )
 
 // checkText is the shared check of text fields of every HTTP interface
-// (httpapi), storeDetail the client-facing reason of a store error (store),
-// named for this package's many call sites.
-var (
-	checkText   = httpapi.CheckText
-	storeDetail = store.Detail
-)
+// (httpapi), named for this package's many call sites.
+var checkText = httpapi.CheckText
 
 // str dereferences an optional string field.
 func str(p *string) string {
@@ -128,7 +122,7 @@ func asKeywords(field string, v any) ([]string, error) {
 	}
 	kw, err := store.CleanKeywords(items)
 	if err != nil {
-		return nil, httpapi.BadRequest(field, "%s", storeDetail(err, store.ErrInvalid))
+		return nil, httpapi.InField(field, err)
 	}
 	return kw, nil
 }
@@ -149,28 +143,4 @@ func kindOf(v any) string {
 	default:
 		return "an object"
 	}
-}
-
-// clientError maps a store error that is the client's doing to its answer
-// (field names the request field); anything else is returned unchanged (an
-// internal fault).
-func clientError(err error, field string) error {
-	switch {
-	case errors.Is(err, store.ErrInvalid):
-		return httpapi.BadRequest(field, "%s", storeDetail(err, store.ErrInvalid))
-	case errors.Is(err, store.ErrConflict):
-		return httpapi.Errorf(http.StatusConflict, "%s", prefixed(field, storeDetail(err, store.ErrConflict)))
-	case errors.Is(err, store.ErrNotFound):
-		return httpapi.Errorf(http.StatusNotFound, "%s", prefixed(field, storeDetail(err, store.ErrNotFound)))
-	case errors.Is(err, store.ErrTooLarge):
-		return httpapi.Errorf(http.StatusRequestEntityTooLarge, "%s", prefixed(field, storeDetail(err, store.ErrTooLarge)))
-	}
-	return err
-}
-
-func prefixed(field, msg string) string {
-	if field == "" {
-		return msg
-	}
-	return field + ": " + msg
 }

@@ -34,7 +34,7 @@ type emergencyItem struct {
 func (a *API) getEmergency(w http.ResponseWriter, r *http.Request) {
 	list, err := a.opts.Objects.Emergencies(r.Context())
 	if err != nil {
-		a.fail(w, r, err, emergencyGetError, "listing emergencies failed")
+		httpapi.Fail(w, r, err, emergencyGetError)
 		return
 	}
 	out := make([]emergencyItem, len(list))
@@ -58,40 +58,40 @@ func (a *API) postEmergency(w http.ResponseWriter, r *http.Request) {
 		Remarks       *string `json:"remarks"`
 	}
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &b); err != nil {
-		httpapi.WriteError(w, err, emergencyAddError)
+		httpapi.Fail(w, r, err, emergencyAddError)
 		return
 	}
 	in := objects.EmergencyInput{Type: str(b.EmergencyType), Name: strings.TrimSpace(str(b.Name)), Remarks: str(b.Remarks)}
 	if err := checkText("emergencyType", in.Type, true, 100); err != nil {
-		httpapi.WriteError(w, err, emergencyAddError)
+		httpapi.Fail(w, r, err, emergencyAddError)
 		return
 	}
 	if _, _, ok := objects.EmergencyType(in.Type); !ok {
-		httpapi.WriteError(w, httpapi.BadRequest("emergencyType", "must be %s, not %q", objects.EmergencyTypeWords, httpapi.ClipValue(in.Type)), emergencyAddError)
+		httpapi.Fail(w, r, httpapi.BadRequest("emergencyType", "must be %s, not %q", objects.EmergencyTypeWords, httpapi.ClipValue(in.Type)), emergencyAddError)
 		return
 	}
 	if err := checkText("name", in.Name, false, maxNameLen); err != nil {
-		httpapi.WriteError(w, err, emergencyAddError)
+		httpapi.Fail(w, r, err, emergencyAddError)
 		return
 	}
 	if err := checkNote("remarks", in.Remarks, maxRemarksLen); err != nil {
-		httpapi.WriteError(w, err, emergencyAddError)
+		httpapi.Fail(w, r, err, emergencyAddError)
 		return
 	}
 	at := where{address: strings.TrimSpace(str(b.Address)), lat: b.Latitude, lon: b.Longitude}
 	if err := at.check(); err != nil {
-		httpapi.WriteError(w, err, emergencyAddError)
+		httpapi.Fail(w, r, err, emergencyAddError)
 		return
 	}
 	p, err := a.resolve(r.Context(), at)
 	if err != nil {
-		a.fail(w, r, err, emergencyAddError, "reading an emergency's position failed")
+		httpapi.Fail(w, r, err, emergencyAddError)
 		return
 	}
 	in.Point = p
 	uid, err := a.opts.Objects.PostEmergency(r.Context(), in)
 	if err != nil {
-		a.fail(w, r, objectsError(err, "emergencyType"), emergencyAddError, "raising an emergency failed")
+		httpapi.Fail(w, r, objectsError(err, "emergencyType"), emergencyAddError)
 		return
 	}
 	httpapi.WriteMessage(w, http.StatusOK, uid)
@@ -107,7 +107,7 @@ func (a *API) deleteEmergency(w http.ResponseWriter, r *http.Request) {
 	uid := r.URL.Query().Get("uid")
 	if r.ContentLength != 0 {
 		if err := httpapi.DecodeJSON(r, maxJSONBody, &b); err != nil {
-			httpapi.WriteError(w, err, emergencyCancelError)
+			httpapi.Fail(w, r, err, emergencyCancelError)
 			return
 		}
 		if b.UID != nil {
@@ -116,11 +116,11 @@ func (a *API) deleteEmergency(w http.ResponseWriter, r *http.Request) {
 	}
 	uid = strings.TrimSpace(uid)
 	if err := checkText("uid", uid, true, maxNameLen); err != nil {
-		httpapi.WriteError(w, err, emergencyCancelError)
+		httpapi.Fail(w, r, err, emergencyCancelError)
 		return
 	}
 	if err := a.opts.Objects.CancelEmergency(r.Context(), uid); err != nil {
-		a.fail(w, r, objectsError(err, "uid"), emergencyCancelError, "cancelling an emergency failed")
+		httpapi.Fail(w, r, objectsError(err, "uid"), emergencyCancelError)
 		return
 	}
 	httpapi.WriteMessage(w, http.StatusOK, uid)

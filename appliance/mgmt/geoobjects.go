@@ -55,12 +55,12 @@ type geoBody struct {
 func (a *API) postGeoObject(w http.ResponseWriter, r *http.Request) {
 	in, err := a.readGeo(r, false)
 	if err != nil {
-		a.fail(w, r, err, geoAddError, "reading a geo object failed")
+		httpapi.Fail(w, r, err, geoAddError)
 		return
 	}
 	uid, err := a.opts.Objects.PostGeo(r.Context(), in)
 	if err != nil {
-		a.fail(w, r, objectsError(err, "geoObject"), geoAddError, "adding a geo object failed")
+		httpapi.Fail(w, r, objectsError(err, "geoObject"), geoAddError)
 		return
 	}
 	httpapi.WriteMessage(w, http.StatusOK, uid)
@@ -71,11 +71,11 @@ func (a *API) postGeoObject(w http.ResponseWriter, r *http.Request) {
 func (a *API) putGeoObject(w http.ResponseWriter, r *http.Request) {
 	in, err := a.readGeo(r, true)
 	if err != nil {
-		a.fail(w, r, err, geoAddError, "reading a geo object failed")
+		httpapi.Fail(w, r, err, geoAddError)
 		return
 	}
 	if err := a.opts.Objects.PutGeo(r.Context(), in); err != nil {
-		a.fail(w, r, objectsError(err, "uid"), geoAddError, "updating a geo object failed")
+		httpapi.Fail(w, r, objectsError(err, "uid"), geoAddError)
 		return
 	}
 	httpapi.WriteMessage(w, http.StatusOK, in.UID)
@@ -207,19 +207,19 @@ func (a *API) getGeoObject(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	center, err := checkLatLon(queryValue(q.Get("latitude")), queryValue(q.Get("longitude")), "required")
 	if err != nil {
-		httpapi.WriteError(w, err, geoGetError)
+		httpapi.Fail(w, r, err, geoGetError)
 		return
 	}
 	radius, err := numberIn("radius", queryValue(q.Get("radius")), 0, math.MaxFloat64, defaultRadius, "a distance in metres, 0 or more")
 	if err != nil {
-		httpapi.WriteError(w, err, geoGetError)
+		httpapi.Fail(w, r, err, geoGetError)
 		return
 	}
 	var letter byte
 	if att := strings.TrimSpace(q.Get("attitude")); att != "" && att != "*" {
 		l, ok := objects.AttitudeLetter(att)
 		if !ok {
-			httpapi.WriteError(w, httpapi.BadRequest("attitude", "must be * or %s, not %q", objects.AttitudeWords, httpapi.ClipValue(att)), geoGetError)
+			httpapi.Fail(w, r, httpapi.BadRequest("attitude", "must be * or %s, not %q", objects.AttitudeWords, httpapi.ClipValue(att)), geoGetError)
 			return
 		}
 		letter = l
@@ -229,7 +229,7 @@ func (a *API) getGeoObject(w http.ResponseWriter, r *http.Request) {
 		err = httpapi.BadRequest("radius", "%s; ask for a smaller radius", err.Error())
 	}
 	if err != nil {
-		a.fail(w, r, err, geoGetError, "finding geo objects failed")
+		httpapi.Fail(w, r, err, geoGetError)
 		return
 	}
 	out := make([]geoItem, len(found))
@@ -257,7 +257,7 @@ func round(v, scale float64) float64 { return math.Round(v*scale) / scale }
 func (a *API) getRepeatedMessages(w http.ResponseWriter, r *http.Request) {
 	msgs, err := a.opts.Objects.Repeated(r.Context())
 	if err != nil {
-		a.fail(w, r, err, geoGetError, "listing repeated messages failed")
+		httpapi.Fail(w, r, err, geoGetError)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, struct {
@@ -279,21 +279,21 @@ func (a *API) deleteRepeatedMessage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(ids) == 0 {
-		httpapi.WriteError(w, httpapi.BadRequest("ids", "required: comma-separated uids of repeated messages"), geoAddError)
+		httpapi.Fail(w, r, httpapi.BadRequest("ids", "required: comma-separated uids of repeated messages"), geoAddError)
 		return
 	}
 	if len(ids) > maxRepeatedIDs {
-		httpapi.WriteError(w, httpapi.BadRequest("ids", "at most %d uids at once", maxRepeatedIDs), geoAddError)
+		httpapi.Fail(w, r, httpapi.BadRequest("ids", "at most %d uids at once", maxRepeatedIDs), geoAddError)
 		return
 	}
 	for _, id := range ids {
 		if err := checkText("ids", id, true, maxNameLen); err != nil {
-			httpapi.WriteError(w, err, geoAddError)
+			httpapi.Fail(w, r, err, geoAddError)
 			return
 		}
 	}
 	if err := a.opts.Objects.DeleteRepeated(r.Context(), ids); err != nil {
-		a.fail(w, r, objectsError(err, "ids"), geoAddError, "deleting repeated messages failed")
+		httpapi.Fail(w, r, objectsError(err, "ids"), geoAddError)
 		return
 	}
 	httpapi.WriteMessage(w, http.StatusOK, "operation successful")

@@ -115,7 +115,7 @@ func New(opts Options) *API {
 	a := &API{
 		opts:        opts,
 		log:         opts.Logger,
-		mux:         httpapi.NewMux(),
+		mux:         httpapi.NewMux(opts.Logger),
 		publicPaths: map[string]bool{},
 		limiter:     httpapi.NewFailureLimiter(authMaxFailures, authWindow, authBlock, authMaxTracked, opts.Now),
 		authLog:     logx.NewLimiter(opts.Logger, 10, time.Minute),

@@ -48,16 +48,16 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 		Password *string `json:"password"`
 	}
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
-		httpapi.WriteError(w, err, usersError)
+		httpapi.Fail(w, r, err, usersError)
 		return
 	}
 	name, password := str(body.Username), str(body.Password)
 	if err := checkText("username", name, true, 256); err != nil {
-		httpapi.WriteError(w, err, usersError)
+		httpapi.Fail(w, r, err, usersError)
 		return
 	}
 	if password == "" {
-		httpapi.WriteError(w, httpapi.BadRequest("password", "required"), usersError)
+		httpapi.Fail(w, r, httpapi.BadRequest("password", "required"), usersError)
 		return
 	}
 	if wait, ok := a.limiter.Begin(addr); !ok {
@@ -84,14 +84,14 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteTooManyRequests(w, time.Second, "the server is busy checking passwords; retry in a second")
 		return
 	case err != nil:
-		a.fail(w, r, err, usersError, "a login could not be checked")
+		httpapi.Fail(w, r, err, usersError)
 		return
 	}
 	now := a.opts.Now()
 	expires := now.Add(a.opts.LoginTokenLifetime)
 	token, err := a.opts.Store.CreateLoginToken(r.Context(), u.UID, expires)
 	if err != nil {
-		a.fail(w, r, err, usersError, "issuing a login token failed")
+		httpapi.Fail(w, r, err, usersError)
 		return
 	}
 	a.log.Info("management API login", "user", logx.Clip(u.Name), "uid", u.UID, "remote", addr, "expires", expires.UTC())

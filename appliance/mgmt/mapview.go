@@ -92,19 +92,19 @@ func (a *API) mapView(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	box, err := parseBBox(q.Get("bbox"))
 	if err != nil {
-		httpapi.WriteError(w, err, "")
+		httpapi.Fail(w, r, err, "")
 		return
 	}
 	limit, err := queryInt(q, "limit", mapDefaultLimit, 1, store.MaxBoxLimit)
 	if err != nil {
-		httpapi.WriteError(w, err, "")
+		httpapi.Fail(w, r, err, "")
 		return
 	}
 	maxStale := mapDefaultMaxStale
 	if v := q.Get("maxStale"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > mapMaxMaxStale {
-			httpapi.WriteError(w, httpapi.BadRequest("maxStale", "must be a duration from 0s to %v, like 1h or 90m", mapMaxMaxStale), "")
+			httpapi.Fail(w, r, httpapi.BadRequest("maxStale", "must be a duration from 0s to %v, like 1h or 90m", mapMaxMaxStale), "")
 			return
 		}
 		maxStale = d
@@ -337,7 +337,7 @@ type mapEvent struct {
 func (a *API) mapEventByUID(w http.ResponseWriter, r *http.Request) {
 	uid := r.URL.Query().Get("uid")
 	if uid == "" || len(uid) > 1024 {
-		httpapi.WriteError(w, httpapi.BadRequest("uid", "is required (at most 1024 bytes)"), "")
+		httpapi.Fail(w, r, httpapi.BadRequest("uid", "is required (at most 1024 bytes)"), "")
 		return
 	}
 	if a.opts.Store == nil {

@@ -59,7 +59,7 @@ func missionItemOf(s store.MissionSummary) missionItem {
 func (a *API) listMissions(w http.ResponseWriter, r *http.Request) {
 	list, truncated, err := a.opts.Store.MissionSummaries(r.Context(), missionListLimit)
 	if err != nil {
-		a.fail(w, r, err, missionsError+"the list could not be read", "listing missions failed")
+		httpapi.Fail(w, r, err, missionsError+"the list could not be read")
 		return
 	}
 	items := make([]missionItem, len(list))
@@ -101,22 +101,22 @@ func (a *API) getMission(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	name := r.PathValue("name")
 	if err := store.CheckMissionName(name); err != nil {
-		httpapi.WriteError(w, clientError(err, "name"), missionsError)
+		httpapi.Fail(w, r, httpapi.InField("name", err), missionsError)
 		return
 	}
 	sum, err := a.opts.Store.MissionSummaryByName(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "name: no mission named %q", httpapi.ClipValue(name)), missionsError)
+		httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "name: no mission named %q", httpapi.ClipValue(name)), missionsError)
 		return
 	}
 	if err != nil {
-		a.fail(w, r, err, missionsError+"the mission could not be read", "reading a mission failed")
+		httpapi.Fail(w, r, err, missionsError+"the mission could not be read")
 		return
 	}
 	m := sum.Mission
 	out := missionDetail{Mission: missionItemOf(sum)}
 	fail := func(err error, what string) {
-		a.fail(w, r, err, missionsError+"the mission's "+what+" could not be read", "reading a mission's "+what+" failed")
+		httpapi.Fail(w, r, err, missionsError+"the mission's "+what+" could not be read")
 	}
 	contents, err := a.opts.Store.MissionContents(ctx, m.ID)
 	if err != nil {

@@ -86,7 +86,7 @@ func (a *API) serverLogs(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("since"); v != "" {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
-			httpapi.WriteError(w, httpapi.BadRequest("since", "must be an ISO 8601 time like 2026-11-22T10:00:00.000Z, not %q", logx.Clip(v)), "")
+			httpapi.Fail(w, r, httpapi.BadRequest("since", "must be an ISO 8601 time like 2026-11-22T10:00:00.000Z, not %q", logx.Clip(v)), "")
 			return
 		}
 		since = t

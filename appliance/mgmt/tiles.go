@@ -255,7 +255,7 @@ func (a *API) tiles(w http.ResponseWriter, r *http.Request) {
 	}
 	z, x, y, err := parseTilePath(rest)
 	if err != nil {
-		httpapi.WriteError(w, err, "")
+		httpapi.Fail(w, r, err, "")
 		return
 	}
 	bm := a.basemap.current(r.Context())

@@ -48,14 +48,14 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error, internalMs
 	default:
 		a.log.Error(what, "method", r.Method, "path", logx.Clip(r.URL.Path), "err", err)
 	}
-	httpapi.WriteError(w, err, internalMsg)
+	httpapi.Fail(w, r, err, internalMsg)
 }
 
 // getAllUsers answers GET /ManageSystemUser/getAll and GET /api/users.
 func (a *API) getAllUsers(w http.ResponseWriter, r *http.Request) {
 	users, err := a.opts.Store.Users(r.Context())
 	if err != nil {
-		a.fail(w, r, err, usersError, "listing system users failed")
+		httpapi.Fail(w, r, err, usersError)
 		return
 	}
 	out := usersList{SystemUsers: make([]userItem, 0, len(users))}
@@ -75,7 +75,7 @@ func (a *API) getSystemUser(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.ContentLength != 0 {
 		if err := httpapi.DecodeJSON(r, maxJSONBody, &q); err != nil {
-			httpapi.WriteError(w, err, usersError)
+			httpapi.Fail(w, r, err, usersError)
 			return
 		}
 	}
@@ -87,12 +87,12 @@ func (a *API) getSystemUser(w http.ResponseWriter, r *http.Request) {
 		id = r.URL.Query().Get("id")
 	}
 	if name == "" && id == "" {
-		httpapi.WriteError(w, httpapi.BadRequest("username or id", "at least one is required"), usersError)
+		httpapi.Fail(w, r, httpapi.BadRequest("username or id", "at least one is required"), usersError)
 		return
 	}
 	users, err := a.opts.Store.Users(r.Context())
 	if err != nil {
-		a.fail(w, r, err, usersError, "searching system users failed")
+		httpapi.Fail(w, r, err, usersError)
 		return
 	}
 	out := usersList{SystemUsers: []userItem{}}
@@ -115,18 +115,18 @@ func (a *API) deleteSystemUser(w http.ResponseWriter, r *http.Request) {
 		SystemUsers []json.RawMessage `json:"systemUsers"`
 	}
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
-		httpapi.WriteError(w, err, usersError)
+		httpapi.Fail(w, r, err, usersError)
 		return
 	}
 	type target struct{ field, uid string }
 	var targets []target
 	switch {
 	case body.ID != nil && body.SystemUsers != nil:
-		httpapi.WriteError(w, httpapi.BadRequest("id", "send either id or systemUsers, not both"), usersError)
+		httpapi.Fail(w, r, httpapi.BadRequest("id", "send either id or systemUsers, not both"), usersError)
 		return
 	case body.SystemUsers != nil:
 		if len(body.SystemUsers) == 0 || len(body.SystemUsers) > maxBatch {
-			httpapi.WriteError(w, httpapi.BadRequest("systemUsers", "must hold 1 to %d users", maxBatch), usersError)
+			httpapi.Fail(w, r, httpapi.BadRequest("systemUsers", "must hold 1 to %d users", maxBatch), usersError)
 			return
 		}
 		for i, raw := range body.SystemUsers {
@@ -135,18 +135,18 @@ func (a *API) deleteSystemUser(w http.ResponseWriter, r *http.Request) {
 				UID *string `json:"uid"`
 			}
 			if err := httpapi.DecodeValue(raw, &it, field); err != nil {
-				httpapi.WriteError(w, err, usersError)
+				httpapi.Fail(w, r, err, usersError)
 				return
 			}
 			if err := checkText(field+".uid", str(it.UID), true, 255); err != nil {
-				httpapi.WriteError(w, err, usersError)
+				httpapi.Fail(w, r, err, usersError)
 				return
 			}
 			targets = append(targets, target{field + ".uid", *it.UID})
 		}
 	default:
 		if err := checkText("id", str(body.ID), true, 255); err != nil {
-			httpapi.WriteError(w, err, usersError)
+			httpapi.Fail(w, r, err, usersError)
 			return
 		}
 		targets = append(targets, target{"id", *body.ID})
@@ -160,11 +160,11 @@ func (a *API) deleteSystemUser(w http.ResponseWriter, r *http.Request) {
 		seen[t.uid] = true
 		u, err := a.opts.Store.UserByUID(r.Context(), t.uid)
 		if errors.Is(err, store.ErrNotFound) {
-			httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "%s: no system user with id %q", t.field, httpapi.ClipValue(t.uid)), usersError)
+			httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "%s: no system user with id %q", t.field, httpapi.ClipValue(t.uid)), usersError)
 			return
 		}
 		if err != nil {
-			a.fail(w, r, err, usersError, "looking up a system user to delete failed")
+			httpapi.Fail(w, r, err, usersError)
 			return
 		}
 		users = append(users, u)
@@ -176,7 +176,7 @@ func (a *API) deleteSystemUser(w http.ResponseWriter, r *http.Request) {
 		for _, u := range users {
 			n, err := a.opts.Authority.RevokeName(u.Name, "cessation_of_operation")
 			if err != nil {
-				a.fail(w, r, err, usersError, "revoking a deleted user's certificates failed")
+				httpapi.Fail(w, r, err, usersError)
 				return
 			}
 			revoked[u.UID] = n
@@ -187,7 +187,7 @@ func (a *API) deleteSystemUser(w http.ResponseWriter, r *http.Request) {
 		uids[i] = u.UID
 	}
 	if err := a.opts.Store.DeleteUsers(r.Context(), uids); err != nil {
-		a.fail(w, r, clientError(err, "id"), usersError, "deleting system users failed")
+		httpapi.Fail(w, r, httpapi.InField("id", err), usersError)
 		return
 	}
 	for _, u := range users {

@@ -55,13 +55,13 @@ func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
 		SystemUsers            []json.RawMessage `json:"systemUsers"`
 	}
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
-		httpapi.WriteError(w, err, usersError)
+		httpapi.Fail(w, r, err, usersError)
 		return
 	}
 	var users []newUser
 	if body.SystemUsers != nil {
 		if len(body.SystemUsers) == 0 || len(body.SystemUsers) > maxBatch {
-			httpapi.WriteError(w, httpapi.BadRequest("systemUsers", "must hold 1 to %d users", maxBatch), usersError)
+			httpapi.Fail(w, r, httpapi.BadRequest("systemUsers", "must hold 1 to %d users", maxBatch), usersError)
 			return
 		}
 		names := map[string]string{}
@@ -74,7 +74,7 @@ func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
 				names[u.in.Name] = u.field
 			}
 			if err != nil {
-				httpapi.WriteError(w, err, usersError)
+				httpapi.Fail(w, r, err, usersError)
 				return
 			}
 			users = append(users, u)
@@ -82,7 +82,7 @@ func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
 	} else {
 		u, err := checkFlatUser(str(body.Username), str(body.Password), body.Token, str(body.CertificatePackageName))
 		if err != nil {
-			httpapi.WriteError(w, err, usersError)
+			httpapi.Fail(w, r, err, usersError)
 			return
 		}
 		users = append(users, u)
@@ -97,11 +97,9 @@ func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
 			if errors.Is(err, context.Canceled) {
 				return
 			}
-			ce := clientError(err, "")
-			var he *httpapi.Error
-			if errors.As(ce, &he) {
-				conflictsOnly = conflictsOnly && he.Status == http.StatusConflict
-				failures = append(failures, fmt.Sprintf("%s %q: %s", nu.nameField, httpapi.ClipValue(nu.in.Name), he.Msg))
+			if status, msg, ok := httpapi.Refusal(err); ok {
+				conflictsOnly = conflictsOnly && status == http.StatusConflict
+				failures = append(failures, fmt.Sprintf("%s %q: %s", nu.nameField, httpapi.ClipValue(nu.in.Name), msg))
 			} else {
 				conflictsOnly = false
 				a.log.Error("creating a system user failed", "user", logx.Clip(nu.in.Name), "err", err)

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"outpost/appliance/fault"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -31,7 +32,7 @@ func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
 		SystemUsers []json.RawMessage `json:"systemUsers"`
 	}
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
-		httpapi.WriteError(w, err, usersError)
+		httpapi.Fail(w, r, err, usersError)
 		return
 	}
 	if body.SystemUsers != nil {
@@ -40,57 +41,57 @@ func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
 	}
 	id := str(body.ID)
 	if err := checkText("id", id, true, 255); err != nil {
-		httpapi.WriteError(w, err, usersError)
+		httpapi.Fail(w, r, err, usersError)
 		return
 	}
 	var up store.UserUpdate
 	if body.Username != nil {
 		if err := checkText("username", *body.Username, true, 256); err != nil {
-			httpapi.WriteError(w, err, usersError)
+			httpapi.Fail(w, r, err, usersError)
 			return
 		}
 		if err := checkUserName("username", *body.Username, false); err != nil {
-			httpapi.WriteError(w, err, usersError)
+			httpapi.Fail(w, r, err, usersError)
 			return
 		}
 		up.Name = body.Username
 	}
 	if body.Password != nil {
 		if err := checkText("password", *body.Password, true, 256); err != nil {
-			httpapi.WriteError(w, err, usersError)
+			httpapi.Fail(w, r, err, usersError)
 			return
 		}
 		up.Password = body.Password
 	}
 	if body.Token != nil {
 		if err := checkToken("token", *body.Token); err != nil {
-			httpapi.WriteError(w, err, usersError)
+			httpapi.Fail(w, r, err, usersError)
 			return
 		}
 		up.Token = body.Token
 	}
 	if up.Name == nil && up.Password == nil && up.Token == nil {
-		httpapi.WriteError(w, httpapi.BadRequest("username, password or token", "at least one is required"), usersError)
+		httpapi.Fail(w, r, httpapi.BadRequest("username, password or token", "at least one is required"), usersError)
 		return
 	}
 	old, err := a.opts.Store.UserByUID(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "id: no system user with id %q", httpapi.ClipValue(id)), usersError)
+		httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "id: no system user with id %q", httpapi.ClipValue(id)), usersError)
 		return
 	}
 	if err != nil {
-		a.fail(w, r, err, usersError, "looking up a system user to update failed")
+		httpapi.Fail(w, r, err, usersError)
 		return
 	}
 	if up.Name != nil && *up.Name != old.Name && a.opts.Authority != nil {
 		certs, err := a.opts.Authority.Issued(old.Name)
 		if err != nil {
-			a.fail(w, r, err, usersError, "reading the certificates of a user to rename failed")
+			httpapi.Fail(w, r, err, usersError)
 			return
 		}
 		for _, c := range certs {
 			if !c.Revoked {
-				httpapi.WriteError(w, httpapi.Errorf(http.StatusConflict,
+				httpapi.Fail(w, r, httpapi.Errorf(http.StatusConflict,
 					"username: %q holds certificates issued to its name; delete and re-create the user to rename it", httpapi.ClipValue(old.Name)), usersError)
 				return
 			}
@@ -102,7 +103,7 @@ func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
 		if isTokenConflict(err) {
 			field = "token"
 		}
-		a.fail(w, r, clientError(err, field), usersError, "updating a system user failed")
+		httpapi.Fail(w, r, httpapi.InField(field, err), usersError)
 		return
 	}
 	a.log.Info("system user updated", "user", logx.Clip(u.Name), "uid", u.UID,
@@ -111,13 +112,13 @@ func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
 }
 
 func isTokenConflict(err error) bool {
-	return errors.Is(err, store.ErrConflict) && storeDetail(err, store.ErrConflict) == "token already in use"
+	return errors.Is(err, store.ErrConflict) && fault.Detail(err) == "token already in use"
 }
 
 // rotateTokens is the batch shape: every item's uid gets its Token.
 func (a *API) rotateTokens(w http.ResponseWriter, r *http.Request, items []json.RawMessage) {
 	if len(items) == 0 || len(items) > maxBatch {
-		httpapi.WriteError(w, httpapi.BadRequest("systemUsers", "must hold 1 to %d users", maxBatch), usersError)
+		httpapi.Fail(w, r, httpapi.BadRequest("systemUsers", "must hold 1 to %d users", maxBatch), usersError)
 		return
 	}
 	changes := make([]store.TokenChange, 0, len(items))
@@ -129,19 +130,19 @@ func (a *API) rotateTokens(w http.ResponseWriter, r *http.Request, items []json.
 			Token *string `json:"Token"`
 		}
 		if err := httpapi.DecodeValue(raw, &it, field); err != nil {
-			httpapi.WriteError(w, err, usersError)
+			httpapi.Fail(w, r, err, usersError)
 			return
 		}
 		if err := checkText(field+".uid", str(it.UID), true, 255); err != nil {
-			httpapi.WriteError(w, err, usersError)
+			httpapi.Fail(w, r, err, usersError)
 			return
 		}
 		if err := checkToken(field+".Token", str(it.Token)); err != nil {
-			httpapi.WriteError(w, err, usersError)
+			httpapi.Fail(w, r, err, usersError)
 			return
 		}
 		if first, dup := fields[*it.UID]; dup {
-			httpapi.WriteError(w, httpapi.BadRequest(field+".uid", "the same user as %s", first), usersError)
+			httpapi.Fail(w, r, httpapi.BadRequest(field+".uid", "the same user as %s", first), usersError)
 			return
 		}
 		fields[*it.UID] = field
@@ -149,15 +150,15 @@ func (a *API) rotateTokens(w http.ResponseWriter, r *http.Request, items []json.
 	}
 	for _, c := range changes {
 		if _, err := a.opts.Store.UserByUID(r.Context(), c.UID); errors.Is(err, store.ErrNotFound) {
-			httpapi.WriteError(w, httpapi.Errorf(http.StatusNotFound, "%s.uid: no system user with id %q", fields[c.UID], httpapi.ClipValue(c.UID)), usersError)
+			httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "%s.uid: no system user with id %q", fields[c.UID], httpapi.ClipValue(c.UID)), usersError)
 			return
 		} else if err != nil {
-			a.fail(w, r, err, usersError, "looking up a system user to update failed")
+			httpapi.Fail(w, r, err, usersError)
 			return
 		}
 	}
 	if err := a.opts.Store.SetUserTokens(r.Context(), changes); err != nil {
-		a.fail(w, r, clientError(err, "systemUsers"), usersError, "rotating system user tokens failed")
+		httpapi.Fail(w, r, httpapi.InField("systemUsers", err), usersError)
 		return
 	}
 	a.log.Info("system user tokens rotated", "users", len(changes))

@@ -2,35 +2,37 @@ package store
 
 import (
 	"errors"
-	"strings"
+
+	"outpost/appliance/fault"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Sentinel errors. Every error returned by this package that means one of
-// these wraps it, so callers (the HTTP edge) map them with errors.Is.
+// these wraps it, so callers map them with errors.Is, and the HTTP edge
+// answers them by their kind (fault; httpapi.Fail).
 var (
 	// ErrNotFound: no such record (or the blob is still pending).
-	ErrNotFound = errors.New("store: not found")
+	ErrNotFound error = fault.New(fault.NotFound, "store: not found")
 	// ErrConflict: a unique value (user name, token, package uid) is taken,
 	// or a blob is still referenced.
-	ErrConflict = errors.New("store: conflict")
+	ErrConflict error = fault.New(fault.Conflict, "store: conflict")
 	// ErrInvalid: the input breaks a documented limit; nothing was changed.
-	ErrInvalid = errors.New("store: invalid input")
+	ErrInvalid error = fault.New(fault.Invalid, "store: invalid input")
 	// ErrTooLarge: a blob grew past Options.MaxBlobSize; it was aborted.
-	ErrTooLarge = errors.New("store: blob too large")
+	ErrTooLarge error = fault.New(fault.TooLarge, "store: blob too large")
 	// ErrHashMismatch: uploaded content does not have the announced SHA-256.
-	ErrHashMismatch = errors.New("store: content hash mismatch")
+	ErrHashMismatch error = fault.New(fault.Invalid, "store: content hash mismatch")
 	// ErrBadCredentials: unknown user or wrong password (deliberately the
 	// same error for both).
-	ErrBadCredentials = errors.New("store: bad credentials")
+	ErrBadCredentials error = fault.New(fault.BadCredentials, "store: bad credentials")
 	// ErrBusy: too many password checks right now (passwordgate.go); the
 	// caller may try again shortly.
-	ErrBusy = errors.New("store: busy")
+	ErrBusy error = fault.New(fault.Busy, "store: busy")
 	// ErrForbidden: the caller's mission role does not allow the change
 	// (missions.go); nothing was changed.
-	ErrForbidden = errors.New("store: forbidden")
+	ErrForbidden error = fault.New(fault.Forbidden, "store: forbidden")
 	// ErrClosed: the store, blob writer or history writer is closed.
 	ErrClosed = errors.New("store: closed")
 	// ErrSchemaTooNew: the database was migrated by a newer Outpost.
@@ -49,15 +51,4 @@ func isUniqueViolation(err error) bool {
 		return true
 	}
 	return false
-}
-
-// Detail is the part of an error after its sentinel's text: the reason a
-// client may be shown ("password must be 1 to 256 bytes"), never the
-// internal context before it. Without one, it is the sentinel's own words.
-func Detail(err, sentinel error) string {
-	s := err.Error()
-	if i := strings.LastIndex(s, sentinel.Error()+": "); i >= 0 {
-		return s[i+len(sentinel.Error())+2:]
-	}
-	return strings.TrimPrefix(sentinel.Error(), "store: ")
 }
