@@ -91,7 +91,7 @@ func (a *API) postEmergency(w http.ResponseWriter, r *http.Request) {
 	in.Point = p
 	uid, err := a.opts.Objects.PostEmergency(r.Context(), in)
 	if err != nil {
-		httpapi.Fail(w, r, objectsError(err, "emergencyType"), emergencyAddError)
+		httpapi.Fail(w, r, objectsFault(err, "emergencyType"), emergencyAddError)
 		return
 	}
 	httpapi.WriteMessage(w, http.StatusOK, uid)
@@ -120,7 +120,7 @@ func (a *API) deleteEmergency(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := a.opts.Objects.CancelEmergency(r.Context(), uid); err != nil {
-		httpapi.Fail(w, r, objectsError(err, "uid"), emergencyCancelError)
+		httpapi.Fail(w, r, objectsFault(err, "uid"), emergencyCancelError)
 		return
 	}
 	httpapi.WriteMessage(w, http.StatusOK, uid)

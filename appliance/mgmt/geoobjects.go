@@ -60,7 +60,7 @@ func (a *API) postGeoObject(w http.ResponseWriter, r *http.Request) {
 	}
 	uid, err := a.opts.Objects.PostGeo(r.Context(), in)
 	if err != nil {
-		httpapi.Fail(w, r, objectsError(err, "geoObject"), geoAddError)
+		httpapi.Fail(w, r, objectsFault(err, "geoObject"), geoAddError)
 		return
 	}
 	httpapi.WriteMessage(w, http.StatusOK, uid)
@@ -75,7 +75,7 @@ func (a *API) putGeoObject(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := a.opts.Objects.PutGeo(r.Context(), in); err != nil {
-		httpapi.Fail(w, r, objectsError(err, "uid"), geoAddError)
+		httpapi.Fail(w, r, objectsFault(err, "uid"), geoAddError)
 		return
 	}
 	httpapi.WriteMessage(w, http.StatusOK, in.UID)
@@ -177,15 +177,11 @@ func wholeSeconds(field string, v any) (int64, error) {
 	return int64(f), nil
 }
 
-// objectsError maps the objects package's client errors to answers; field
-// names what a not-found error is about.
-func objectsError(err error, field string) error {
-	var nf *objects.NotFoundError
-	switch {
-	case errors.As(err, &nf):
-		return httpapi.Errorf(http.StatusNotFound, "%s: %s", field, nf.Error())
-	case errors.Is(err, objects.ErrTooLarge):
-		return httpapi.Errorf(http.StatusRequestEntityTooLarge, "%s", err.Error())
+// objectsFault names field in the answer to an object that was not found;
+// the other refusals of the objects service stand on their own.
+func objectsFault(err error, field string) error {
+	if errors.Is(err, objects.ErrNotFound) {
+		return httpapi.InField(field, err)
 	}
 	return err
 }
@@ -293,7 +289,7 @@ func (a *API) deleteRepeatedMessage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := a.opts.Objects.DeleteRepeated(r.Context(), ids); err != nil {
-		httpapi.Fail(w, r, objectsError(err, "ids"), geoAddError)
+		httpapi.Fail(w, r, objectsFault(err, "ids"), geoAddError)
 		return
 	}
 	httpapi.WriteMessage(w, http.StatusOK, "operation successful")

@@ -2,7 +2,6 @@ package objects
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
+	"outpost/appliance/fault"
 	"outpost/appliance/geo"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -50,10 +50,10 @@ type Options struct {
 // fault (the store failed).
 var (
 	// ErrNotFound: no such object (the error names the uids).
-	ErrNotFound = errors.New("not found")
+	ErrNotFound error = fault.New(fault.NotFound, "objects: not found")
 	// ErrTooLarge: the object's event would be larger than clients can
 	// receive (64 KiB), or a query's area holds too many objects.
-	ErrTooLarge = errors.New("too large")
+	ErrTooLarge error = fault.New(fault.TooLarge, "objects: too large")
 )
 
 // Service keeps the server's own objects. Its methods are safe for
@@ -227,7 +227,7 @@ func (e *NotFoundError) Error() string {
 	for i, u := range e.UIDs {
 		q[i] = fmt.Sprintf("%q", logx.Cut(u, 60))
 	}
-	return fmt.Sprintf("no %s with uid %s", e.What, strings.Join(q, ", "))
+	return fmt.Sprintf("%v: no %s with uid %s", ErrNotFound, e.What, strings.Join(q, ", "))
 }
 
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
