@@ -117,7 +117,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		ClientRate: float64(cfg.HistoryClientRate), ClientBytes: int64(cfg.HistoryClientBytes),
 		TotalRate: float64(cfg.HistoryTotalRate), TotalBytes: int64(cfg.HistoryTotalBytes),
 	})
-	a.store.MissionSubscribers("") // loads the subscriber lists now, not on the relay's first mission event
+	a.store.Missions().MissionSubscribers("") // loads the subscriber lists now, not on the relay's first mission event
 	a.historyLog = logx.NewLimiter(a.log.With("component", "cot-history"), 10, 10*time.Second)
 	a.pki, err = openAuthority(cfg, a.log)
 	if err != nil {
@@ -130,14 +130,14 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		Logger:    a.log,
 		// <dest mission> resolves from memory (the store keeps each
 		// mission's subscribers; no SQL per event).
-		MissionSubscribers: a.store.MissionSubscribers,
+		MissionSubscribers: a.store.Missions().MissionSubscribers,
 		ClientsChanged: func() {
 			if a.channel != nil {
 				a.channel.NotifyClientsChanged()
 			}
 		},
 	})
-	a.objects = objects.New(objects.Options{Broker: a.broker, Store: a.store, Geocoder: geocoder(cfg.GeocoderURL),
+	a.objects = objects.New(objects.Options{Broker: a.broker, Objects: a.store.Objects(), Events: a.store.Events(), Geocoder: geocoder(cfg.GeocoderURL),
 		RepeatInterval: cfg.RepeatInterval, EmergencyRepeatInterval: cfg.EmergencyRepeatInterval, Logger: a.log})
 	// Repeated and persistent objects and active emergencies reach clients
 	// from their first connection on (protocol.md §5, replay).
@@ -240,7 +240,8 @@ func (a *Appliance) buildListeners() {
 			Logs: a.tap, Logger: a.log,
 		})
 		a.mgmt = mgmt.New(mgmt.Options{
-			Broker: a.broker, Store: a.store, Authority: a.pki, Objects: a.objects, AllowedClientIP: a.allowedCLI.Contains,
+			Broker: a.broker, Accounts: a.store.Accounts(), Files: a.store.Files(), Missions: a.store.Missions(), Events: a.store.Events(),
+			Authority: a.pki, Objects: a.objects, AllowedClientIP: a.allowedCLI.Contains,
 			MaxUploadBytes: cfg.MaxUploadBytes, LoginTokenLifetime: cfg.LoginTokenLifetime, AuditRetention: cfg.AuditRetention,
 			Metrics: a.newMetrics(), Channel: a.channel, Logger: a.log,
 			Console: web.FS(), BasemapPath: cfg.BasemapPath, BasemapDir: filepath.Join(cfg.DataDir, "basemaps"),
@@ -255,7 +256,9 @@ func (a *Appliance) buildListeners() {
 	// websockets are sessions like those of the CoT listeners, with their
 	// limits.
 	a.marti = marti.NewHandler(marti.Options{
-		Version: Version(), Hostname: cfg.PublicHost, NodeID: nodeID, Broker: a.broker, Store: a.store,
+		Version: Version(), Hostname: cfg.PublicHost, NodeID: nodeID, Broker: a.broker,
+		Missions: a.store.Missions(), Files: a.store.Files(), Checklists: a.store.Checklists(), Events: a.store.Events(),
+		Videos: a.store.Videos(), Accounts: a.store.Accounts(),
 		MaxUploadBytes: cfg.MaxUploadBytes, Identify: a.pki.Identity,
 		Websocket: marti.WebsocketOptions{
 			MaxSockets: cfg.MaxConnections, MaxMessage: cfg.MaxMessageBytes, IdleTimeout: cfg.SSLSockTimeout,
@@ -305,7 +308,7 @@ func (a *Appliance) buildListeners() {
 	if cfg.EnrollPort >= 0 {
 		l := a.newHTTPListener(ListenerEnroll, tlsNet(cfg.EnrollPort, a.pki.EnrollmentTLSConfig(), httpConns),
 			marti.NewEnrollmentHandler(marti.EnrollOptions{
-				Authority: a.pki, Store: a.store, Logger: a.log,
+				Authority: a.pki, Accounts: a.store.Accounts(), Logger: a.log,
 			}), httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: 64 << 10})
 		l.srv.ReadTimeout = 30 * time.Second
 		a.add(ListenerEnroll, cfg.EnrollPort, l)

@@ -211,7 +211,7 @@ func UserAdd(ctx context.Context, cfg config.Config, log *slog.Logger, name, pas
 	}
 	err = withStore(ctx, &cfg, log, func(st *store.Store) error {
 		var err error
-		user, err = st.CreateUser(ctx, store.UserInput{Name: name, Password: password, Group: group})
+		user, err = st.Accounts().CreateUser(ctx, store.UserInput{Name: name, Password: password, Group: group})
 		return err
 	})
 	return user, generatedPassword, err
@@ -221,11 +221,11 @@ func UserAdd(ctx context.Context, cfg config.Config, log *slog.Logger, name, pas
 // that name (api.md: deleting a user revokes its certificate).
 func UserDelete(ctx context.Context, cfg config.Config, log *slog.Logger, name string) (revoked int, err error) {
 	err = withStore(ctx, &cfg, log, func(st *store.Store) error {
-		u, err := st.UserByName(ctx, name)
+		u, err := st.Accounts().UserByName(ctx, name)
 		if err != nil {
 			return err
 		}
-		return st.DeleteUser(ctx, u.UID)
+		return st.Accounts().DeleteUser(ctx, u.UID)
 	})
 	if err != nil {
 		return 0, err
@@ -246,7 +246,7 @@ func UserList(ctx context.Context, cfg config.Config, log *slog.Logger) ([]store
 	var users []store.User
 	err := withStore(ctx, &cfg, log, func(st *store.Store) error {
 		var err error
-		users, err = st.Users(ctx)
+		users, err = st.Accounts().Users(ctx)
 		return err
 	})
 	return users, err

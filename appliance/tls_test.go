@@ -339,18 +339,18 @@ func TestSilentClientCutAtHandshakeTimeout(t *testing.T) {
 func TestIssueUserPackageIntoStore(t *testing.T) {
 	a := apptest.Start(t, nil)
 	ctx := context.Background()
-	up, err := a.Authority().IssueUserPackage(ctx, "erin", pki.DeviceATAK, a.Store())
+	up, err := a.Authority().IssueUserPackage(ctx, "erin", pki.DeviceATAK, a.Store().Files())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := a.Store().DataPackageByHash(ctx, up.Hash)
+	p, err := a.Store().Files().DataPackageByHash(ctx, up.Hash)
 	if err != nil {
 		t.Fatalf("package not stored as a data package: %v", err)
 	}
 	if p.Privacy != 1 || p.Name != up.FileName {
 		t.Fatalf("stored package %+v: a package holding a private key must be private", p)
 	}
-	br, err := a.Store().OpenBlob(ctx, p.BlobID)
+	br, err := a.Store().Files().OpenBlob(ctx, p.BlobID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ const adminUser = "admin"
 // (first run, or every API user was revoked) and writes its token to
 // <dataDir>/admin.token. The log names the file, never the token.
 func (a *Appliance) ensureAdminToken(ctx context.Context) error {
-	u, created, err := a.store.EnsureAPIUser(ctx, adminUser)
+	u, created, err := a.store.Accounts().EnsureAPIUser(ctx, adminUser)
 	if err != nil {
 		return fmt.Errorf("first-run admin token: %w", err)
 	}
@@ -35,7 +35,7 @@ func (a *Appliance) ensureAdminToken(ctx context.Context) error {
 	if err := atomicfile.Write(path, []byte(u.Token+"\n"), 0o600); err != nil {
 		// Without the file nobody knows the token: take the user back so
 		// the next start tries again.
-		if derr := a.store.DeleteAPIUser(context.WithoutCancel(ctx), adminUser); derr != nil {
+		if derr := a.store.Accounts().DeleteAPIUser(context.WithoutCancel(ctx), adminUser); derr != nil {
 			err = errors.Join(err, derr)
 		}
 		return fmt.Errorf("first-run admin token: %w", err)
@@ -55,7 +55,7 @@ func TokenCreate(ctx context.Context, cfg config.Config, log *slog.Logger, name 
 	var u store.APIUserInfo
 	err := withStore(ctx, &cfg, log, func(st *store.Store) error {
 		var err error
-		u, err = st.CreateAPIUser(ctx, name)
+		u, err = st.Accounts().CreateAPIUser(ctx, name)
 		return err
 	})
 	return u, err
@@ -66,7 +66,7 @@ func TokenList(ctx context.Context, cfg config.Config, log *slog.Logger) ([]stor
 	var users []store.APIUserInfo
 	err := withStore(ctx, &cfg, log, func(st *store.Store) error {
 		var err error
-		users, err = st.APIUsers(ctx)
+		users, err = st.Accounts().APIUsers(ctx)
 		return err
 	})
 	return users, err
@@ -75,7 +75,7 @@ func TokenList(ctx context.Context, cfg config.Config, log *slog.Logger) ([]stor
 // TokenRevoke deletes the API user name; its token stops working at once.
 func TokenRevoke(ctx context.Context, cfg config.Config, log *slog.Logger, name string) error {
 	return withStore(ctx, &cfg, log, func(st *store.Store) error {
-		return st.DeleteAPIUser(ctx, name)
+		return st.Accounts().DeleteAPIUser(ctx, name)
 	})
 }
 
@@ -86,7 +86,7 @@ func AuditList(ctx context.Context, cfg config.Config, log *slog.Logger, since t
 	var entries []store.AuditEntry
 	err := withStore(ctx, &cfg, log, func(st *store.Store) error {
 		var err error
-		entries, err = st.AuditEntries(ctx, store.AuditFilter{Since: since, User: user, Limit: limit})
+		entries, err = st.Accounts().AuditEntries(ctx, store.AuditFilter{Since: since, User: user, Limit: limit})
 		return err
 	})
 	return entries, err

@@ -102,7 +102,7 @@ type Broker struct {
 	retain    retainer
 	recent    recentRing
 
-	events *eventLog // the broadcast log every session reads (log.go)
+	events *eventLog // the broadcast log every session reads (ring.go)
 
 	nextID atomic.Uint64
 	stats  counters

@@ -1,7 +1,7 @@
 // Package broker decides who receives what. It owns the connected sessions,
 // routing (broadcast, <marti><dest> directed delivery, server-side group
 // visibility), the broadcast log every session reads from its own cursor
-// with the slow-consumer policy (log.go), the latest-SA replay and the
+// with the slow-consumer policy (ring.go), the latest-SA replay and the
 // retained events replayed to new clients (retain.go), client identity and
 // the binding of a uid to a certificate (identity.go), close reasons, the
 // connected-client registry and the counters. Encoded bytes are shared: each

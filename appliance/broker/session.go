@@ -43,7 +43,7 @@ type Identity struct {
 }
 
 // Session is one connected client as the broker sees it: identity, its
-// cursor in the broadcast log (log.go), a bounded queue of what is sent to
+// cursor in the broadcast log (ring.go), a bounded queue of what is sent to
 // it alone (pongs, negotiation replies), and a done channel. Transports read
 // with Ready (or Wake) and Take, and watch Done.
 type Session struct {

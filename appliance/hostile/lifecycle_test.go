@@ -69,7 +69,7 @@ func TestShutdownWithStalledClient(t *testing.T) {
 	}
 	defer st.Close()
 	for _, uid := range []string{e.tcp.uid, e.tls.uid} {
-		ev, err := st.LatestEvent(context.Background(), uid)
+		ev, err := st.Events().LatestEvent(context.Background(), uid)
 		if err != nil {
 			t.Fatalf("history of %s: %v", uid, err)
 		}
@@ -78,10 +78,10 @@ func TestShutdownWithStalledClient(t *testing.T) {
 			t.Errorf("%s: newest stored SA from %v, signal at %v: the queued history was lost", uid, ev.ReceivedAt, beforeStop)
 		}
 	}
-	if _, err := st.LatestEvent(context.Background(), "STALLED"); err != nil {
+	if _, err := st.Events().LatestEvent(context.Background(), "STALLED"); err != nil {
 		t.Errorf("the stalled client's SA was not stored: %v", err)
 	}
-	n, err := st.CountEventsOfType(context.Background(), "t-x-d-d")
+	n, err := st.Events().CountEventsOfType(context.Background(), "t-x-d-d")
 	if err != nil || n != 0 {
 		t.Errorf("%d departures stored during shutdown (%v)", n, err)
 	}

@@ -147,7 +147,7 @@ func (h *Handler) cotXML(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, "")
 		return
 	}
-	ev, err := h.opts.Store.LatestEvent(r.Context(), uid)
+	ev, err := h.opts.Events.LatestEvent(r.Context(), uid)
 	if errors.Is(err, store.ErrNotFound) {
 		httpapi.WriteMessage(w, http.StatusNotFound, "uid: no event of "+strconv.Quote(httpapi.ClipValue(uid))+" in the history")
 		return

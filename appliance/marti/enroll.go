@@ -60,7 +60,7 @@ import (
 // EnrollOptions configure the enrollment handler.
 type EnrollOptions struct {
 	Authority *pki.Authority
-	Store     *store.Store
+	Accounts  *store.Accounts
 	Logger    *slog.Logger
 	// KeystorePassword protects the PKCS#12 answers of signClient (v1); empty
 	// means the TAK convention "atakatak".
@@ -109,7 +109,7 @@ func NewEnrollmentHandler(opts EnrollOptions) http.Handler {
 		limiter: httpapi.NewFailureLimiter(enrollMaxFailures, enrollWindow, enrollBlock, enrollMaxTracked, opts.Now),
 	}
 	h.busyLog = logx.NewLimiter(h.log, 5, 10*time.Second)
-	if opts.Authority == nil || opts.Store == nil {
+	if opts.Authority == nil || opts.Accounts == nil {
 		h.log.Error("enrollment handler has no certificate authority or no store; every request fails")
 		return h
 	}
@@ -194,7 +194,7 @@ func (h *enrollHandler) authenticate(w http.ResponseWriter, r *http.Request, rem
 		h.refuseBlocked(w, remote, logName, wait)
 		return store.User{}, false
 	}
-	user, err := h.opts.Store.VerifyPassword(r.Context(), name, password)
+	user, err := h.opts.Accounts.VerifyPassword(r.Context(), name, password)
 	failed := errors.Is(err, store.ErrBadCredentials)
 	h.limiter.End(remote, failed)
 	switch {

@@ -97,12 +97,12 @@ func newEnrollEnv(t *testing.T) *enrollEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := st.CreateUser(ctx, store.UserInput{Name: enrollUser, Password: enrollPassword}); err != nil {
+	if _, err := st.Accounts().CreateUser(ctx, store.UserInput{Name: enrollUser, Password: enrollPassword}); err != nil {
 		t.Fatal(err)
 	}
 	env := &enrollEnv{auth: a, store: st, clock: &testClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}, logs: &syncBuffer{}}
 	env.handler = NewEnrollmentHandler(EnrollOptions{
-		Authority: a, Store: st, KeystorePassword: "atakatak", Now: env.clock.Now,
+		Authority: a, Accounts: st.Accounts(), KeystorePassword: "atakatak", Now: env.clock.Now,
 		Logger: slog.New(slog.NewJSONHandler(env.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	env.srv = httptest.NewUnstartedServer(env.handler)

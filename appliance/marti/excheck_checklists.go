@@ -40,7 +40,7 @@ func (h *Handler) checklistStart(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.CheckText("callsign", callsign, false, 255); err != nil {
 		return err
 	}
-	tpl, err := h.opts.Store.Template(r.Context(), tplUID)
+	tpl, err := h.opts.Checklists.Template(r.Context(), tplUID)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (h *Handler) checklistStart(w http.ResponseWriter, r *http.Request) error {
 	}
 	d := excheck.Start(td, excheck.StartParams{UID: uuid.NewString(), Name: name, Description: desc, StartTime: h.opts.Now(),
 		CreatorUID: who, Callsign: callsign})
-	m, err := h.opts.Store.CreateChecklist(r.Context(), store.ExCheckDoc{UID: d.UID(), Name: name, TemplateUID: tplUID,
+	m, err := h.opts.Checklists.CreateChecklist(r.Context(), store.ExCheckDoc{UID: d.UID(), Name: name, TemplateUID: tplUID,
 		CreatorUID: who, XML: d.Bytes()}, desc)
 	if err != nil {
 		return err
@@ -64,7 +64,7 @@ func (h *Handler) checklistStart(w http.ResponseWriter, r *http.Request) error {
 // checklistsActive answers GET /Marti/api/excheck/checklist/active:
 // <checklists> holding every checklist.
 func (h *Handler) checklistsActive(w http.ResponseWriter, r *http.Request) error {
-	list, err := h.opts.Store.Checklists(r.Context())
+	list, err := h.opts.Checklists.Checklists(r.Context())
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (h *Handler) checklistsActive(w http.ResponseWriter, r *http.Request) error
 }
 
 func (h *Handler) checklistGet(w http.ResponseWriter, r *http.Request) error {
-	return h.docGet(w, r, true, "checklistid")
+	return h.docGet(w, r, store.ChecklistDoc, "checklistid")
 }
 
 // checklistTaskPut answers PUT /Marti/api/excheck/checklist/{id}/task/{taskid}:
@@ -102,8 +102,8 @@ func (h *Handler) checklistTaskPut(w http.ResponseWriter, r *http.Request) error
 		return xmlError("checklisttaskdata", err)
 	}
 	complete := excheck.Completed(t, h.opts.Now())
-	err = h.opts.Store.UpdateChecklist(r.Context(), uid, who, func(raw []byte) ([]byte, error) {
-		d, _, err := docTask(raw, true, uid, taskUID)
+	err = h.opts.Checklists.UpdateChecklist(r.Context(), uid, who, func(raw []byte) ([]byte, error) {
+		d, _, err := docTask(raw, store.ChecklistDoc, uid, taskUID)
 		if err != nil {
 			return nil, err
 		}
@@ -134,14 +134,14 @@ func (h *Handler) checklistToMission(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	c, err := h.opts.Store.Checklist(r.Context(), uid)
+	c, err := h.opts.Checklists.Checklist(r.Context(), uid)
 	if err != nil {
 		return err
 	}
 	link := h.linkBase(r) + "/Marti/api/excheck/checklist/" + uid
 	x := store.ExternalData{UID: uid, Name: c.Name, Tool: store.ToolExCheck, URLData: link, URLView: link,
 		Notes: "ExCheck checklist " + c.Name}
-	m, err := h.opts.Store.PutExternalData(r.Context(), name, x, who)
+	m, err := h.opts.Missions.PutExternalData(r.Context(), name, x, who)
 	if err != nil {
 		return err
 	}

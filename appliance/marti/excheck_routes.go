@@ -108,7 +108,7 @@ func (h *Handler) templateCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return xmlError("templatedata", err)
 	}
-	m, cr, err := h.opts.Store.PutTemplate(r.Context(), store.ExCheckDoc{UID: d.UID(), Name: d.Name(), Description: d.Description(),
+	m, cr, err := h.opts.Checklists.PutTemplate(r.Context(), store.ExCheckDoc{UID: d.UID(), Name: d.Name(), Description: d.Description(),
 		CreatorUID: who, XML: kept(raw, d)})
 	if err != nil {
 		return err
@@ -120,16 +120,16 @@ func (h *Handler) templateCreate(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) templateGet(w http.ResponseWriter, r *http.Request) error {
-	return h.docGet(w, r, false, "templateUid")
+	return h.docGet(w, r, store.TemplateDoc, "templateUid")
 }
 
-// docGet answers with a stored template or checklist (checklist), as kept.
-func (h *Handler) docGet(w http.ResponseWriter, r *http.Request, checklist bool, key string) error {
+// docGet answers with a stored template or checklist, as kept.
+func (h *Handler) docGet(w http.ResponseWriter, r *http.Request, kind store.DocKind, key string) error {
 	uid, err := pathUID(r, key)
 	if err != nil {
 		return err
 	}
-	doc, err := h.getDoc(r.Context(), checklist, uid)
+	doc, err := h.getDoc(r.Context(), kind, uid)
 	if err != nil {
 		return err
 	}
@@ -137,18 +137,18 @@ func (h *Handler) docGet(w http.ResponseWriter, r *http.Request, checklist bool,
 	return nil
 }
 
-// getDoc reads a stored checklist (checklist) or template.
-func (h *Handler) getDoc(ctx context.Context, checklist bool, uid string) (store.ExCheckDoc, error) {
-	if checklist {
-		return h.opts.Store.Checklist(ctx, uid)
+// getDoc reads a stored checklist or template.
+func (h *Handler) getDoc(ctx context.Context, kind store.DocKind, uid string) (store.ExCheckDoc, error) {
+	if kind == store.ChecklistDoc {
+		return h.opts.Checklists.Checklist(ctx, uid)
 	}
-	return h.opts.Store.Template(ctx, uid)
+	return h.opts.Checklists.Template(ctx, uid)
 }
 
 // docTask finds a task of a stored document (404 when absent).
-func docTask(raw []byte, checklist bool, uid, taskUID string) (*excheck.Doc, *excheck.Node, error) {
+func docTask(raw []byte, kind store.DocKind, uid, taskUID string) (*excheck.Doc, *excheck.Node, error) {
 	parse := excheck.ParseTemplate
-	if checklist {
+	if kind == store.ChecklistDoc {
 		parse = excheck.ParseChecklist
 	}
 	d, err := parse(raw)
@@ -163,23 +163,23 @@ func docTask(raw []byte, checklist bool, uid, taskUID string) (*excheck.Doc, *ex
 }
 
 func (h *Handler) templateTaskGet(w http.ResponseWriter, r *http.Request) error {
-	return h.taskGet(w, r, false, "templateUid", "taskUid")
+	return h.taskGet(w, r, store.TemplateDoc, "templateUid", "taskUid")
 }
 
 func (h *Handler) checklistTaskGet(w http.ResponseWriter, r *http.Request) error {
-	return h.taskGet(w, r, true, "checklistid", "taskid")
+	return h.taskGet(w, r, store.ChecklistDoc, "checklistid", "taskid")
 }
 
-func (h *Handler) taskGet(w http.ResponseWriter, r *http.Request, checklist bool, docKey, taskKey string) error {
+func (h *Handler) taskGet(w http.ResponseWriter, r *http.Request, kind store.DocKind, docKey, taskKey string) error {
 	uid, taskUID, err := pathUIDs(r, docKey, taskKey)
 	if err != nil {
 		return err
 	}
-	doc, err := h.getDoc(r.Context(), checklist, uid)
+	doc, err := h.getDoc(r.Context(), kind, uid)
 	if err != nil {
 		return err
 	}
-	_, t, err := docTask(doc.XML, checklist, uid, taskUID)
+	_, t, err := docTask(doc.XML, kind, uid, taskUID)
 	if err != nil {
 		return err
 	}
@@ -224,8 +224,8 @@ func (h *Handler) templateTaskPut(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return xmlError("taskdata", err)
 	}
-	err = h.opts.Store.UpdateTemplate(r.Context(), uid, func(raw []byte) ([]byte, error) {
-		d, old, err := docTask(raw, false, uid, taskUID)
+	err = h.opts.Checklists.UpdateTemplate(r.Context(), uid, func(raw []byte) ([]byte, error) {
+		d, old, err := docTask(raw, store.TemplateDoc, uid, taskUID)
 		if r.Method == http.MethodPut && old == nil {
 			return nil, err
 		}
@@ -249,8 +249,8 @@ func (h *Handler) templateTaskDelete(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	err = h.opts.Store.UpdateTemplate(r.Context(), uid, func(raw []byte) ([]byte, error) {
-		d, _, err := docTask(raw, false, uid, taskUID)
+	err = h.opts.Checklists.UpdateTemplate(r.Context(), uid, func(raw []byte) ([]byte, error) {
+		d, _, err := docTask(raw, store.TemplateDoc, uid, taskUID)
 		if err != nil {
 			return nil, err
 		}
@@ -275,7 +275,7 @@ func (h *Handler) serveTemplate(w http.ResponseWriter, r *http.Request, lookup e
 	if !errors.As(lookup, &he) || he.Status != http.StatusNotFound || hash == "" {
 		return false
 	}
-	t, err := h.opts.Store.TemplateByHash(r.Context(), strings.ToLower(hash))
+	t, err := h.opts.Checklists.TemplateByHash(r.Context(), strings.ToLower(hash))
 	if err != nil {
 		return false
 	}
@@ -287,7 +287,7 @@ func (h *Handler) serveTemplate(w http.ResponseWriter, r *http.Request, lookup e
 // templateContents are the exchecktemplates mission's contents: every
 // template.
 func (h *Handler) templateContents(ctx context.Context) ([]contentJSON, error) {
-	list, err := h.opts.Store.Templates(ctx)
+	list, err := h.opts.Checklists.Templates(ctx)
 	if err != nil {
 		return nil, err
 	}

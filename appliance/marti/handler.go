@@ -21,7 +21,13 @@ type Options struct {
 	Hostname string // the public host clients use (config publicHost; never 0.0.0.0)
 	NodeID   string // stable identifier of this server
 	Broker   *broker.Broker
-	Store    *store.Store
+	// What the client API reads and changes (store areas).
+	Missions   *store.Missions
+	Files      *store.Files
+	Checklists *store.Checklists
+	Events     *store.Events
+	Videos     *store.Videos
+	Accounts   *store.Accounts
 
 	// MaxUploadBytes bounds one uploaded file (maxUploadBytes; 413 above).
 	MaxUploadBytes int64
@@ -78,8 +84,8 @@ func NewHandler(opts Options) *Handler {
 	log := opts.Logger.With("component", "marti")
 	h := &Handler{opts: opts, log: log, mux: httpapi.NewMux(log), started: opts.Now()}
 	h.ws = newCoTSockets(&h.opts, log)
-	if opts.Store != nil {
-		h.rec = newMissionRecorder(opts.Store, h)
+	if opts.Missions != nil {
+		h.rec = newMissionRecorder(opts.Missions, h)
 	}
 	h.routes()
 	return h

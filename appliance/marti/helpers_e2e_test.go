@@ -63,7 +63,7 @@ func (e *env) port(t *testing.T, listener string) string {
 // packages counts the stored data packages.
 func (e *env) packages(t *testing.T) int {
 	t.Helper()
-	list, err := e.Store().DataPackages(context.Background())
+	list, err := e.Store().Files().DataPackages(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func BenchmarkMission(b *testing.B) {
 	}
 	hashes := make([]string, 200)
 	for i := range hashes {
-		p, err := st.PutDataPackage(ctx, store.DataPackageInput{Name: fmt.Sprintf("file-%03d.txt", i), MIMEType: "text/plain"},
+		p, err := st.Files().PutDataPackage(ctx, store.DataPackageInput{Name: fmt.Sprintf("file-%03d.txt", i), MIMEType: "text/plain"},
 			strings.NewReader(fmt.Sprintf("content of file %d", i)))
 		if err != nil {
 			b.Fatal(err)

@@ -46,11 +46,11 @@ func (h *Handler) missionAddContents(w http.ResponseWriter, r *http.Request) err
 			return err
 		}
 	}
-	added, err := h.opts.Store.AddMissionContents(r.Context(), name, body.Hashes, body.UIDs, who)
+	added, err := h.opts.Missions.AddMissionContents(r.Context(), name, body.Hashes, body.UIDs, who)
 	if err != nil {
 		return err
 	}
-	m, err := h.opts.Store.MissionByName(r.Context(), name)
+	m, err := h.opts.Missions.MissionByName(r.Context(), name)
 	if err != nil {
 		return err
 	}
@@ -80,10 +80,10 @@ func (h *Handler) missionRemoveContent(w http.ResponseWriter, r *http.Request) e
 	default:
 		return httpapi.BadRequest("hash", "required (or uid)")
 	}
-	if _, err := h.opts.Store.RemoveMissionContent(r.Context(), name, hash, uid, who); err != nil {
+	if _, err := h.opts.Missions.RemoveMissionContent(r.Context(), name, hash, uid, who); err != nil {
 		return err
 	}
-	m, err := h.opts.Store.MissionByName(r.Context(), name)
+	m, err := h.opts.Missions.MissionByName(r.Context(), name)
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func (h *Handler) missionPackage(w http.ResponseWriter, r *http.Request) error {
 	// The mission and the caller's right to change it are checked first
 	// (an empty change), so nothing is stored for a request that cannot
 	// complete.
-	if _, err := h.opts.Store.AddMissionContents(r.Context(), name, nil, nil, r.URL.Query().Get("creatorUid")); err != nil {
+	if _, err := h.opts.Missions.AddMissionContents(r.Context(), name, nil, nil, r.URL.Query().Get("creatorUid")); err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -122,11 +122,11 @@ func (h *Handler) missionPackage(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return nil
 	}
-	added, err := h.opts.Store.AddMissionContents(r.Context(), name, []string{p.Hash}, nil, u.creator)
+	added, err := h.opts.Missions.AddMissionContents(r.Context(), name, []string{p.Hash}, nil, u.creator)
 	if err != nil {
 		return err
 	}
-	m, err := h.opts.Store.MissionByName(r.Context(), name)
+	m, err := h.opts.Missions.MissionByName(r.Context(), name)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (h *Handler) missionExternalData(w http.ResponseWriter, r *http.Request) er
 	if x.UID == "" {
 		return httpapi.BadRequest("uid", "required (the external data's uid)")
 	}
-	m, err := h.opts.Store.PutExternalData(r.Context(), name, x, who)
+	m, err := h.opts.Missions.PutExternalData(r.Context(), name, x, who)
 	if err != nil {
 		return err
 	}

@@ -81,17 +81,17 @@ type missionJSON struct {
 
 // missionView reads a mission's contents, uids and external data.
 func (h *Handler) missionView(ctx context.Context, m store.Mission) (missionJSON, error) {
-	st := h.opts.Store
+	st := &h.opts
 	v := missionJSON{Name: m.Name, GUID: m.GUID, Description: m.Description, ChatRoom: m.ChatRoom, BaseLayer: m.BaseLayer,
 		BBox: m.BBox, Path: m.Path, Classification: m.Classification, Tool: m.Tool, Keywords: m.Keywords,
 		CreatorUID: m.CreatorUID, CreateTime: httpapi.FormatTime(m.Created), LastEdited: httpapi.FormatTime(m.Updated),
 		Groups: m.Groups, Feeds: []any{}, MapLayers: []any{}, DefaultRole: role(m.DefaultRole), OwnerRole: role(store.RoleOwner),
 		InviteOnly: m.InviteOnly, PasswordProtected: m.PasswordProtected, Expiration: m.Expiration}
 	var err error
-	if v.ExternalData, err = st.MissionExternalData(ctx, m.ID); err != nil {
+	if v.ExternalData, err = st.Missions.MissionExternalData(ctx, m.ID); err != nil {
 		return v, err
 	}
-	contents, err := st.MissionContents(ctx, m.ID)
+	contents, err := st.Missions.MissionContents(ctx, m.ID)
 	if err != nil {
 		return v, err
 	}
@@ -106,7 +106,7 @@ func (h *Handler) missionView(ctx context.Context, m store.Mission) (missionJSON
 		}
 		v.Contents = append(v.Contents, tpls...)
 	}
-	uids, err := st.MissionUIDs(ctx, m.ID)
+	uids, err := st.Missions.MissionUIDs(ctx, m.ID)
 	if err != nil {
 		return v, err
 	}

@@ -87,7 +87,7 @@ func (h *Handler) logUpdate(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) putLog(w http.ResponseWriter, r *http.Request, e store.LogEntry, status int) error {
-	saved, created, err := h.opts.Store.PutLogEntry(r.Context(), e)
+	saved, created, err := h.opts.Missions.PutLogEntry(r.Context(), e)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (h *Handler) logDelete(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.CheckText("id", id, true, 64); err != nil {
 		return err
 	}
-	e, err := h.opts.Store.DeleteLogEntry(r.Context(), id)
+	e, err := h.opts.Missions.DeleteLogEntry(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (h *Handler) writeLogs(w http.ResponseWriter, r *http.Request, name string)
 	if err != nil {
 		return err
 	}
-	list, err := h.opts.Store.MissionLogs(r.Context(), name, from, to)
+	list, err := h.opts.Missions.MissionLogs(r.Context(), name, from, to)
 	if err != nil {
 		return err
 	}

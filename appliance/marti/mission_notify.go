@@ -107,7 +107,7 @@ func (h *Handler) send(ev *cot.Event, uids []string) {
 }
 
 func (h *Handler) subscribers(mission string) []string {
-	uids := h.opts.Store.MissionSubscribers(mission)
+	uids := h.opts.Missions.MissionSubscribers(mission)
 	if uids == nil {
 		return []string{}
 	}
@@ -164,7 +164,7 @@ func (h *Handler) notifyLog(e store.LogEntry, changeType string) {
 		if len(subs) == 0 {
 			continue
 		}
-		m, err := h.opts.Store.MissionByName(context.Background(), name)
+		m, err := h.opts.Missions.MissionByName(context.Background(), name)
 		if err != nil {
 			continue // removed meanwhile
 		}
@@ -215,7 +215,7 @@ func (h *Handler) notifyChecklist(checklistUID, author, taskUID string, task []b
 	now := h.opts.Now()
 	sum := sha256.Sum256(task)
 	m := store.Mission{Name: checklistUID, Tool: store.ToolExCheck}
-	if full, err := h.opts.Store.MissionByName(context.Background(), checklistUID); err == nil {
+	if full, err := h.opts.Missions.MissionByName(context.Background(), checklistUID); err == nil {
 		m = full
 	}
 	var b xb
@@ -247,7 +247,7 @@ func (h *Handler) notifyInvitation(inv store.Invitation) {
 	default:
 		return // user names, groups and teams read their invitations over HTTPS
 	}
-	m, err := h.opts.Store.MissionByName(context.Background(), inv.MissionName)
+	m, err := h.opts.Missions.MissionByName(context.Background(), inv.MissionName)
 	if err != nil {
 		return
 	}
@@ -274,7 +274,7 @@ func (h *Handler) notifyInvitation(inv store.Invitation) {
 // sendMissionCoT sends a new subscriber the latest event of each uid of
 // the mission (received within [from, to] when given).
 func (h *Handler) sendMissionCoT(ctx context.Context, mission, uid string, from, to time.Time) {
-	events, err := h.opts.Store.MissionCoT(ctx, mission)
+	events, err := h.opts.Missions.MissionCoT(ctx, mission)
 	if err != nil {
 		h.log.Warn("could not read a mission's events for a new subscriber", "mission", logx.Clip(mission), "err", err)
 		return

@@ -32,18 +32,18 @@ const (
 )
 
 type missionRecorder struct {
-	st      *store.Store
-	ch      chan store.UIDRecord
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
-	dropped atomic.Uint64
-	written atomic.Uint64
-	warn    *logx.Limiter
+	missions *store.Missions
+	ch       chan store.UIDRecord
+	stop     chan struct{}
+	done     chan struct{}
+	once     sync.Once
+	dropped  atomic.Uint64
+	written  atomic.Uint64
+	warn     *logx.Limiter
 }
 
-func newMissionRecorder(st *store.Store, h *Handler) *missionRecorder {
-	rec := &missionRecorder{st: st, ch: make(chan store.UIDRecord, missionRecordQueue), stop: make(chan struct{}),
+func newMissionRecorder(missions *store.Missions, h *Handler) *missionRecorder {
+	rec := &missionRecorder{missions: missions, ch: make(chan store.UIDRecord, missionRecordQueue), stop: make(chan struct{}),
 		done: make(chan struct{}), warn: logx.NewLimiter(h.log, 5, 10*time.Second)}
 	go rec.run()
 	return rec
@@ -114,7 +114,7 @@ func (rec *missionRecorder) drain(batch []store.UIDRecord) {
 func (rec *missionRecorder) write(batch []store.UIDRecord) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	n, err := rec.st.RecordMissionUIDs(ctx, batch)
+	n, err := rec.missions.RecordMissionUIDs(ctx, batch)
 	if err != nil {
 		rec.warn.Warn("mission uids not recorded", "records", len(batch), "err", err)
 		return

@@ -64,7 +64,7 @@ func (h *Handler) missionList(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.CheckText("tool", tool, false, 255); err != nil {
 		return err
 	}
-	list, err := h.opts.Store.Missions(r.Context(), tool)
+	list, err := h.opts.Missions.Missions(r.Context(), tool)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (h *Handler) missionGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := h.opts.Store.MissionByName(r.Context(), name)
+	m, err := h.opts.Missions.MissionByName(r.Context(), name)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (h *Handler) writeMission(w http.ResponseWriter, r *http.Request, m store.M
 	}
 	v.Token = token
 	if detail {
-		subs, err := h.opts.Store.Subscriptions(ctx, m.Name)
+		subs, err := h.opts.Missions.Subscriptions(ctx, m.Name)
 		if err != nil {
 			return err
 		}
@@ -124,7 +124,7 @@ func (h *Handler) writeMission(w http.ResponseWriter, r *http.Request, m store.M
 		}
 		q := r.URL.Query()
 		if q.Get("logs") == "true" {
-			logs, err := h.opts.Store.MissionLogs(ctx, m.Name, zeroTime, zeroTime)
+			logs, err := h.opts.Missions.MissionLogs(ctx, m.Name, zeroTime, zeroTime)
 			if err != nil {
 				return err
 			}
@@ -134,7 +134,7 @@ func (h *Handler) writeMission(w http.ResponseWriter, r *http.Request, m store.M
 			}
 		}
 		if q.Get("changes") == "true" {
-			changes, err := h.opts.Store.MissionChanges(ctx, m.Name, zeroTime, zeroTime)
+			changes, err := h.opts.Missions.MissionChanges(ctx, m.Name, zeroTime, zeroTime)
 			if err != nil {
 				return err
 			}
@@ -289,7 +289,7 @@ func (h *Handler) missionPut(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, created, sub, err := h.opts.Store.PutMission(r.Context(), name, in)
+	m, created, sub, err := h.opts.Missions.PutMission(r.Context(), name, in)
 	if err != nil {
 		return err
 	}
@@ -314,7 +314,7 @@ func (h *Handler) missionCoT(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	events, err := h.opts.Store.MissionCoT(r.Context(), name)
+	events, err := h.opts.Missions.MissionCoT(r.Context(), name)
 	if err != nil {
 		return err
 	}
@@ -355,7 +355,7 @@ func (h *Handler) missionChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	changes, err := h.opts.Store.MissionChanges(r.Context(), name, from, to)
+	changes, err := h.opts.Missions.MissionChanges(r.Context(), name, from, to)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	user, _ := h.identity(r)
-	sub, err := h.opts.Store.Subscribe(r.Context(), name, uid, user, q.Get("password"))
+	sub, err := h.opts.Missions.Subscribe(r.Context(), name, uid, user, q.Get("password"))
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (h *Handler) unsubscribe(w http.ResponseWriter, r *http.Request) error {
 			return httpapi.BadRequest("disconnectOnly", "must be true or false, not %q", httpapi.ClipValue(v))
 		}
 	}
-	if err := h.opts.Store.Unsubscribe(r.Context(), name, uid, disconnectOnly); err != nil {
+	if err := h.opts.Missions.Unsubscribe(r.Context(), name, uid, disconnectOnly); err != nil {
 		return err
 	}
 	h.log.Info("mission unsubscribed", "mission", logx.Clip(name), "uid", logx.Clip(uid), "disconnect_only", disconnectOnly)
@@ -100,12 +100,12 @@ func (h *Handler) missionSubs(r *http.Request) ([]store.Subscription, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.opts.Store.Subscriptions(r.Context(), name)
+	return h.opts.Missions.Subscriptions(r.Context(), name)
 }
 
 // allSubscriptions answers GET /Marti/api/missions/all/subscriptions.
 func (h *Handler) allSubscriptions(w http.ResponseWriter, r *http.Request) error {
-	subs, err := h.opts.Store.Subscriptions(r.Context(), "")
+	subs, err := h.opts.Missions.Subscriptions(r.Context(), "")
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func (h *Handler) setParent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.opts.Store.SetMissionParent(r.Context(), child, parent, who); err != nil {
+	if err := h.opts.Missions.SetMissionParent(r.Context(), child, parent, who); err != nil {
 		return err
 	}
 	h.log.Info("mission parent set", "mission", logx.Clip(child), "parent", logx.Clip(parent))
@@ -156,7 +156,7 @@ func (h *Handler) clearParent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.opts.Store.ClearMissionParent(r.Context(), child, who); err != nil {
+	if err := h.opts.Missions.ClearMissionParent(r.Context(), child, who); err != nil {
 		return err
 	}
 	h.log.Info("mission parent removed", "mission", logx.Clip(child))
@@ -169,7 +169,7 @@ func (h *Handler) getParent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.opts.Store.MissionParent(r.Context(), child)
+	p, err := h.opts.Missions.MissionParent(r.Context(), child)
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func (h *Handler) getChildren(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.opts.Store.MissionChildren(r.Context(), parent)
+	list, err := h.opts.Missions.MissionChildren(r.Context(), parent)
 	if err != nil {
 		return err
 	}
@@ -266,12 +266,12 @@ func (h *Handler) invite(w http.ResponseWriter, r *http.Request, name string, in
 			return httpapi.BadRequest("role", "must be %s, %s or %s, not %q", store.RoleOwner, store.RoleMember, store.RoleReadOnly, httpapi.ClipValue(inv.Role))
 		}
 	}
-	if _, err := h.opts.Store.MissionByName(r.Context(), name); err != nil {
+	if _, err := h.opts.Missions.MissionByName(r.Context(), name); err != nil {
 		return err
 	}
 	out := make([]invitationJSON, 0, len(invs))
 	for _, inv := range invs {
-		saved, err := h.opts.Store.Invite(r.Context(), name, inv)
+		saved, err := h.opts.Missions.Invite(r.Context(), name, inv)
 		if err != nil {
 			return err
 		}
@@ -297,7 +297,7 @@ func (h *Handler) invitations(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	user, _ := h.identity(r)
-	list, err := h.opts.Store.Invitations(r.Context(), uid, user)
+	list, err := h.opts.Missions.Invitations(r.Context(), uid, user)
 	if err != nil {
 		return err
 	}

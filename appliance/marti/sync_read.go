@@ -32,7 +32,7 @@ func (h *Handler) packageByQuery(r *http.Request, hashOnly bool) (store.DataPack
 			}
 			return store.DataPackage{}, err
 		}
-		p, err := h.opts.Store.DataPackageByHash(r.Context(), hash)
+		p, err := h.opts.Files.DataPackageByHash(r.Context(), hash)
 		if errors.Is(err, store.ErrNotFound) {
 			return p, httpapi.Errorf(http.StatusNotFound, "hash: no file with hash %s", hash)
 		}
@@ -42,7 +42,7 @@ func (h *Handler) packageByQuery(r *http.Request, hashOnly bool) (store.DataPack
 	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
 		return store.DataPackage{}, err
 	}
-	p, err := h.opts.Store.DataPackageByUID(r.Context(), uid)
+	p, err := h.opts.Files.DataPackageByUID(r.Context(), uid)
 	if errors.Is(err, store.ErrNotFound) {
 		return p, httpapi.Errorf(http.StatusNotFound, "uid: no file with uid %q", httpapi.ClipValue(uid))
 	}
@@ -87,7 +87,7 @@ func (h *Handler) getContent(w http.ResponseWriter, r *http.Request) {
 // serve streams a package as an attachment under its file name, from
 // offset on (0: whole, with Range support).
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, p store.DataPackage, offset int64) {
-	br, err := h.opts.Store.OpenBlob(r.Context(), p.BlobID)
+	br, err := h.opts.Files.OpenBlob(r.Context(), p.BlobID)
 	if err != nil {
 		h.log.Error("opening an enterprise sync file failed", "hash", p.Hash, "err", err)
 		httpapi.WriteMessage(w, http.StatusInternalServerError, syncError+"the file could not be read")
@@ -139,7 +139,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, "")
 		return
 	}
-	list, err := h.opts.Store.SearchDataPackages(r.Context(), kw)
+	list, err := h.opts.Files.SearchDataPackages(r.Context(), kw)
 	if err != nil {
 		h.log.Error("searching enterprise sync files failed", "err", err)
 		httpapi.WriteMessage(w, http.StatusInternalServerError, syncError+"the search failed")
@@ -209,7 +209,7 @@ func (h *Handler) setPrivacy(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, "")
 		return
 	}
-	p, err := h.opts.Store.DataPackageByHash(r.Context(), hash)
+	p, err := h.opts.Files.DataPackageByHash(r.Context(), hash)
 	if errors.Is(err, store.ErrNotFound) {
 		httpapi.WriteMessage(w, http.StatusNotFound, "hash: no file with hash "+hash)
 		return
@@ -219,7 +219,7 @@ func (h *Handler) setPrivacy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	private := privacy == store.ToolPrivate
-	err = h.opts.Store.UpdateDataPackages(r.Context(), []store.DataPackageUpdate{{PrimaryKey: p.PrimaryKey, Private: &private}})
+	err = h.opts.Files.UpdateDataPackages(r.Context(), []store.DataPackageUpdate{{PrimaryKey: p.PrimaryKey, Private: &private}})
 	if errors.Is(err, store.ErrNotFound) { // deleted meanwhile
 		httpapi.WriteMessage(w, http.StatusNotFound, "hash: no file with hash "+hash)
 		return
@@ -243,7 +243,7 @@ func (h *Handler) metadataDownload(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, "")
 		return
 	}
-	p, err := h.opts.Store.DataPackageByHash(r.Context(), hash)
+	p, err := h.opts.Files.DataPackageByHash(r.Context(), hash)
 	if errors.Is(err, store.ErrNotFound) {
 		httpapi.WriteMessage(w, http.StatusNotFound, "hash: no file with hash "+hash)
 		return

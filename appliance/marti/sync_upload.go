@@ -186,7 +186,7 @@ func (h *Handler) receive(w http.ResponseWriter, r *http.Request, u upload) (sto
 	if submitter == "" {
 		submitter = u.creator
 	}
-	p, err := h.opts.Store.PutDataPackage(r.Context(), store.DataPackageInput{
+	p, err := h.opts.Files.PutDataPackage(r.Context(), store.DataPackageInput{
 		Name: u.name, SubmissionUser: submitter, CreatorUID: u.creator, Keywords: u.keywords,
 		MIMEType: mimeType, Private: u.private, ExpectedHash: u.hash,
 	}, content)

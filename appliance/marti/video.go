@@ -230,7 +230,7 @@ func (h *Handler) putVideo(w http.ResponseWriter, r *http.Request, conns []store
 		httpapi.Fail(w, r, httpapi.BadRequest(field, "must hold 1 to %d connections", store.MaxVideoBatch), videoError)
 		return false
 	}
-	if err := h.opts.Store.PutVideoConnections(r.Context(), conns); err != nil {
+	if err := h.opts.Videos.PutVideoConnections(r.Context(), conns); err != nil {
 		httpapi.Fail(w, r, httpapi.InField(field, err), videoError)
 		return false
 	}
@@ -242,7 +242,7 @@ func (h *Handler) putVideo(w http.ResponseWriter, r *http.Request, conns []store
 
 // videoList answers GET /Marti/api/video.
 func (h *Handler) videoList(w http.ResponseWriter, r *http.Request) {
-	list, err := h.opts.Store.VideoConnections(r.Context())
+	list, err := h.opts.Videos.VideoConnections(r.Context())
 	if err != nil {
 		h.log.Error("listing video connections failed", "err", err)
 		httpapi.WriteMessage(w, http.StatusInternalServerError, videoError)
@@ -328,7 +328,7 @@ func (h *Handler) videoByUID(w http.ResponseWriter, r *http.Request) (store.Vide
 		httpapi.Fail(w, r, err, videoError)
 		return store.VideoConnection{}, false
 	}
-	c, err := h.opts.Store.VideoConnectionByUID(r.Context(), uid)
+	c, err := h.opts.Videos.VideoConnectionByUID(r.Context(), uid)
 	if errors.Is(err, store.ErrNotFound) {
 		httpapi.WriteMessage(w, http.StatusNotFound, "uid: no video connection "+strconv.Quote(httpapi.ClipValue(uid)))
 		return c, false
@@ -354,7 +354,7 @@ func (h *Handler) videoDelete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := h.opts.Store.DeleteVideoConnection(r.Context(), c.UID); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := h.opts.Videos.DeleteVideoConnection(r.Context(), c.UID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		h.log.Error("deleting a video connection failed", "err", err)
 		httpapi.WriteMessage(w, http.StatusInternalServerError, videoError)
 		return

@@ -101,7 +101,7 @@ func TestVideoConnections(t *testing.T) {
 	if resp.Status != 200 || !strings.Contains(string(resp.Body), "Gate (moved)") {
 		t.Fatalf("put: %d %s", resp.Status, resp.Body)
 	}
-	if c, err := e.Store().VideoConnectionByUID(t.Context(), "conn-json-1"); err != nil || c.Feeds[0].URL != "srt://cam.example:9000" || c.Feeds[0].UID == "" {
+	if c, err := e.Store().Videos().VideoConnectionByUID(t.Context(), "conn-json-1"); err != nil || c.Feeds[0].URL != "srt://cam.example:9000" || c.Feeds[0].UID == "" {
 		t.Fatalf("replaced: %+v %v", c, err)
 	}
 	if resp := e.do(t, both[1], "DELETE", "/Marti/api/video/conn-json-1", nil); resp.Status != 200 {
@@ -156,7 +156,7 @@ func TestVideoBadInput(t *testing.T) {
 			}
 		}
 	}
-	if list, _ := e.Store().VideoConnections(t.Context()); len(list) != 0 {
+	if list, _ := e.Store().Videos().VideoConnections(t.Context()); len(list) != 0 {
 		t.Fatalf("refused requests stored %d connections", len(list))
 	}
 	// Bounded: a full table refuses a new connection with 409.

@@ -62,7 +62,7 @@ func feedXML(f store.VideoFeed) vcmFeed {
 
 // vcmList answers GET /Marti/vcm: every feed of every connection.
 func (h *Handler) vcmList(w http.ResponseWriter, r *http.Request) {
-	list, err := h.opts.Store.VideoConnections(r.Context())
+	list, err := h.opts.Videos.VideoConnections(r.Context())
 	if err != nil {
 		h.log.Error("listing video connections failed", "err", err)
 		httpapi.WriteMessage(w, http.StatusInternalServerError, videoError)

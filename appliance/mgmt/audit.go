@@ -85,7 +85,7 @@ func (a *API) recordAudit(r *http.Request, p store.Principal, at time.Time, stat
 	if note == "" {
 		e.Body = recordedBody(r.Header.Get("Content-Type"), body)
 	}
-	if err := a.opts.Store.AddAudit(context.WithoutCancel(r.Context()), e); err != nil {
+	if err := a.opts.Accounts.AddAudit(context.WithoutCancel(r.Context()), e); err != nil {
 		a.log.Error("could not record an audit entry", "user", logx.Clip(p.Name), "method", r.Method,
 			"path", logx.Clip(r.URL.Path), "err", err)
 	}

@@ -36,7 +36,7 @@ func TestAudit(t *testing.T) {
 	want(t, "admin lists users", e.do("GET", "/ManageSystemUser/getAll", e.admin, nil), 200)
 	want(t, "admin creates a user", e.do("POST", "/ManageSystemUser/postSystemUser", e.admin, map[string]string{"username": "amy", "password": "amy-pw"}), 201)
 
-	entries, err := e.app.Store().AuditEntries(t.Context(), store.AuditFilter{})
+	entries, err := e.app.Store().Accounts().AuditEntries(t.Context(), store.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestAudit(t *testing.T) {
 	// Clipped: a large body is cut to a bounded record.
 	big := strings.Repeat("a", 10<<10)
 	e.do("GET", "/ManageSystemUser/getSystemUser", kimToken, map[string]string{"username": big})
-	last, _ := e.app.Store().AuditEntries(t.Context(), store.AuditFilter{Limit: 1})
+	last, _ := e.app.Store().Accounts().AuditEntries(t.Context(), store.AuditFilter{Limit: 1})
 	if len(last) != 1 || len(last[0].Body) > 4200 || !strings.Contains(last[0].Body, "…") {
 		t.Fatalf("large body recorded as %d bytes", len(last[0].Body))
 	}

@@ -60,11 +60,11 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 			httpapi.WriteMessage(w, http.StatusUnauthorized, "authentication required: send the header Authorization: Bearer followed by your token")
 			return
 		}
-		if a.opts.Store == nil {
+		if a.opts.Accounts == nil {
 			httpapi.WriteMessage(w, http.StatusInternalServerError, "An error occurred attempting to retrieve user(s).")
 			return
 		}
-		p, err := a.opts.Store.Authenticate(r.Context(), token, a.opts.Now())
+		p, err := a.opts.Accounts.Authenticate(r.Context(), token, a.opts.Now())
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			a.refuseToken(w, r, addr)

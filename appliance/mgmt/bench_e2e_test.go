@@ -23,7 +23,7 @@ func BenchmarkListDataPackages10k(b *testing.B) {
 	ctx := context.Background()
 	start := time.Now()
 	for i := range 10_000 {
-		_, err := e.app.Store().PutDataPackage(ctx, store.DataPackageInput{
+		_, err := e.app.Store().Files().PutDataPackage(ctx, store.DataPackageInput{
 			Name: fmt.Sprintf("package-%05d.zip", i), SubmissionUser: "ANDROID-0123456789", CreatorUID: "ANDROID-0123456789",
 			Keywords: store.UploadKeywords(), MIMEType: "application/zip",
 		}, strings.NewReader(fmt.Sprint("content ", i)))
@@ -107,7 +107,7 @@ func BenchmarkGetGeoObject100k(b *testing.B) {
 	b.Run("store-query/radius=10000m", func(b *testing.B) {
 		box := geo.BoundingBox(center, 10000)
 		for b.Loop() {
-			if _, err := e.app.Store().GeoObjectsInBox(ctx, box.MinLat, box.MinLon, box.MaxLat, box.MaxLon, time.Now()); err != nil {
+			if _, err := e.app.Store().Objects().GeoObjectsInBox(ctx, box.MinLat, box.MinLon, box.MaxLat, box.MaxLon, time.Now()); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -25,25 +25,25 @@ func benchAPI(b *testing.B) (a *API, tokens map[string]string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	api, err := st.CreateAPIUser(ctx, "admin")
+	api, err := st.Accounts().CreateAPIUser(ctx, "admin")
 	if err != nil {
 		b.Fatal(err)
 	}
-	u, err := st.CreateUser(ctx, store.UserInput{Name: "kim", Password: "pw"})
+	u, err := st.Accounts().CreateUser(ctx, store.UserInput{Name: "kim", Password: "pw"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	login, err := st.CreateLoginToken(ctx, u.UID, time.Now().Add(time.Hour))
+	login, err := st.Accounts().CreateLoginToken(ctx, u.UID, time.Now().Add(time.Hour))
 	if err != nil {
 		b.Fatal(err)
 	}
 	// Some bulk, so lookups are index lookups in tables that are not tiny.
 	for i := range 200 {
-		if _, err := st.CreateAPIUser(ctx, fmt.Sprint("api-", i)); err != nil {
+		if _, err := st.Accounts().CreateAPIUser(ctx, fmt.Sprint("api-", i)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	a = New(Options{Store: st, Logger: testkit.Discard()})
+	a = New(Options{Accounts: st.Accounts(), Logger: testkit.Discard()})
 	a.mux.HandleFunc("GET /bench/noop", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	return a, map[string]string{"api-user": api.Token, "system-user": u.Token, "login-token": login}
 }

@@ -29,16 +29,16 @@ func (a *API) issueCertificatePackage(ctx context.Context, u store.User, d pki.D
 	if a.opts.Authority == nil {
 		return "", "", errors.New("no certificate authority is configured")
 	}
-	up, err := a.opts.Authority.IssueUserPackage(ctx, u.Name, d, a.opts.Store)
+	up, err := a.opts.Authority.IssueUserPackage(ctx, u.Name, d, a.opts.Files)
 	if err != nil {
 		return "", "", fmt.Errorf("certificate package for %q: %w", u.Name, err)
 	}
-	if err := a.opts.Store.SetUserCertificatePackage(ctx, u.UID, up.FileName, up.Hash); err != nil {
+	if err := a.opts.Accounts.SetUserCertificatePackage(ctx, u.UID, up.FileName, up.Hash); err != nil {
 		bg := context.WithoutCancel(ctx)
 		if rerr := a.opts.Authority.Revoke(up.Cert.Cert.SerialNumber, "cessation_of_operation"); rerr != nil {
 			a.log.Error("could not revoke the certificate of a failed user package", "user", logx.Clip(u.Name), "err", rerr)
 		}
-		if derr := a.opts.Store.DeleteDataPackageByHash(bg, up.Hash); derr != nil {
+		if derr := a.opts.Files.DeleteDataPackageByHash(bg, up.Hash); derr != nil {
 			a.log.Error("could not remove a failed user package", "user", logx.Clip(u.Name), "err", derr)
 		}
 		a.opts.Authority.RemoveUserPackageFile(up.FileName)
@@ -51,7 +51,7 @@ func (a *API) issueCertificatePackage(ctx context.Context, u store.User, d pki.D
 // and file); failures are logged.
 func (a *API) removeCertificatePackage(u store.User) {
 	if u.CertificatePackageHash != "" {
-		err := a.opts.Store.DeleteDataPackageByHash(context.Background(), u.CertificatePackageHash)
+		err := a.opts.Files.DeleteDataPackageByHash(context.Background(), u.CertificatePackageHash)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			a.log.Error("could not remove a deleted user's certificate package", "user", logx.Clip(u.Name), "err", err)
 		}
@@ -74,9 +74,9 @@ func (a *API) certificatePackage(w http.ResponseWriter, r *http.Request) {
 	)
 	switch {
 	case id != "":
-		u, err = a.opts.Store.UserByUID(r.Context(), id)
+		u, err = a.opts.Accounts.UserByUID(r.Context(), id)
 	case name != "":
-		u, err = a.opts.Store.UserByName(r.Context(), name)
+		u, err = a.opts.Accounts.UserByName(r.Context(), name)
 	default:
 		httpapi.Fail(w, r, httpapi.BadRequest("id or username", "one is required in the query string"), usersError)
 		return
@@ -93,7 +93,7 @@ func (a *API) certificatePackage(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteMessage(w, http.StatusNotFound, "this user has no certificate package")
 		return
 	}
-	p, err := a.opts.Store.DataPackageByHash(r.Context(), u.CertificatePackageHash)
+	p, err := a.opts.Files.DataPackageByHash(r.Context(), u.CertificatePackageHash)
 	if errors.Is(err, store.ErrNotFound) {
 		httpapi.WriteMessage(w, http.StatusNotFound, "this user's certificate package is gone")
 		return
@@ -108,7 +108,7 @@ func (a *API) certificatePackage(w http.ResponseWriter, r *http.Request) {
 // servePackage streams a data package chunk by chunk, with Range support,
 // as an attachment under its file name.
 func (a *API) servePackage(w http.ResponseWriter, r *http.Request, p store.DataPackage) {
-	br, err := a.opts.Store.OpenBlob(r.Context(), p.BlobID)
+	br, err := a.opts.Files.OpenBlob(r.Context(), p.BlobID)
 	if err != nil {
 		httpapi.Fail(w, r, err, packagesError+"the content could not be read")
 		return

@@ -208,15 +208,15 @@ func (c *Channel) authenticate(s *socketio.Socket, args []json.RawMessage, _ fun
 	ok := false
 	switch {
 	case blocked:
-		c.limited.Warn("socket.io authentication refused: too many failures from this address", "addr", s.RemoteAddr())
+		c.limited.Warn("socket.io authentication refused: too many failures from this address", "remote", s.RemoteAddr())
 	case !parsed:
-		c.limited.Warn("socket.io authentication refused: malformed authenticate event", "addr", s.RemoteAddr())
+		c.limited.Warn("socket.io authentication refused: malformed authenticate event", "remote", s.RemoteAddr())
 		c.auth.Fail(addr)
 	default:
 		h := sha256.Sum256([]byte(req.Authenticate))
 		ok = c.opts.WebsocketKey != "" && subtle.ConstantTimeCompare(h[:], c.keyHash[:]) == 1
 		if !ok {
-			c.limited.Warn("socket.io authentication failed: wrong key", "addr", s.RemoteAddr())
+			c.limited.Warn("socket.io authentication failed: wrong key", "remote", s.RemoteAddr())
 			c.auth.Fail(addr)
 		}
 	}
@@ -229,7 +229,7 @@ func (c *Channel) authenticate(s *socketio.Socket, args []json.RawMessage, _ fun
 	// it comes before any push.
 	s.Emit("authentication", jsonString(map[string]string{"successful": "True"}))
 	s.Set(authenticatedKey, true)
-	c.log.Info("socket.io client authenticated", "addr", s.RemoteAddr())
+	c.log.Info("socket.io client authenticated", "remote", s.RemoteAddr())
 }
 
 // authed lets only authenticated sockets reach h: before authentication
@@ -237,7 +237,7 @@ func (c *Channel) authenticate(s *socketio.Socket, args []json.RawMessage, _ fun
 func (c *Channel) authed(h func(*socketio.Socket, []json.RawMessage)) socketio.Handler {
 	return func(s *socketio.Socket, args []json.RawMessage, _ func(...any)) {
 		if !isAuthenticated(s) {
-			c.limited.Debug("socket.io event before authentication ignored", "addr", s.RemoteAddr())
+			c.limited.Debug("socket.io event before authentication ignored", "remote", s.RemoteAddr())
 			return
 		}
 		h(s, args)

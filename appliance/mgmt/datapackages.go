@@ -37,7 +37,7 @@ type packageItem struct {
 // listPackages answers GET /DataPackageTable: {"json_list": [...]}, newest
 // first.
 func (a *API) listPackages(w http.ResponseWriter, r *http.Request) {
-	list, err := a.opts.Store.DataPackages(r.Context())
+	list, err := a.opts.Files.DataPackages(r.Context())
 	if err != nil {
 		httpapi.Fail(w, r, err, packagesError+"the list could not be read")
 		return
@@ -133,7 +133,7 @@ func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
 		}
 		ups = append(ups, up)
 	}
-	if err := a.opts.Store.UpdateDataPackages(r.Context(), ups); err != nil {
+	if err := a.opts.Files.UpdateDataPackages(r.Context(), ups); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			err = httpapi.Errorf(http.StatusNotFound, "%s", notFoundKey(err, fields))
 		}
@@ -177,7 +177,7 @@ func (a *API) deletePackages(w http.ResponseWriter, r *http.Request) {
 			httpapi.Fail(w, r, err, packagesError)
 			return
 		}
-		if _, err := a.opts.Store.DataPackageByHash(r.Context(), h); errors.Is(err, store.ErrNotFound) {
+		if _, err := a.opts.Files.DataPackageByHash(r.Context(), h); errors.Is(err, store.ErrNotFound) {
 			httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "%s: no data package with hash %s", field, h), packagesError)
 			return
 		} else if err != nil {
@@ -186,7 +186,7 @@ func (a *API) deletePackages(w http.ResponseWriter, r *http.Request) {
 		}
 		hashes = append(hashes, h)
 	}
-	if err := a.opts.Store.DeleteDataPackagesByHash(r.Context(), hashes); err != nil {
+	if err := a.opts.Files.DeleteDataPackagesByHash(r.Context(), hashes); err != nil {
 		httpapi.Fail(w, r, httpapi.InField("DataPackages", err), packagesError+"the packages could not be deleted")
 		return
 	}
@@ -201,7 +201,7 @@ func (a *API) downloadPackage(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, packagesError)
 		return
 	}
-	p, err := a.opts.Store.DataPackageByHash(r.Context(), h)
+	p, err := a.opts.Files.DataPackageByHash(r.Context(), h)
 	if errors.Is(err, store.ErrNotFound) {
 		httpapi.WriteMessage(w, http.StatusNotFound, "hash: no data package with hash "+h)
 		return

@@ -39,9 +39,14 @@ const (
 
 // Options configure the management API.
 type Options struct {
-	Broker    *broker.Broker
-	Store     *store.Store   // users, tokens, audit, data packages; nil: only public routes work
-	Authority *pki.Authority // certificate packages and revocation of deleted users
+	Broker *broker.Broker
+	// What the API reads and changes (store areas); nil Accounts: only the
+	// public routes work.
+	Accounts  *store.Accounts // users, tokens, audit
+	Files     *store.Files    // data packages, certificate packages, the basemap
+	Missions  *store.Missions // the console's missions page
+	Events    *store.Events   // the console's map
+	Authority *pki.Authority  // certificate packages and revocation of deleted users
 	// Objects keeps geo objects and emergencies (/ManageGeoObject,
 	// /ManageEmergency). Nil: those routes are not served.
 	Objects *objects.Service
@@ -147,7 +152,7 @@ func New(opts Options) *API {
 	}
 	// Basemap tiles and the ATAK map source: TAK clients fetch them without
 	// a token (tiles.go).
-	a.basemap = &basemap{path: opts.BasemapPath, dir: opts.BasemapDir, store: opts.Store, log: opts.Logger}
+	a.basemap = &basemap{path: opts.BasemapPath, dir: opts.BasemapDir, files: opts.Files, log: opts.Logger}
 	a.handlePublic("GET /tiles/", a.tiles)
 	// The console's live map and server state, behind the token like the
 	// rest (mapview.go, serverinfo.go).
@@ -228,7 +233,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.handler.Serv
 // Maintain prunes audit records older than AuditRetention and expired login
 // tokens, now and every hour, until ctx ends.
 func (a *API) Maintain(ctx context.Context) {
-	if a.opts.Store == nil {
+	if a.opts.Accounts == nil {
 		return
 	}
 	t := time.NewTicker(maintainEvery)
@@ -246,14 +251,14 @@ func (a *API) Maintain(ctx context.Context) {
 func (a *API) prune(ctx context.Context) {
 	now := a.opts.Now()
 	if a.opts.AuditRetention > 0 {
-		n, err := a.opts.Store.PruneAudit(ctx, now.Add(-a.opts.AuditRetention))
+		n, err := a.opts.Accounts.PruneAudit(ctx, now.Add(-a.opts.AuditRetention))
 		if err != nil && ctx.Err() == nil {
 			a.log.Error("could not prune the audit log", "err", err)
 		} else if n > 0 {
 			a.log.Info("pruned old audit records", "records", n, "retention", a.opts.AuditRetention)
 		}
 	}
-	n, err := a.opts.Store.PruneLoginTokens(ctx, now)
+	n, err := a.opts.Accounts.PruneLoginTokens(ctx, now)
 	if err != nil && ctx.Err() == nil {
 		a.log.Error("could not prune expired login tokens", "err", err)
 	} else if n > 0 {

@@ -32,7 +32,7 @@ type loginAnswer struct {
 }
 
 func (a *API) login(w http.ResponseWriter, r *http.Request) {
-	if a.opts.Store == nil {
+	if a.opts.Accounts == nil {
 		httpapi.WriteMessage(w, http.StatusInternalServerError, usersError)
 		return
 	}
@@ -64,7 +64,7 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 		a.refuseBlocked(w, r, addr, wait)
 		return
 	}
-	u, err := a.opts.Store.VerifyPassword(r.Context(), name, password)
+	u, err := a.opts.Accounts.VerifyPassword(r.Context(), name, password)
 	failed := errors.Is(err, store.ErrBadCredentials)
 	if a.limiter.End(addr, failed) {
 		a.log.Warn("management API: address blocked after repeated failed logins or unknown tokens",
@@ -89,7 +89,7 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 	}
 	now := a.opts.Now()
 	expires := now.Add(a.opts.LoginTokenLifetime)
-	token, err := a.opts.Store.CreateLoginToken(r.Context(), u.UID, expires)
+	token, err := a.opts.Accounts.CreateLoginToken(r.Context(), u.UID, expires)
 	if err != nil {
 		httpapi.Fail(w, r, err, usersError)
 		return

@@ -21,32 +21,32 @@ func TestPrune(t *testing.T) {
 	defer st.Close()
 	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	for _, age := range []time.Duration{100 * 24 * time.Hour, 89 * 24 * time.Hour, time.Hour} {
-		if err := st.AddAudit(ctx, store.AuditEntry{At: now.Add(-age), UserName: "kim", Method: "GET", Endpoint: "/x", Status: 200}); err != nil {
+		if err := st.Accounts().AddAudit(ctx, store.AuditEntry{At: now.Add(-age), UserName: "kim", Method: "GET", Endpoint: "/x", Status: 200}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	u, err := st.CreateUser(ctx, store.UserInput{Name: "kim", Password: "pw"})
+	u, err := st.Accounts().CreateUser(ctx, store.UserInput{Name: "kim", Password: "pw"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, _ := st.CreateLoginToken(ctx, u.UID, now.Add(-time.Minute))
-	fresh, _ := st.CreateLoginToken(ctx, u.UID, now.Add(time.Hour))
+	old, _ := st.Accounts().CreateLoginToken(ctx, u.UID, now.Add(-time.Minute))
+	fresh, _ := st.Accounts().CreateLoginToken(ctx, u.UID, now.Add(time.Hour))
 
-	keep := New(Options{Store: st, Logger: testkit.Discard(), Now: func() time.Time { return now }})
+	keep := New(Options{Accounts: st.Accounts(), Logger: testkit.Discard(), Now: func() time.Time { return now }})
 	keep.prune(ctx)
-	if all, _ := st.AuditEntries(ctx, store.AuditFilter{}); len(all) != 3 {
+	if all, _ := st.Accounts().AuditEntries(ctx, store.AuditFilter{}); len(all) != 3 {
 		t.Fatalf("retention 0 pruned audit records: %d left", len(all))
 	}
-	a := New(Options{Store: st, Logger: testkit.Discard(), AuditRetention: 90 * 24 * time.Hour, Now: func() time.Time { return now }})
+	a := New(Options{Accounts: st.Accounts(), Logger: testkit.Discard(), AuditRetention: 90 * 24 * time.Hour, Now: func() time.Time { return now }})
 	a.prune(ctx)
-	all, _ := st.AuditEntries(ctx, store.AuditFilter{})
+	all, _ := st.Accounts().AuditEntries(ctx, store.AuditFilter{})
 	if len(all) != 2 || !all[0].At.Equal(now.Add(-89*24*time.Hour)) {
 		t.Fatalf("after pruning: %+v", all)
 	}
-	if _, err := st.Authenticate(ctx, old, now.Add(-time.Hour)); err == nil {
+	if _, err := st.Accounts().Authenticate(ctx, old, now.Add(-time.Hour)); err == nil {
 		t.Fatal("an expired login token survived pruning")
 	}
-	if _, err := st.Authenticate(ctx, fresh, now); err != nil {
+	if _, err := st.Accounts().Authenticate(ctx, fresh, now); err != nil {
 		t.Fatalf("a live login token was pruned: %v", err)
 	}
 	// Maintain stops with its context.

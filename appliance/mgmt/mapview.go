@@ -125,11 +125,11 @@ func (a *API) mapView(w http.ResponseWriter, r *http.Request) {
 			out.Clients = append(out.Clients, newMapClient(positions[c.UID], clientItemOf(c), c.Listener))
 		}
 	}
-	if a.opts.Store == nil {
+	if a.opts.Events == nil {
 		httpapi.WriteJSON(w, http.StatusOK, out)
 		return
 	}
-	events, err := a.opts.Store.LatestInBox(r.Context(), box[1], box[0], box[3], box[2], limit)
+	events, err := a.opts.Events.LatestInBox(r.Context(), box[1], box[0], box[3], box[2], limit)
 	if err != nil {
 		a.mapFailed(w, r, err)
 		return
@@ -197,7 +197,7 @@ func (a *API) deletions(r *http.Request, now time.Time) (map[string]deletion, er
 	if m := c.mark.Add(-deleteOverlap); m.After(since) {
 		since = m
 	}
-	evs, err := a.opts.Store.RecentOfType(r.Context(), "t-x-d-d", since, mapDeleteLimit)
+	evs, err := a.opts.Events.RecentOfType(r.Context(), "t-x-d-d", since, mapDeleteLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -340,11 +340,11 @@ func (a *API) mapEventByUID(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, httpapi.BadRequest("uid", "is required (at most 1024 bytes)"), "")
 		return
 	}
-	if a.opts.Store == nil {
+	if a.opts.Events == nil {
 		httpapi.WriteMessage(w, http.StatusNotFound, "no event of this uid")
 		return
 	}
-	e, err := a.opts.Store.LatestEvent(r.Context(), uid)
+	e, err := a.opts.Events.LatestEvent(r.Context(), uid)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		httpapi.WriteMessage(w, http.StatusNotFound, "no event of uid "+strconv.Quote(logx.Clip(uid)))

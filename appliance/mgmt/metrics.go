@@ -25,12 +25,12 @@ func (a *API) metrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token, ok := bearerToken(r)
-	if !ok || a.opts.Store == nil {
+	if !ok || a.opts.Accounts == nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="Outpost"`)
 		httpapi.WriteMessage(w, http.StatusUnauthorized, "endpoint can only be accessed by approved IPs or with a bearer token")
 		return
 	}
-	p, err := a.opts.Store.Authenticate(r.Context(), token, a.opts.Now())
+	p, err := a.opts.Accounts.Authenticate(r.Context(), token, a.opts.Now())
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		a.refuseToken(w, r, addr)

@@ -57,7 +57,7 @@ func missionItemOf(s store.MissionSummary) missionItem {
 // listMissions answers GET /api/missions: {"missions": [...], "truncated"},
 // in name order.
 func (a *API) listMissions(w http.ResponseWriter, r *http.Request) {
-	list, truncated, err := a.opts.Store.MissionSummaries(r.Context(), missionListLimit)
+	list, truncated, err := a.opts.Missions.MissionSummaries(r.Context(), missionListLimit)
 	if err != nil {
 		httpapi.Fail(w, r, err, missionsError+"the list could not be read")
 		return
@@ -104,7 +104,7 @@ func (a *API) getMission(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, httpapi.InField("name", err), missionsError)
 		return
 	}
-	sum, err := a.opts.Store.MissionSummaryByName(ctx, name)
+	sum, err := a.opts.Missions.MissionSummaryByName(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "name: no mission named %q", httpapi.ClipValue(name)), missionsError)
 		return
@@ -118,39 +118,39 @@ func (a *API) getMission(w http.ResponseWriter, r *http.Request) {
 	fail := func(err error, what string) {
 		httpapi.Fail(w, r, err, missionsError+"the mission's "+what+" could not be read")
 	}
-	contents, err := a.opts.Store.MissionContents(ctx, m.ID)
+	contents, err := a.opts.Missions.MissionContents(ctx, m.ID)
 	if err != nil {
 		fail(err, "files")
 		return
 	}
 	contents, out.Truncated.Contents = firstN(contents, missionPartLimit)
 	out.Contents = mapSlice(contents, contentItemOf)
-	uids, err := a.opts.Store.MissionUIDs(ctx, m.ID)
+	uids, err := a.opts.Missions.MissionUIDs(ctx, m.ID)
 	if err != nil {
 		fail(err, "uids")
 		return
 	}
 	uids, out.Truncated.UIDs = firstN(uids, missionPartLimit)
 	out.UIDs = mapSlice(uids, uidItemOf)
-	subs, err := a.opts.Store.Subscriptions(ctx, m.Name)
+	subs, err := a.opts.Missions.Subscriptions(ctx, m.Name)
 	if err != nil {
 		fail(err, "subscribers")
 		return
 	}
 	subs, out.Truncated.Subscribers = firstN(subs, missionPartLimit)
 	out.Subscribers = mapSlice(subs, subscriberItemOf)
-	if out.ExternalData, err = a.opts.Store.MissionExternalData(ctx, m.ID); err != nil {
+	if out.ExternalData, err = a.opts.Missions.MissionExternalData(ctx, m.ID); err != nil {
 		fail(err, "external data")
 		return
 	}
 	out.ExternalData, out.Truncated.ExternalData = firstN(out.ExternalData, missionPartLimit)
-	changes, truncated, err := a.opts.Store.RecentMissionChanges(ctx, m, missionPartLimit)
+	changes, truncated, err := a.opts.Missions.RecentMissionChanges(ctx, m, missionPartLimit)
 	if err != nil {
 		fail(err, "changes")
 		return
 	}
 	out.Changes, out.Truncated.Changes = mapSlice(changes, changeItemOf), truncated
-	logs, truncated, err := a.opts.Store.RecentMissionLogs(ctx, m, missionPartLimit)
+	logs, truncated, err := a.opts.Missions.RecentMissionLogs(ctx, m, missionPartLimit)
 	if err != nil {
 		fail(err, "log entries")
 		return

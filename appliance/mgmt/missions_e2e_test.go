@@ -223,7 +223,7 @@ func TestMissionRoutesBounded(t *testing.T) {
 	st, ctx := e.app.Store(), context.Background()
 	for i := range n {
 		dtg := time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC)
-		if _, _, err := st.PutLogEntry(ctx, store.LogEntry{Content: fmt.Sprintf("entry %03d", i), CreatorUID: "owner-1",
+		if _, _, err := st.Missions().PutLogEntry(ctx, store.LogEntry{Content: fmt.Sprintf("entry %03d", i), CreatorUID: "owner-1",
 			Missions: []string{"big"}, DTG: dtg}); err != nil {
 			t.Fatal(err)
 		}

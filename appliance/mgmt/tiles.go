@@ -68,7 +68,7 @@ type openBasemap struct {
 type basemap struct {
 	path  string // basemapPath; "" to use a data package
 	dir   string // where uploaded basemaps are copied; "" disables them
-	store *store.Store
+	files *store.Files
 	log   *slog.Logger
 
 	mu        sync.Mutex
@@ -107,10 +107,10 @@ func (b *basemap) refreshLocked(ctx context.Context) {
 		}
 		return
 	}
-	if b.store == nil || b.dir == "" {
+	if b.files == nil || b.dir == "" {
 		return
 	}
-	p, err := b.store.NewestPackageWithKeyword(ctx, BasemapKeyword)
+	p, err := b.files.NewestPackageWithKeyword(ctx, BasemapKeyword)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		if b.cur != nil {
@@ -202,7 +202,7 @@ func (b *basemap) copyBlob(p store.DataPackage, file string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
-	src, err := b.store.OpenBlob(ctx, p.BlobID)
+	src, err := b.files.OpenBlob(ctx, p.BlobID)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func (a *API) uploadPackage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p, err := a.opts.Store.PutDataPackage(r.Context(), store.DataPackageInput{
+	p, err := a.opts.Files.PutDataPackage(r.Context(), store.DataPackageInput{
 		Name:           name,
 		SubmissionUser: creator,
 		CreatorUID:     creator,

@@ -53,7 +53,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error, internalMs
 
 // getAllUsers answers GET /ManageSystemUser/getAll and GET /api/users.
 func (a *API) getAllUsers(w http.ResponseWriter, r *http.Request) {
-	users, err := a.opts.Store.Users(r.Context())
+	users, err := a.opts.Accounts.Users(r.Context())
 	if err != nil {
 		httpapi.Fail(w, r, err, usersError)
 		return
@@ -90,7 +90,7 @@ func (a *API) getSystemUser(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, httpapi.BadRequest("username or id", "at least one is required"), usersError)
 		return
 	}
-	users, err := a.opts.Store.Users(r.Context())
+	users, err := a.opts.Accounts.Users(r.Context())
 	if err != nil {
 		httpapi.Fail(w, r, err, usersError)
 		return
@@ -158,7 +158,7 @@ func (a *API) deleteSystemUser(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		seen[t.uid] = true
-		u, err := a.opts.Store.UserByUID(r.Context(), t.uid)
+		u, err := a.opts.Accounts.UserByUID(r.Context(), t.uid)
 		if errors.Is(err, store.ErrNotFound) {
 			httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "%s: no system user with id %q", t.field, httpapi.ClipValue(t.uid)), usersError)
 			return
@@ -186,7 +186,7 @@ func (a *API) deleteSystemUser(w http.ResponseWriter, r *http.Request) {
 	for i, u := range users {
 		uids[i] = u.UID
 	}
-	if err := a.opts.Store.DeleteUsers(r.Context(), uids); err != nil {
+	if err := a.opts.Accounts.DeleteUsers(r.Context(), uids); err != nil {
 		httpapi.Fail(w, r, httpapi.InField("id", err), usersError)
 		return
 	}

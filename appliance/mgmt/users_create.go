@@ -209,7 +209,7 @@ func checkUserName(field, name string, certs bool) error {
 // createUser stores one user and, when asked, builds its certificate
 // package. If the package fails, the user is removed again.
 func (a *API) createUser(ctx context.Context, nu newUser) (store.User, error) {
-	u, err := a.opts.Store.CreateUser(ctx, nu.in)
+	u, err := a.opts.Accounts.CreateUser(ctx, nu.in)
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) && strings.Contains(err.Error(), "token") {
 			return store.User{}, fmt.Errorf("%w: token already in use", store.ErrConflict)
@@ -224,7 +224,7 @@ func (a *API) createUser(ctx context.Context, nu newUser) (store.User, error) {
 	}
 	name, hash, err := a.issueCertificatePackage(ctx, u, nu.device)
 	if err != nil {
-		if derr := a.opts.Store.DeleteUser(context.WithoutCancel(ctx), u.UID); derr != nil {
+		if derr := a.opts.Accounts.DeleteUser(context.WithoutCancel(ctx), u.UID); derr != nil {
 			a.log.Error("could not remove a user whose certificate package failed", "user", logx.Clip(u.Name), "uid", u.UID, "err", derr)
 		}
 		return store.User{}, err

@@ -74,7 +74,7 @@ func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, httpapi.BadRequest("username, password or token", "at least one is required"), usersError)
 		return
 	}
-	old, err := a.opts.Store.UserByUID(r.Context(), id)
+	old, err := a.opts.Accounts.UserByUID(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "id: no system user with id %q", httpapi.ClipValue(id)), usersError)
 		return
@@ -97,7 +97,7 @@ func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	u, err := a.opts.Store.UpdateUser(r.Context(), id, up)
+	u, err := a.opts.Accounts.UpdateUser(r.Context(), id, up)
 	if err != nil {
 		field := "username"
 		if isTokenConflict(err) {
@@ -149,7 +149,7 @@ func (a *API) rotateTokens(w http.ResponseWriter, r *http.Request, items []json.
 		changes = append(changes, store.TokenChange{UID: *it.UID, Token: *it.Token})
 	}
 	for _, c := range changes {
-		if _, err := a.opts.Store.UserByUID(r.Context(), c.UID); errors.Is(err, store.ErrNotFound) {
+		if _, err := a.opts.Accounts.UserByUID(r.Context(), c.UID); errors.Is(err, store.ErrNotFound) {
 			httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "%s.uid: no system user with id %q", fields[c.UID], httpapi.ClipValue(c.UID)), usersError)
 			return
 		} else if err != nil {
@@ -157,7 +157,7 @@ func (a *API) rotateTokens(w http.ResponseWriter, r *http.Request, items []json.
 			return
 		}
 	}
-	if err := a.opts.Store.SetUserTokens(r.Context(), changes); err != nil {
+	if err := a.opts.Accounts.SetUserTokens(r.Context(), changes); err != nil {
 		httpapi.Fail(w, r, httpapi.InField("systemUsers", err), usersError)
 		return
 	}

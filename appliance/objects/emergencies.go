@@ -61,7 +61,7 @@ func (s *Service) PostEmergency(ctx context.Context, in EmergencyInput) (string,
 	}
 	o := store.ServerObject{UID: uid, Kind: store.KindEmergency, Origin: store.OriginAPI, Type: code, Label: words,
 		Name: name, Lat: in.Point.Lat, Lon: in.Point.Lon, Stale: ev.Stale, Replay: true, Repeat: true, UpdatedAt: now, XML: xml}
-	if err := s.opts.Store.PutServerObject(ctx, o); err != nil {
+	if err := s.opts.Objects.PutServerObject(ctx, o); err != nil {
 		return "", fmt.Errorf("objects: keep emergency: %w", err)
 	}
 	s.opts.Broker.Retain(retainKey(store.KindEmergency, uid), ev, s.every(o))
@@ -83,7 +83,7 @@ type Emergency struct {
 // one of its attributes (a client's alert without a name or a known type)
 // is left out, with a log line saying so.
 func (s *Service) Emergencies(ctx context.Context) ([]Emergency, error) {
-	all, err := s.opts.Store.ServerObjects(ctx, store.KindEmergency)
+	all, err := s.opts.Objects.ServerObjects(ctx, store.KindEmergency)
 	if err != nil {
 		return nil, fmt.Errorf("objects: emergencies: %w", err)
 	}
@@ -120,7 +120,7 @@ func (s *Service) CancelEmergency(ctx context.Context, uid string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	o, err := s.opts.Store.ServerObject(ctx, uid)
+	o, err := s.opts.Objects.ServerObject(ctx, uid)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (o.Kind != store.KindEmergency || !o.Stale.After(now))) {
 		return &NotFoundError{What: "active emergency", UIDs: []string{uid}}
 	}
@@ -131,7 +131,7 @@ func (s *Service) CancelEmergency(ctx context.Context, uid string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.opts.Store.DeleteServerObjects(ctx, []string{uid}, now); err != nil {
+	if _, err := s.opts.Objects.DeleteServerObjects(ctx, []string{uid}, now); err != nil {
 		return fmt.Errorf("objects: cancel emergency: %w", err)
 	}
 	s.opts.Broker.Release(retainKey(store.KindEmergency, uid))
@@ -177,7 +177,7 @@ func (s *Service) track(ctx context.Context, o observed) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	old, err := s.opts.Store.ServerObject(ctx, ev.UID)
+	old, err := s.opts.Objects.ServerObject(ctx, ev.UID)
 	exists := err == nil
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Error("could not look up a client's emergency; it is not tracked", "uid", logx.Clip(ev.UID), "err", err)
@@ -191,7 +191,7 @@ func (s *Service) track(ctx context.Context, o observed) {
 		if !exists {
 			return
 		}
-		if _, err := s.opts.Store.DeleteServerObjects(ctx, []string{ev.UID}, now); err != nil {
+		if _, err := s.opts.Objects.DeleteServerObjects(ctx, []string{ev.UID}, now); err != nil {
 			s.log.Error("could not forget a cancelled emergency", "uid", logx.Clip(ev.UID), "err", err)
 			return
 		}
@@ -208,7 +208,7 @@ func (s *Service) track(ctx context.Context, o observed) {
 		return
 	}
 	if !exists {
-		n, err := s.opts.Store.CountServerObjects(ctx, store.KindEmergency, store.OriginClient)
+		n, err := s.opts.Objects.CountServerObjects(ctx, store.KindEmergency, store.OriginClient)
 		if err != nil {
 			s.log.Error("could not count tracked emergencies; this one is not tracked", "uid", logx.Clip(ev.UID), "err", err)
 			return
@@ -245,7 +245,7 @@ func (s *Service) track(ctx context.Context, o observed) {
 	same := exists && old.Type == row.Type && old.Label == row.Label && old.Name == row.Name && old.Lat == row.Lat &&
 		old.Lon == row.Lon && old.Replay == row.Replay
 	if !same {
-		if err := s.opts.Store.PutServerObject(ctx, row); err != nil {
+		if err := s.opts.Objects.PutServerObject(ctx, row); err != nil {
 			s.log.Error("could not keep a client's emergency", "uid", logx.Clip(ev.UID), "err", err)
 			return
 		}

@@ -58,7 +58,7 @@ func (s *Service) saveGeo(ctx context.Context, in GeoInput, create bool) error {
 	defer s.mu.Unlock()
 	now := s.now()
 	if !create {
-		old, err := s.opts.Store.ServerObject(ctx, in.UID)
+		old, err := s.opts.Objects.ServerObject(ctx, in.UID)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (old.Kind != store.KindGeo || !old.Stale.After(now))) {
 			return &NotFoundError{What: "geo object made through this API", UIDs: []string{in.UID}}
 		}
@@ -90,7 +90,7 @@ func (s *Service) saveGeo(ctx context.Context, in GeoInput, create bool) error {
 	o := store.ServerObject{UID: in.UID, Kind: store.KindGeo, Origin: store.OriginAPI, Type: in.Type, Name: g.callsign,
 		Lat: in.Point.Lat, Lon: in.Point.Lon, Stale: ev.Stale, Replay: in.Repeat || g.persistent, Repeat: in.Repeat,
 		UpdatedAt: now, XML: xml}
-	if err := s.opts.Store.PutServerObject(ctx, o); err != nil {
+	if err := s.opts.Objects.PutServerObject(ctx, o); err != nil {
 		return fmt.Errorf("objects: keep geo object: %w", err)
 	}
 	// Retain before publishing: a client joining in between gets it twice
@@ -114,10 +114,10 @@ func (s *Service) saveGeo(ctx context.Context, in GeoInput, create bool) error {
 // typeOf is the CoT type of a uid the server knows (a kept object or the
 // latest event in the history), else defaultLinkType.
 func (s *Service) typeOf(ctx context.Context, uid string) string {
-	if o, err := s.opts.Store.ServerObject(ctx, uid); err == nil {
+	if o, err := s.opts.Objects.ServerObject(ctx, uid); err == nil {
 		return o.Type
 	}
-	if e, err := s.opts.Store.LatestEvent(ctx, uid); err == nil {
+	if e, err := s.opts.Events.LatestEvent(ctx, uid); err == nil {
 		return e.Type
 	}
 	return defaultLinkType
@@ -126,7 +126,7 @@ func (s *Service) typeOf(ctx context.Context, uid string) string {
 // Repeated returns the geo objects kept for replay (posted with repeat, or
 // persistent), uid to the event's XML (without the XML declaration).
 func (s *Service) Repeated(ctx context.Context) (map[string]string, error) {
-	all, err := s.opts.Store.ServerObjects(ctx, store.KindGeo)
+	all, err := s.opts.Objects.ServerObjects(ctx, store.KindGeo)
 	if err != nil {
 		return nil, fmt.Errorf("objects: repeated: %w", err)
 	}
@@ -147,7 +147,7 @@ func (s *Service) Repeated(ctx context.Context) (map[string]string, error) {
 func (s *Service) DeleteRepeated(ctx context.Context, uids []string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	all, err := s.opts.Store.ServerObjects(ctx, store.KindGeo)
+	all, err := s.opts.Objects.ServerObjects(ctx, store.KindGeo)
 	if err != nil {
 		return fmt.Errorf("objects: delete repeated: %w", err)
 	}
@@ -179,7 +179,7 @@ func (s *Service) DeleteRepeated(ctx context.Context, uids []string) error {
 			return err
 		}
 	}
-	if _, err := s.opts.Store.DeleteServerObjects(ctx, list, now); err != nil {
+	if _, err := s.opts.Objects.DeleteServerObjects(ctx, list, now); err != nil {
 		return fmt.Errorf("objects: delete repeated: %w", err)
 	}
 	for i, u := range list {
@@ -207,7 +207,7 @@ type GeoItem struct {
 // is refused (ErrTooLarge).
 func (s *Service) Near(ctx context.Context, center geo.Point, radius float64, attitude byte) ([]GeoItem, error) {
 	box := geo.BoundingBox(center, radius)
-	rows, err := s.opts.Store.GeoObjectsInBox(ctx, box.MinLat, box.MinLon, box.MaxLat, box.MaxLon, s.now())
+	rows, err := s.opts.Objects.GeoObjectsInBox(ctx, box.MinLat, box.MinLon, box.MaxLat, box.MaxLon, s.now())
 	if errors.Is(err, store.ErrTooLarge) {
 		return nil, fmt.Errorf("%w: more than %d objects lie in the area", ErrTooLarge, store.MaxMapObjects)
 	}

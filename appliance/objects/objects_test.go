@@ -138,7 +138,7 @@ func newFixture(t *testing.T, path string, opts Options) *fixture {
 	t.Cleanup(func() { st.Close() })
 	f := &fixture{store: st, b: broker.New(broker.Options{Logger: testkit.Discard()}), now: time.Now().UTC(), logs: &testkit.Buffer{}}
 	t.Cleanup(f.b.Close)
-	opts.Broker, opts.Store = f.b, st
+	opts.Broker, opts.Objects, opts.Events = f.b, st.Objects(), st.Events()
 	opts.Now = f.clock
 	opts.Logger = slog.New(slog.NewJSONHandler(f.logs, nil))
 	f.svc = New(opts)
@@ -192,7 +192,7 @@ func TestRestoreAndExpire(t *testing.T) {
 	if r[retainKey(store.KindGeo, pers)] == nil || r[retainKey(store.KindEmergency, em)] == nil || r[retainKey(store.KindGeo, short)] != nil {
 		t.Fatalf("retained after restore: %v", r)
 	}
-	if _, err := g.store.ServerObject(ctx, short); !errors.Is(err, store.ErrNotFound) {
+	if _, err := g.store.Objects().ServerObject(ctx, short); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the stale object is still kept: %v", err)
 	}
 	list, _ := g.svc.Emergencies(ctx)
@@ -206,7 +206,7 @@ func TestRestoreAndExpire(t *testing.T) {
 	g.svc.opts.ExpireEvery = 10 * time.Millisecond
 	go func() { g.svc.Run(runCtx); close(done) }()
 	testkit.WaitFor(t, "the plain object to expire", func() bool {
-		_, err := g.store.ServerObject(ctx, plain)
+		_, err := g.store.Objects().ServerObject(ctx, plain)
 		return errors.Is(err, store.ErrNotFound)
 	})
 	stop()
@@ -251,7 +251,7 @@ func TestClientEmergencyLimits(t *testing.T) {
 	} {
 		f.svc.track(ctx, observed{ev: ev})
 	}
-	if n, _ := f.store.CountServerObjects(ctx, store.KindEmergency, store.OriginClient); n != 2 {
+	if n, _ := f.store.Objects().CountServerObjects(ctx, store.KindEmergency, store.OriginClient); n != 2 {
 		t.Fatalf("%d client emergencies tracked, want the limit 2", n)
 	}
 	list, err := f.svc.Emergencies(ctx)
@@ -265,14 +265,14 @@ func TestClientEmergencyLimits(t *testing.T) {
 		}
 	}
 	// ATAK repeating its alert rewrites nothing; a moved alert is kept moved.
-	before, _ := f.store.ServerObject(ctx, "a-9-1-1")
+	before, _ := f.store.Objects().ServerObject(ctx, "a-9-1-1")
 	f.advance(5 * time.Second)
 	f.svc.track(ctx, observed{ev: alert("a-9-1-1", "b-a-o-tbl", `<emergency type="911 Alert">ann</emergency>`, 1)})
-	if after, _ := f.store.ServerObject(ctx, "a-9-1-1"); !after.UpdatedAt.Equal(before.UpdatedAt) {
+	if after, _ := f.store.Objects().ServerObject(ctx, "a-9-1-1"); !after.UpdatedAt.Equal(before.UpdatedAt) {
 		t.Fatalf("a repeated alert was written again: %v -> %v", before.UpdatedAt, after.UpdatedAt)
 	}
 	f.svc.track(ctx, observed{ev: alert("a-9-1-1", "b-a-o-tbl", `<emergency type="911 Alert">ann</emergency>`, 1.5)})
-	if after, _ := f.store.ServerObject(ctx, "a-9-1-1"); after.Lat != 1.5 {
+	if after, _ := f.store.Objects().ServerObject(ctx, "a-9-1-1"); after.Lat != 1.5 {
 		t.Fatalf("a moved alert was not kept: %+v", after)
 	}
 	// A cancel by <emergency cancel="true"> on another type works too.

@@ -26,8 +26,9 @@ const (
 
 // Options configure a Service.
 type Options struct {
-	Broker *broker.Broker
-	Store  *store.Store
+	Broker  *broker.Broker
+	Objects *store.Objects // where the objects are kept
+	Events  *store.Events  // the CoT history (positions of clients' objects)
 	// Geocoder looks up addresses that are not coordinates (nil: none;
 	// coordinates in every notation still work offline).
 	Geocoder *geo.Geocoder
@@ -128,7 +129,7 @@ func (s *Service) Restore(ctx context.Context) (int, error) {
 	if err := s.expire(ctx); err != nil {
 		return 0, err
 	}
-	all, err := s.opts.Store.ServerObjects(ctx, "")
+	all, err := s.opts.Objects.ServerObjects(ctx, "")
 	if err != nil {
 		return 0, fmt.Errorf("objects: restore: %w", err)
 	}
@@ -186,7 +187,7 @@ func (s *Service) Run(ctx context.Context) {
 // expire removes the objects past their stale time (s.mu held). Clients
 // saw their stale time; nothing is sent.
 func (s *Service) expire(ctx context.Context) error {
-	gone, err := s.opts.Store.ExpireServerObjects(ctx, s.now())
+	gone, err := s.opts.Objects.ExpireServerObjects(ctx, s.now())
 	if err != nil {
 		return fmt.Errorf("objects: expire: %w", err)
 	}

@@ -35,7 +35,7 @@ func ValidateAPIUserName(name string) error {
 
 // CreateAPIUser creates an API user with a new random token, returned once.
 // Errors: ErrInvalid, ErrConflict (the name exists).
-func (s *Store) CreateAPIUser(ctx context.Context, name string) (APIUserInfo, error) {
+func (s *Accounts) CreateAPIUser(ctx context.Context, name string) (APIUserInfo, error) {
 	u, created, err := s.insertAPIUser(ctx, name, false)
 	if err == nil && !created {
 		err = fmt.Errorf("store: create API user: %w: %q exists", ErrConflict, name)
@@ -46,11 +46,11 @@ func (s *Store) CreateAPIUser(ctx context.Context, name string) (APIUserInfo, er
 // EnsureAPIUser creates the API user name when no API user exists at all
 // (first run) and reports whether it did. The check and the insert are one
 // statement, so two processes starting at once create one user.
-func (s *Store) EnsureAPIUser(ctx context.Context, name string) (APIUserInfo, bool, error) {
+func (s *Accounts) EnsureAPIUser(ctx context.Context, name string) (APIUserInfo, bool, error) {
 	return s.insertAPIUser(ctx, name, true)
 }
 
-func (s *Store) insertAPIUser(ctx context.Context, name string, onlyIfNone bool) (APIUserInfo, bool, error) {
+func (s *db) insertAPIUser(ctx context.Context, name string, onlyIfNone bool) (APIUserInfo, bool, error) {
 	if err := s.check(ctx); err != nil {
 		return APIUserInfo{}, false, fmt.Errorf("store: create API user: %w", err)
 	}
@@ -81,7 +81,7 @@ func (s *Store) insertAPIUser(ctx context.Context, name string, onlyIfNone bool)
 }
 
 // APIUsers lists the API users by name (never their tokens).
-func (s *Store) APIUsers(ctx context.Context) ([]APIUserInfo, error) {
+func (s *Accounts) APIUsers(ctx context.Context) ([]APIUserInfo, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: list API users: %w", err)
 	}
@@ -110,7 +110,7 @@ func (s *Store) APIUsers(ctx context.Context) ([]APIUserInfo, error) {
 
 // DeleteAPIUser removes the API user name; its token stops working at once
 // (tokens are looked up per request). ErrNotFound when there is none.
-func (s *Store) DeleteAPIUser(ctx context.Context, name string) error {
+func (s *Accounts) DeleteAPIUser(ctx context.Context, name string) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: delete API user: %w", err)
 	}

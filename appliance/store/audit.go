@@ -33,7 +33,7 @@ type AuditEntry struct {
 }
 
 // AddAudit records e (At zero: now).
-func (s *Store) AddAudit(ctx context.Context, e AuditEntry) error {
+func (s *Accounts) AddAudit(ctx context.Context, e AuditEntry) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: add audit entry: %w", err)
 	}
@@ -58,7 +58,7 @@ type AuditFilter struct {
 }
 
 // AuditEntries lists the entries f selects, oldest first.
-func (s *Store) AuditEntries(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+func (s *Accounts) AuditEntries(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: list audit entries: %w", err)
 	}
@@ -104,7 +104,7 @@ func (s *Store) AuditEntries(ctx context.Context, f AuditFilter) ([]AuditEntry, 
 const auditPruneBatch = 5000
 
 // PruneAudit removes the entries older than before and returns how many.
-func (s *Store) PruneAudit(ctx context.Context, before time.Time) (int64, error) {
+func (s *Accounts) PruneAudit(ctx context.Context, before time.Time) (int64, error) {
 	var total int64
 	for {
 		if err := s.check(ctx); err != nil {

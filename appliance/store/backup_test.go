@@ -50,7 +50,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
 	content := patternBytes(2*ChunkSize+3, 1)
-	p, err := s.PutDataPackage(ctx, DataPackageInput{Name: "before.zip"}, strings.NewReader(string(content)))
+	p, err := s.Files().PutDataPackage(ctx, DataPackageInput{Name: "before.zip"}, strings.NewReader(string(content)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestBackupWhileWriting(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := s.PutDataPackage(ctx, DataPackageInput{Name: "x.bin"}, newPattern(ChunkSize+int64(i), uint64(i+100))); err != nil {
+			if _, err := s.Files().PutDataPackage(ctx, DataPackageInput{Name: "x.bin"}, newPattern(ChunkSize+int64(i), uint64(i+100))); err != nil {
 				t.Error(err)
 				return
 			}
@@ -108,11 +108,11 @@ func TestBackupWhileWriting(t *testing.T) {
 	}
 	for _, dest := range dests {
 		b := checkBackup(t, dest)
-		got, err := b.DataPackageByHash(ctx, p.Hash)
+		got, err := b.Files().DataPackageByHash(ctx, p.Hash)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := b.OpenBlob(ctx, got.BlobID)
+		r, err := b.Files().OpenBlob(ctx, got.BlobID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,12 +120,12 @@ func TestBackupWhileWriting(t *testing.T) {
 			t.Error("package content in the backup is wrong")
 		}
 		// Every package in the copy has its whole blob; no pending blobs.
-		pkgs, err := b.DataPackages(ctx)
+		pkgs, err := b.Files().DataPackages(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, pk := range pkgs {
-			r, err := b.OpenBlob(ctx, pk.BlobID)
+			r, err := b.Files().OpenBlob(ctx, pk.BlobID)
 			if err != nil {
 				t.Fatalf("package %d: %v", pk.PrimaryKey, err)
 			}
@@ -152,7 +152,7 @@ func TestBackupFileBesideRunningStore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "o.db")
 	s := openAt(t, path, Options{})
 	ctx := context.Background()
-	if _, err := s.CreateUser(ctx, UserInput{Name: "alice", Password: "pw"}); err != nil {
+	if _, err := s.Accounts().CreateUser(ctx, UserInput{Name: "alice", Password: "pw"}); err != nil {
 		t.Fatal(err)
 	}
 	dest := filepath.Join(t.TempDir(), "live.db")
@@ -160,7 +160,7 @@ func TestBackupFileBesideRunningStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := checkBackup(t, dest)
-	if _, err := b.VerifyPassword(ctx, "alice", "pw"); err != nil {
+	if _, err := b.Accounts().VerifyPassword(ctx, "alice", "pw"); err != nil {
 		t.Errorf("user missing from the backup: %v", err)
 	}
 	s.Close()

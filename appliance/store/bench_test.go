@@ -66,7 +66,7 @@ func BenchmarkBlobWrite(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		w, err := s.CreateBlob(ctx)
+		w, err := s.Files().CreateBlob(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func BenchmarkBlobRead(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r, err := s.OpenBlob(ctx, info.ID)
+		r, err := s.Files().OpenBlob(ctx, info.ID)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -106,12 +106,12 @@ func BenchmarkVerifyPassword(b *testing.B) {
 	s := openTest(b, Options{})
 	s.passwordIter = pbkdf2Iterations
 	ctx := context.Background()
-	if _, err := s.CreateUser(ctx, UserInput{Name: "u", Password: "pw"}); err != nil {
+	if _, err := s.Accounts().CreateUser(ctx, UserInput{Name: "u", Password: "pw"}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := s.VerifyPassword(ctx, "u", "pw"); err != nil {
+		if _, err := s.Accounts().VerifyPassword(ctx, "u", "pw"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -60,7 +60,7 @@ type BlobInfo struct {
 //	io.Copy(w, body)
 //	info, err := w.Commit(ctx)
 type BlobWriter struct {
-	s       *Store
+	s       *db
 	ctx     context.Context
 	id      int64
 	created time.Time
@@ -72,7 +72,7 @@ type BlobWriter struct {
 }
 
 // CreateBlob starts a new pending blob.
-func (s *Store) CreateBlob(ctx context.Context) (*BlobWriter, error) {
+func (s *Files) CreateBlob(ctx context.Context) (*BlobWriter, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: create blob: %w", err)
 	}
@@ -86,7 +86,7 @@ func (s *Store) CreateBlob(ctx context.Context) (*BlobWriter, error) {
 	if err != nil {
 		return nil, s.wrapErr("create blob", err)
 	}
-	return &BlobWriter{s: s, ctx: ctx, id: id, created: now, h: sha256.New()}, nil
+	return &BlobWriter{s: s.db, ctx: ctx, id: id, created: now, h: sha256.New()}, nil
 }
 
 // ID is the blob's id (not yet visible to readers before Commit).
@@ -180,7 +180,7 @@ func (w *BlobWriter) makeRoom() error {
 // fails the connection is discarded (the pool reopens one with the DSN's
 // FULL). On an SD card this saves one fsync per 256 KiB and keeps each
 // chunk's hold on the single writer to the write itself.
-func (s *Store) insertChunk(ctx context.Context, id, seq int64, data []byte) error {
+func (s *db) insertChunk(ctx context.Context, id, seq int64, data []byte) error {
 	conn, err := s.w.Conn(ctx)
 	if err != nil {
 		return err
@@ -294,7 +294,7 @@ func (w *BlobWriter) remove() error {
 // DeleteBlob makes a complete blob invisible and removes its chunks. It
 // fails with ErrNotFound for an unknown or pending blob and with
 // ErrConflict while a data package still refers to it.
-func (s *Store) DeleteBlob(ctx context.Context, id int64) error {
+func (s *Files) DeleteBlob(ctx context.Context, id int64) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: delete blob: %w", err)
 	}
@@ -328,7 +328,7 @@ func markBlobDeleting(ctx context.Context, tx *sql.Tx, id int64) error {
 
 // purgeBlob deletes an invisible blob's chunks in bounded transactions,
 // then its row.
-func (s *Store) purgeBlob(ctx context.Context, id int64) error {
+func (s *db) purgeBlob(ctx context.Context, id int64) error {
 	for {
 		res, err := s.w.ExecContext(ctx, `DELETE FROM blob_chunks WHERE id IN
 			(SELECT id FROM blob_chunks WHERE blob_id = ? LIMIT ?)`, id, purgeBatch)
@@ -351,7 +351,7 @@ func (s *Store) purgeBlob(ctx context.Context, id int64) error {
 
 // sweepBlobs removes every pending or half-deleted blob (run at Open by the
 // primary-lock holder only). It returns how many it removed.
-func (s *Store) sweepBlobs(ctx context.Context) (int, error) {
+func (s *db) sweepBlobs(ctx context.Context) (int, error) {
 	rows, err := s.w.QueryContext(ctx, `SELECT id FROM blobs WHERE state <> ?`, blobComplete)
 	if err != nil {
 		return 0, s.wrapErr("find unfinished blobs", err)
@@ -375,26 +375,6 @@ func (s *Store) sweepBlobs(ctx context.Context) (int, error) {
 		}
 	}
 	return len(ids), nil
-}
-
-// inTx runs fn in one writer transaction, committing when it returns nil.
-// Errors that are not already sentinel-wrapped get op as context.
-func (s *Store) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrapErr(op, err)
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		if isSentinel(err) {
-			return fmt.Errorf("store: %s: %w", op, err)
-		}
-		return s.wrapErr(op, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return s.wrapErr(op, err)
-	}
-	return nil
 }
 
 func isSentinel(err error) bool {

@@ -59,7 +59,7 @@ func TestBlobLarge300MiB(t *testing.T) {
 	start := time.Now()
 	src := newPattern(size, 42)
 	srcHash := sha256.New()
-	w, err := s.CreateBlob(ctx)
+	w, err := s.Files().CreateBlob(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestBlobLarge300MiB(t *testing.T) {
 	}
 
 	start = time.Now()
-	r, err := s.OpenBlob(ctx, info.ID)
+	r, err := s.Files().OpenBlob(ctx, info.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func TestBlobCloseWithoutCommit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "o.db")
 	s := openAt(t, path, Options{})
 	keep := putBlob(t, s, []byte("complete"))
-	w, err := s.CreateBlob(context.Background())
+	w, err := s.Files().CreateBlob(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestBlobCloseWithoutCommit(t *testing.T) {
 	if b := countRows(t, s2, "blobs"); b != 1 {
 		t.Errorf("%d blobs after reopen, want 1", b)
 	}
-	if _, err := s2.OpenBlob(context.Background(), keep.ID); err != nil {
+	if _, err := s2.Files().OpenBlob(context.Background(), keep.ID); err != nil {
 		t.Errorf("the complete blob is gone: %v", err)
 	}
 }
@@ -66,7 +66,7 @@ func TestHelperCrashMidUpload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.CreateBlob(context.Background())
+	w, err := s.Files().CreateBlob(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestSecondProcessDoesNotSweep(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "o.db")
 	s := openAt(t, path, Options{})
 	ctx := context.Background()
-	w, err := s.CreateBlob(ctx)
+	w, err := s.Files().CreateBlob(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestSecondProcessDoesNotSweep(t *testing.T) {
 	if err != nil {
 		t.Fatalf("upload broken by a second Open: %v", err)
 	}
-	r, err := s.OpenBlob(ctx, info.ID)
+	r, err := s.Files().OpenBlob(ctx, info.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

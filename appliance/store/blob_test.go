@@ -20,7 +20,7 @@ func TestBlobRoundTripSizes(t *testing.T) {
 	for _, size := range sizes {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			data := patternBytes(size, uint64(size)+7)
-			w, err := s.CreateBlob(ctx)
+			w, err := s.Files().CreateBlob(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +45,7 @@ func TestBlobRoundTripSizes(t *testing.T) {
 			if chunks != wantChunks {
 				t.Errorf("%d chunk rows, want %d", chunks, wantChunks)
 			}
-			r, err := s.OpenBlob(ctx, info.ID)
+			r, err := s.Files().OpenBlob(ctx, info.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +62,7 @@ func TestBlobRoundTripSizes(t *testing.T) {
 			if err := w.Abort(); err != nil {
 				t.Errorf("Abort after Commit: %v", err)
 			}
-			if _, err := s.OpenBlob(ctx, info.ID); err != nil {
+			if _, err := s.Files().OpenBlob(ctx, info.ID); err != nil {
 				t.Errorf("Abort after Commit removed the blob: %v", err)
 			}
 		})
@@ -73,7 +73,7 @@ func TestBlobReadFromAndCopy(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
 	const size = 5*ChunkSize + 99
-	w, err := s.CreateBlob(ctx)
+	w, err := s.Files().CreateBlob(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestBlobRangeReads(t *testing.T) {
 	const size = 4*ChunkSize + 777
 	data := patternBytes(size, 11)
 	info := putBlob(t, s, data)
-	r, err := s.OpenBlob(ctx, info.ID)
+	r, err := s.Files().OpenBlob(ctx, info.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestBlobServeContentRange(t *testing.T) {
 	data := patternBytes(size, 5)
 	info := putBlob(t, s, data)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r, err := s.OpenBlob(req.Context(), info.ID)
+		r, err := s.Files().OpenBlob(req.Context(), info.ID)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusNotFound)
 			return
@@ -224,7 +224,7 @@ func TestBlobServeContentRange(t *testing.T) {
 func TestBlobPendingInvisibleAndAbort(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
-	w, err := s.CreateBlob(ctx)
+	w, err := s.Files().CreateBlob(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,10 +234,10 @@ func TestBlobPendingInvisibleAndAbort(t *testing.T) {
 	if got := countRows(t, s, "blob_chunks"); got != 3 {
 		t.Fatalf("%d chunk rows while writing, want 3 (full chunks written, last one buffered)", got)
 	}
-	if _, err := s.OpenBlob(ctx, w.ID()); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Files().OpenBlob(ctx, w.ID()); !errors.Is(err, ErrNotFound) {
 		t.Errorf("OpenBlob of a pending blob: %v, want ErrNotFound", err)
 	}
-	if err := s.DeleteBlob(ctx, w.ID()); !errors.Is(err, ErrNotFound) {
+	if err := s.Files().DeleteBlob(ctx, w.ID()); !errors.Is(err, ErrNotFound) {
 		t.Errorf("DeleteBlob of a pending blob: %v, want ErrNotFound", err)
 	}
 	// Chunks are written with synchronous=NORMAL; the writer must be back
@@ -268,7 +268,7 @@ func TestBlobErrors(t *testing.T) {
 		is   error
 	}{
 		{"write past limit", func(t *testing.T, s *Store) error {
-			w, _ := s.CreateBlob(ctx)
+			w, _ := s.Files().CreateBlob(ctx)
 			if _, err := w.Write(make([]byte, 2*ChunkSize)); err != nil {
 				return fmt.Errorf("first write: %w", err)
 			}
@@ -276,31 +276,31 @@ func TestBlobErrors(t *testing.T) {
 			return err
 		}, ErrTooLarge},
 		{"ReadFrom past limit", func(t *testing.T, s *Store) error {
-			w, _ := s.CreateBlob(ctx)
+			w, _ := s.Files().CreateBlob(ctx)
 			_, err := w.ReadFrom(newPattern(3*ChunkSize+1, 1))
 			return err
 		}, ErrTooLarge},
 		{"commit after too large", func(t *testing.T, s *Store) error {
-			w, _ := s.CreateBlob(ctx)
+			w, _ := s.Files().CreateBlob(ctx)
 			w.Write(make([]byte, 3*ChunkSize+1))
 			_, err := w.Commit(ctx)
 			return err
 		}, ErrTooLarge},
 		{"source read error", func(t *testing.T, s *Store) error {
-			w, _ := s.CreateBlob(ctx)
+			w, _ := s.Files().CreateBlob(ctx)
 			_, err := w.ReadFrom(io.MultiReader(newPattern(ChunkSize+3, 1), errReader{}))
 			return err
 		}, errBoom},
 		{"context canceled mid-upload", func(t *testing.T, s *Store) error {
 			cctx, cancel := context.WithCancel(ctx)
-			w, _ := s.CreateBlob(cctx)
+			w, _ := s.Files().CreateBlob(cctx)
 			w.Write(make([]byte, ChunkSize))
 			cancel()
 			_, err := w.Write(make([]byte, ChunkSize))
 			return err
 		}, context.Canceled},
 		{"commit with canceled context", func(t *testing.T, s *Store) error {
-			w, _ := s.CreateBlob(ctx)
+			w, _ := s.Files().CreateBlob(ctx)
 			w.Write(make([]byte, ChunkSize+1))
 			cctx, cancel := context.WithCancel(ctx)
 			cancel()
@@ -308,34 +308,34 @@ func TestBlobErrors(t *testing.T) {
 			return err
 		}, context.Canceled},
 		{"commitWith callback fails", func(t *testing.T, s *Store) error {
-			w, _ := s.CreateBlob(ctx)
+			w, _ := s.Files().CreateBlob(ctx)
 			w.Write(make([]byte, ChunkSize+1))
 			_, err := w.commitWith(ctx, func(*sqlTx, BlobInfo) error { return ErrConflict })
 			return err
 		}, ErrConflict},
-		{"open unknown", func(t *testing.T, s *Store) error { _, err := s.OpenBlob(ctx, 12345); return err }, ErrNotFound},
-		{"delete unknown", func(t *testing.T, s *Store) error { return s.DeleteBlob(ctx, 12345) }, ErrNotFound},
+		{"open unknown", func(t *testing.T, s *Store) error { _, err := s.Files().OpenBlob(ctx, 12345); return err }, ErrNotFound},
+		{"delete unknown", func(t *testing.T, s *Store) error { return s.Files().DeleteBlob(ctx, 12345) }, ErrNotFound},
 		{"delete twice", func(t *testing.T, s *Store) error {
 			info := putBlob(t, s, []byte("abc"))
-			if err := s.DeleteBlob(ctx, info.ID); err != nil {
+			if err := s.Files().DeleteBlob(ctx, info.ID); err != nil {
 				return fmt.Errorf("first delete: %w", err)
 			}
-			return s.DeleteBlob(ctx, info.ID)
+			return s.Files().DeleteBlob(ctx, info.ID)
 		}, ErrNotFound},
 		{"delete blob of a data package", func(t *testing.T, s *Store) error {
-			p, err := s.PutDataPackage(ctx, DataPackageInput{Name: "a.zip"}, bytes.NewReader([]byte("abc")))
+			p, err := s.Files().PutDataPackage(ctx, DataPackageInput{Name: "a.zip"}, bytes.NewReader([]byte("abc")))
 			if err != nil {
 				return fmt.Errorf("put: %w", err)
 			}
-			return s.DeleteBlob(ctx, p.BlobID)
+			return s.Files().DeleteBlob(ctx, p.BlobID)
 		}, ErrConflict},
 		{"read a blob deleted while open", func(t *testing.T, s *Store) error {
 			info := putBlob(t, s, patternBytes(2*ChunkSize, 1))
-			r, err := s.OpenBlob(ctx, info.ID)
+			r, err := s.Files().OpenBlob(ctx, info.ID)
 			if err != nil {
 				return err
 			}
-			if err := s.DeleteBlob(ctx, info.ID); err != nil {
+			if err := s.Files().DeleteBlob(ctx, info.ID); err != nil {
 				return err
 			}
 			_, err = io.ReadAll(r)
@@ -393,7 +393,7 @@ func TestBlobConcurrentReadersWhileWriting(t *testing.T) {
 				return
 			default:
 			}
-			w, err := s.CreateBlob(ctx)
+			w, err := s.Files().CreateBlob(ctx)
 			if err != nil {
 				errs <- err
 				return
@@ -414,7 +414,7 @@ func TestBlobConcurrentReadersWhileWriting(t *testing.T) {
 		go func() {
 			defer readers.Done()
 			for i := range 5 {
-				r, err := s.OpenBlob(ctx, info.ID)
+				r, err := s.Files().OpenBlob(ctx, info.ID)
 				if err != nil {
 					errs <- err
 					return
@@ -458,7 +458,7 @@ func TestBlobSharedReaderAt(t *testing.T) {
 	const size = 4 * ChunkSize
 	data := patternBytes(size, 2)
 	info := putBlob(t, s, data)
-	r, err := s.OpenBlob(context.Background(), info.ID)
+	r, err := s.Files().OpenBlob(context.Background(), info.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 // like any io.ReadSeeker, are meant for one goroutine; ReadAt may be called
 // concurrently with anything (mu serialises them).
 type BlobReader struct {
-	s    *Store
+	s    *db
 	ctx  context.Context
 	info BlobInfo
 	csz  int64 // chunk size of this blob
@@ -34,12 +34,12 @@ type BlobReader struct {
 
 // OpenBlob opens a complete blob for reading. Pending and unknown blobs are
 // ErrNotFound. The context bounds every later chunk read.
-func (s *Store) OpenBlob(ctx context.Context, id int64) (*BlobReader, error) {
+func (s *Files) OpenBlob(ctx context.Context, id int64) (*BlobReader, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: open blob: %w", err)
 	}
 	var (
-		r       = &BlobReader{s: s, ctx: ctx, seq: -1}
+		r       = &BlobReader{s: s.db, ctx: ctx, seq: -1}
 		created int64
 	)
 	err := s.r.QueryRowContext(ctx, `SELECT id, size, sha256, chunk_size, created_at FROM blobs WHERE id = ? AND state = ?`,

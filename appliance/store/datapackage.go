@@ -81,7 +81,7 @@ type DataPackage struct {
 // See the file comment for what happens when the content already exists.
 // Errors: ErrInvalid (input limits), ErrTooLarge, ErrHashMismatch,
 // ErrConflict (UID taken by another package); nothing is stored then.
-func (s *Store) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Reader) (DataPackage, error) {
+func (s *Files) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Reader) (DataPackage, error) {
 	if err := validatePackageInput(&in); err != nil {
 		return DataPackage{}, fmt.Errorf("store: put data package: %w", err)
 	}
@@ -222,7 +222,7 @@ func scanPackage(sc interface{ Scan(...any) error }) (DataPackage, error) {
 	return p, nil
 }
 
-func (s *Store) packageWhere(ctx context.Context, op, where string, arg any) (DataPackage, error) {
+func (s *db) packageWhere(ctx context.Context, op, where string, arg any) (DataPackage, error) {
 	if err := s.check(ctx); err != nil {
 		return DataPackage{}, fmt.Errorf("store: %s: %w", op, err)
 	}
@@ -238,17 +238,17 @@ func (s *Store) packageWhere(ctx context.Context, op, where string, arg any) (Da
 
 // DataPackageByHash returns the package whose content has this SHA-256
 // (hex, any case).
-func (s *Store) DataPackageByHash(ctx context.Context, hash string) (DataPackage, error) {
+func (s *Files) DataPackageByHash(ctx context.Context, hash string) (DataPackage, error) {
 	return s.packageWhere(ctx, "data package by hash", `hash = ?`, strings.ToLower(hash))
 }
 
 // DataPackageByUID returns the package with this UID.
-func (s *Store) DataPackageByUID(ctx context.Context, uid string) (DataPackage, error) {
+func (s *Files) DataPackageByUID(ctx context.Context, uid string) (DataPackage, error) {
 	return s.packageWhere(ctx, "data package by uid", `uid = ?`, uid)
 }
 
 // DataPackages lists every package, newest submission first.
-func (s *Store) DataPackages(ctx context.Context) ([]DataPackage, error) {
+func (s *Files) DataPackages(ctx context.Context) ([]DataPackage, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: list data packages: %w", err)
 	}
@@ -274,7 +274,7 @@ func (s *Store) DataPackages(ctx context.Context) ([]DataPackage, error) {
 // DeleteDataPackageByHash removes the package and its blob: the metadata
 // row goes and the blob becomes invisible in one transaction, then the
 // blob's chunks are removed in bounded batches.
-func (s *Store) DeleteDataPackageByHash(ctx context.Context, hash string) error {
+func (s *Files) DeleteDataPackageByHash(ctx context.Context, hash string) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: delete data package: %w", err)
 	}
@@ -306,7 +306,7 @@ const ConnectionPackageKeyword = "connection"
 // data package and returns its hash. It is the store's side of
 // pki.PackageSink: the package holds a private key, so it is never public
 // (search lists public packages only); the user fetches it by hash.
-func (s *Store) PutPackage(ctx context.Context, filename, creatorUID string, r io.Reader) (string, error) {
+func (s *Files) PutPackage(ctx context.Context, filename, creatorUID string, r io.Reader) (string, error) {
 	p, err := s.PutDataPackage(ctx, DataPackageInput{
 		Name:           filename,
 		SubmissionUser: creatorUID,

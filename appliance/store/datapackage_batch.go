@@ -14,7 +14,7 @@ import (
 )
 
 // DataPackageByID returns the package with this PrimaryKey.
-func (s *Store) DataPackageByID(ctx context.Context, id int64) (DataPackage, error) {
+func (s *Files) DataPackageByID(ctx context.Context, id int64) (DataPackage, error) {
 	return s.packageWhere(ctx, "data package by id", `id = ?`, id)
 }
 
@@ -29,7 +29,7 @@ type DataPackageUpdate struct {
 // UpdateDataPackages applies every update in one transaction. Errors:
 // ErrInvalid, ErrNotFound (naming the unknown PrimaryKey); nothing changes
 // then.
-func (s *Store) UpdateDataPackages(ctx context.Context, ups []DataPackageUpdate) error {
+func (s *Files) UpdateDataPackages(ctx context.Context, ups []DataPackageUpdate) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: update data packages: %w", err)
 	}
@@ -92,7 +92,7 @@ func (s *Store) UpdateDataPackages(ctx context.Context, ups []DataPackageUpdate)
 // case; duplicates count once) and their blobs: in one transaction the rows
 // go and the blobs become invisible, then the chunks are removed. Errors:
 // ErrNotFound naming the first unknown hash; nothing changes then.
-func (s *Store) DeleteDataPackagesByHash(ctx context.Context, hashes []string) error {
+func (s *Files) DeleteDataPackagesByHash(ctx context.Context, hashes []string) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: delete data packages: %w", err)
 	}

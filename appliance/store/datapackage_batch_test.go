@@ -45,7 +45,7 @@ func TestDetectMIME(t *testing.T) {
 		}
 	}
 	s := openTest(t, Options{})
-	p, err := s.PutDataPackage(context.Background(), DataPackageInput{Name: "x.kmz"}, bytes.NewReader(zipWith(t, "doc.kml")))
+	p, err := s.Files().PutDataPackage(context.Background(), DataPackageInput{Name: "x.kmz"}, bytes.NewReader(zipWith(t, "doc.kml")))
 	if err != nil || p.MIMEType != "application/vnd.google-earth.kmz" {
 		t.Fatalf("PutDataPackage detected %q (%v)", p.MIMEType, err)
 	}
@@ -78,39 +78,39 @@ func TestKeywords(t *testing.T) {
 func TestDataPackageBatches(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
-	a, _ := s.PutDataPackage(ctx, DataPackageInput{Name: "a.txt", Keywords: UploadKeywords()}, strings.NewReader("aaa"))
-	b, _ := s.PutDataPackage(ctx, DataPackageInput{Name: "b.txt", Keywords: UploadKeywords()}, strings.NewReader("bbb"))
+	a, _ := s.Files().PutDataPackage(ctx, DataPackageInput{Name: "a.txt", Keywords: UploadKeywords()}, strings.NewReader("aaa"))
+	b, _ := s.Files().PutDataPackage(ctx, DataPackageInput{Name: "b.txt", Keywords: UploadKeywords()}, strings.NewReader("bbb"))
 
 	name, kw, priv := "renamed.txt", []string{"x", "y"}, true
-	err := s.UpdateDataPackages(ctx, []DataPackageUpdate{{PrimaryKey: a.PrimaryKey, Name: &name}, {PrimaryKey: 9999, Private: &priv}})
+	err := s.Files().UpdateDataPackages(ctx, []DataPackageUpdate{{PrimaryKey: a.PrimaryKey, Name: &name}, {PrimaryKey: 9999, Private: &priv}})
 	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "9999") {
 		t.Fatalf("batch with an unknown key: %v", err)
 	}
-	if got, _ := s.DataPackageByID(ctx, a.PrimaryKey); got.Name != "a.txt" {
+	if got, _ := s.Files().DataPackageByID(ctx, a.PrimaryKey); got.Name != "a.txt" {
 		t.Fatal("a failed batch renamed a package")
 	}
 	bad := ""
-	if err := s.UpdateDataPackages(ctx, []DataPackageUpdate{{PrimaryKey: a.PrimaryKey, Name: &bad}}); !errors.Is(err, ErrInvalid) {
+	if err := s.Files().UpdateDataPackages(ctx, []DataPackageUpdate{{PrimaryKey: a.PrimaryKey, Name: &bad}}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("empty name: %v", err)
 	}
-	if err := s.UpdateDataPackages(ctx, []DataPackageUpdate{{PrimaryKey: a.PrimaryKey, Name: &name, Keywords: &kw, Private: &priv}, {PrimaryKey: b.PrimaryKey}}); err != nil {
+	if err := s.Files().UpdateDataPackages(ctx, []DataPackageUpdate{{PrimaryKey: a.PrimaryKey, Name: &name, Keywords: &kw, Private: &priv}, {PrimaryKey: b.PrimaryKey}}); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := s.DataPackageByID(ctx, a.PrimaryKey)
+	got, _ := s.Files().DataPackageByID(ctx, a.PrimaryKey)
 	if got.Name != name || !slices.Equal(got.Keywords, kw) || got.Privacy != 1 || got.Tool != ToolPrivate {
 		t.Fatalf("after update: %+v", got)
 	}
 
-	if err := s.DeleteDataPackagesByHash(ctx, []string{a.Hash, strings.Repeat("0", 64)}); !errors.Is(err, ErrNotFound) {
+	if err := s.Files().DeleteDataPackagesByHash(ctx, []string{a.Hash, strings.Repeat("0", 64)}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("delete with an unknown hash: %v", err)
 	}
-	if list, _ := s.DataPackages(ctx); len(list) != 2 {
+	if list, _ := s.Files().DataPackages(ctx); len(list) != 2 {
 		t.Fatalf("a failed delete removed packages: %d left", len(list))
 	}
-	if err := s.DeleteDataPackagesByHash(ctx, []string{strings.ToUpper(a.Hash), b.Hash, a.Hash}); err != nil {
+	if err := s.Files().DeleteDataPackagesByHash(ctx, []string{strings.ToUpper(a.Hash), b.Hash, a.Hash}); err != nil {
 		t.Fatal(err)
 	}
-	if list, _ := s.DataPackages(ctx); len(list) != 0 {
+	if list, _ := s.Files().DataPackages(ctx); len(list) != 0 {
 		t.Fatalf("%d packages left", len(list))
 	}
 	var blobs int

@@ -13,7 +13,7 @@ import (
 // keywords, the file name, the submitter), newest submission first: the
 // client API's search (api.md §4.2), where private packages never appear.
 // An empty keyword matches every public package.
-func (s *Store) SearchDataPackages(ctx context.Context, keyword string) ([]DataPackage, error) {
+func (s *Files) SearchDataPackages(ctx context.Context, keyword string) ([]DataPackage, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: search data packages: %w", err)
 	}

@@ -11,7 +11,7 @@ func TestSearchDataPackages(t *testing.T) {
 	ctx := context.Background()
 	put := func(name, user string, private bool, kw ...string) DataPackage {
 		t.Helper()
-		p, err := s.PutDataPackage(ctx, DataPackageInput{Name: name, SubmissionUser: user, Keywords: UploadKeywords(kw...), Private: private},
+		p, err := s.Files().PutDataPackage(ctx, DataPackageInput{Name: name, SubmissionUser: user, Keywords: UploadKeywords(kw...), Private: private},
 			strings.NewReader(name+user))
 		if err != nil {
 			t.Fatal(err)
@@ -23,7 +23,7 @@ func TestSearchDataPackages(t *testing.T) {
 	put("secret.zip", "ANDROID-1", true, "maps")
 	names := func(kw string) string {
 		t.Helper()
-		list, err := s.SearchDataPackages(ctx, kw)
+		list, err := s.Files().SearchDataPackages(ctx, kw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +47,7 @@ func TestSearchDataPackages(t *testing.T) {
 		}
 	}
 	private := true
-	if err := s.UpdateDataPackages(ctx, []DataPackageUpdate{{PrimaryKey: b.PrimaryKey, Private: &private}}); err != nil {
+	if err := s.Files().UpdateDataPackages(ctx, []DataPackageUpdate{{PrimaryKey: b.PrimaryKey, Private: &private}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := names("missionpackage"); got != a.Name {

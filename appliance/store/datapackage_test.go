@@ -25,7 +25,7 @@ func TestDataPackagePutGetListDelete(t *testing.T) {
 		ExpectedHash:   strings.ToUpper(sha256Hex(content)),
 		SubmittedAt:    at,
 	}
-	p, err := s.PutDataPackage(ctx, in, bytes.NewReader(content))
+	p, err := s.Files().PutDataPackage(ctx, in, bytes.NewReader(content))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,9 +37,9 @@ func TestDataPackagePutGetListDelete(t *testing.T) {
 		t.Errorf("generated uid %q is not a v4 UUID", p.UID)
 	}
 	for name, get := range map[string]func() (DataPackage, error){
-		"by hash":            func() (DataPackage, error) { return s.DataPackageByHash(ctx, p.Hash) },
-		"by hash upper-case": func() (DataPackage, error) { return s.DataPackageByHash(ctx, strings.ToUpper(p.Hash)) },
-		"by uid":             func() (DataPackage, error) { return s.DataPackageByUID(ctx, p.UID) },
+		"by hash":            func() (DataPackage, error) { return s.Files().DataPackageByHash(ctx, p.Hash) },
+		"by hash upper-case": func() (DataPackage, error) { return s.Files().DataPackageByHash(ctx, strings.ToUpper(p.Hash)) },
+		"by uid":             func() (DataPackage, error) { return s.Files().DataPackageByUID(ctx, p.UID) },
 	} {
 		got, err := get()
 		if err != nil {
@@ -49,7 +49,7 @@ func TestDataPackagePutGetListDelete(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", name, got, p)
 		}
 	}
-	r, err := s.OpenBlob(ctx, p.BlobID)
+	r, err := s.Files().OpenBlob(ctx, p.BlobID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestDataPackagePutGetListDelete(t *testing.T) {
 	}
 
 	// A second, newer package lists first.
-	p2, err := s.PutDataPackage(ctx, DataPackageInput{Name: "b.txt", UID: "fixed-uid", SubmittedAt: at.Add(time.Hour)},
+	p2, err := s.Files().PutDataPackage(ctx, DataPackageInput{Name: "b.txt", UID: "fixed-uid", SubmittedAt: at.Add(time.Hour)},
 		strings.NewReader("other"))
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestDataPackagePutGetListDelete(t *testing.T) {
 	if p2.UID != "fixed-uid" || p2.Privacy != 0 || p2.Tool != ToolPublic || len(p2.Keywords) != 0 {
 		t.Errorf("second package %+v", p2)
 	}
-	list, err := s.DataPackages(ctx)
+	list, err := s.Files().DataPackages(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,13 +74,13 @@ func TestDataPackagePutGetListDelete(t *testing.T) {
 		t.Fatalf("list order: %+v", list)
 	}
 
-	if err := s.DeleteDataPackageByHash(ctx, p.Hash); err != nil {
+	if err := s.Files().DeleteDataPackageByHash(ctx, p.Hash); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DataPackageByHash(ctx, p.Hash); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Files().DataPackageByHash(ctx, p.Hash); !errors.Is(err, ErrNotFound) {
 		t.Errorf("after delete: %v, want ErrNotFound", err)
 	}
-	if _, err := s.OpenBlob(ctx, p.BlobID); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Files().OpenBlob(ctx, p.BlobID); !errors.Is(err, ErrNotFound) {
 		t.Errorf("blob after delete: %v, want ErrNotFound", err)
 	}
 	var chunks int
@@ -89,7 +89,7 @@ func TestDataPackagePutGetListDelete(t *testing.T) {
 		t.Errorf("%d chunks left after delete", chunks)
 	}
 	// A new package never reuses the deleted one's PrimaryKey.
-	p3, err := s.PutDataPackage(ctx, DataPackageInput{Name: "c.txt"}, strings.NewReader("third"))
+	p3, err := s.Files().PutDataPackage(ctx, DataPackageInput{Name: "c.txt"}, strings.NewReader("third"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,12 +109,12 @@ func TestDataPackageSameContentKeepsOneBlob(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
 	content := patternBytes(ChunkSize+5, 8)
-	first, err := s.PutDataPackage(ctx, DataPackageInput{Name: "a.zip", SubmissionUser: "u1", Keywords: []string{"k1"}},
+	first, err := s.Files().PutDataPackage(ctx, DataPackageInput{Name: "a.zip", SubmissionUser: "u1", Keywords: []string{"k1"}},
 		bytes.NewReader(content))
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := s.PutDataPackage(ctx, DataPackageInput{Name: "renamed.zip", SubmissionUser: "u2", Private: true},
+	second, err := s.Files().PutDataPackage(ctx, DataPackageInput{Name: "renamed.zip", SubmissionUser: "u2", Private: true},
 		bytes.NewReader(content))
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestDataPackageSameContentKeepsOneBlob(t *testing.T) {
 	if second.Name != "renamed.zip" || second.SubmissionUser != "u2" || second.Privacy != 1 || len(second.Keywords) != 0 {
 		t.Errorf("metadata not replaced by the newer submission: %+v", second)
 	}
-	got, err := s.DataPackageByHash(ctx, first.Hash)
+	got, err := s.Files().DataPackageByHash(ctx, first.Hash)
 	if err != nil || !equalPackages(got, second) {
 		t.Errorf("stored %+v (%v), want %+v", got, err, second)
 	}
@@ -170,10 +170,10 @@ func TestDataPackageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := openTest(t, Options{MaxBlobSize: 2 * ChunkSize})
-			if _, err := s.PutDataPackage(ctx, DataPackageInput{Name: "existing", UID: "taken"}, strings.NewReader("x")); err != nil {
+			if _, err := s.Files().PutDataPackage(ctx, DataPackageInput{Name: "existing", UID: "taken"}, strings.NewReader("x")); err != nil {
 				t.Fatal(err)
 			}
-			_, err := s.PutDataPackage(ctx, tt.in, tt.content)
+			_, err := s.Files().PutDataPackage(ctx, tt.in, tt.content)
 			if !errors.Is(err, tt.is) {
 				t.Fatalf("err = %v, want %v", err, tt.is)
 			}
@@ -191,12 +191,12 @@ func TestDataPackageErrors(t *testing.T) {
 			err  error
 			is   error
 		}{
-			{"by hash missing", second(s.DataPackageByHash(ctx, sha256Hex([]byte("none")))), ErrNotFound},
-			{"by uid missing", second(s.DataPackageByUID(ctx, "none")), ErrNotFound},
-			{"delete missing", s.DeleteDataPackageByHash(ctx, sha256Hex([]byte("none"))), ErrNotFound},
-			{"by hash canceled", second(s.DataPackageByHash(canceled, "x")), context.Canceled},
-			{"list canceled", second(s.DataPackages(canceled)), context.Canceled},
-			{"put canceled", second(s.PutDataPackage(canceled, DataPackageInput{Name: "a"}, strings.NewReader("x"))), context.Canceled},
+			{"by hash missing", second(s.Files().DataPackageByHash(ctx, sha256Hex([]byte("none")))), ErrNotFound},
+			{"by uid missing", second(s.Files().DataPackageByUID(ctx, "none")), ErrNotFound},
+			{"delete missing", s.Files().DeleteDataPackageByHash(ctx, sha256Hex([]byte("none"))), ErrNotFound},
+			{"by hash canceled", second(s.Files().DataPackageByHash(canceled, "x")), context.Canceled},
+			{"list canceled", second(s.Files().DataPackages(canceled)), context.Canceled},
+			{"put canceled", second(s.Files().PutDataPackage(canceled, DataPackageInput{Name: "a"}, strings.NewReader("x"))), context.Canceled},
 		}
 		for _, l := range lookups {
 			if !errors.Is(l.err, l.is) {

@@ -36,8 +36,25 @@ type ExCheckDoc struct {
 // MaxExCheckDocuments bounds the templates and the checklists kept (each).
 const MaxExCheckDocuments = 10000
 
-func excheckTable(checklist bool) string {
-	if checklist {
+// DocKind says which of the two ExCheck documents a call is about.
+type DocKind uint8
+
+// The ExCheck documents.
+const (
+	TemplateDoc DocKind = iota
+	ChecklistDoc
+)
+
+func (k DocKind) String() string {
+	if k == ChecklistDoc {
+		return "checklist"
+	}
+	return "template"
+}
+
+// table is where documents of the kind are kept.
+func (k DocKind) table() string {
+	if k == ChecklistDoc {
 		return "excheck_checklists"
 	}
 	return "excheck_templates"
@@ -51,7 +68,7 @@ const TemplatesMission = "exchecktemplates"
 // records it as content of TemplatesMission (made by the migration, and
 // again here if it was removed), in one transaction. It returns the template as that mission
 // shows it.
-func (s *Store) PutTemplate(ctx context.Context, d ExCheckDoc) (Mission, ContentResource, error) {
+func (s *Checklists) PutTemplate(ctx context.Context, d ExCheckDoc) (Mission, ContentResource, error) {
 	const op = "put excheck template"
 	if err := s.check(ctx); err != nil {
 		return Mission{}, ContentResource{}, fmt.Errorf("store: %s: %w", op, err)
@@ -83,7 +100,7 @@ func (s *Store) PutTemplate(ctx context.Context, d ExCheckDoc) (Mission, Content
 		if err != nil {
 			return err
 		}
-		t, err := scanExCheck(tx.QueryRowContext(ctx, excheckSelect(false)+` WHERE uid = ?`, d.UID))
+		t, err := scanExCheck(tx.QueryRowContext(ctx, excheckSelect(TemplateDoc)+` WHERE uid = ?`, d.UID))
 		if err != nil {
 			return err
 		}
@@ -114,16 +131,16 @@ func TemplateContent(t ExCheckDoc) ContentResource {
 }
 
 // Templates lists every template, oldest first.
-func (s *Store) Templates(ctx context.Context) ([]ExCheckDoc, error) {
-	return s.excheckList(ctx, false, "templates")
+func (s *Checklists) Templates(ctx context.Context) ([]ExCheckDoc, error) {
+	return s.excheckList(ctx, TemplateDoc, "templates")
 }
 
 // TemplateByHash returns the template whose XML has this SHA-256.
-func (s *Store) TemplateByHash(ctx context.Context, hash string) (ExCheckDoc, error) {
+func (s *Checklists) TemplateByHash(ctx context.Context, hash string) (ExCheckDoc, error) {
 	if err := s.check(ctx); err != nil {
 		return ExCheckDoc{}, fmt.Errorf("store: template by hash: %w", err)
 	}
-	d, err := scanExCheck(s.r.QueryRowContext(ctx, excheckSelect(false)+` WHERE hash = ? ORDER BY updated_at DESC LIMIT 1`, hash))
+	d, err := scanExCheck(s.r.QueryRowContext(ctx, excheckSelect(TemplateDoc)+` WHERE hash = ? ORDER BY updated_at DESC LIMIT 1`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return ExCheckDoc{}, fmt.Errorf("store: template by hash: %w: no template with hash %q", ErrNotFound, logx.Cut(hash, 64))
 	}
@@ -145,27 +162,23 @@ func roomFor(ctx context.Context, tx *sql.Tx, table, uid string) error {
 }
 
 // Template returns a stored template.
-func (s *Store) Template(ctx context.Context, uid string) (ExCheckDoc, error) {
-	return s.excheckDoc(ctx, false, uid)
+func (s *Checklists) Template(ctx context.Context, uid string) (ExCheckDoc, error) {
+	return s.excheckDoc(ctx, TemplateDoc, uid)
 }
 
 // Checklist returns a stored checklist.
-func (s *Store) Checklist(ctx context.Context, uid string) (ExCheckDoc, error) {
-	return s.excheckDoc(ctx, true, uid)
+func (s *Checklists) Checklist(ctx context.Context, uid string) (ExCheckDoc, error) {
+	return s.excheckDoc(ctx, ChecklistDoc, uid)
 }
 
-func (s *Store) excheckDoc(ctx context.Context, checklist bool, uid string) (ExCheckDoc, error) {
-	op := "excheck " + excheckTable(checklist)
+func (s *db) excheckDoc(ctx context.Context, kind DocKind, uid string) (ExCheckDoc, error) {
+	op := "excheck " + kind.table()
 	if err := s.check(ctx); err != nil {
 		return ExCheckDoc{}, fmt.Errorf("store: %s: %w", op, err)
 	}
-	d, err := scanExCheck(s.r.QueryRowContext(ctx, excheckSelect(checklist)+` WHERE uid = ?`, uid))
+	d, err := scanExCheck(s.r.QueryRowContext(ctx, excheckSelect(kind)+` WHERE uid = ?`, uid))
 	if errors.Is(err, sql.ErrNoRows) {
-		what := "template"
-		if checklist {
-			what = "checklist"
-		}
-		return ExCheckDoc{}, fmt.Errorf("store: %s: %w: no %s %q", op, ErrNotFound, what, logx.Cut(uid, 64))
+		return ExCheckDoc{}, fmt.Errorf("store: %s: %w: no %s %q", op, ErrNotFound, kind, logx.Cut(uid, 64))
 	}
 	if err != nil {
 		return ExCheckDoc{}, s.wrapErr(op, err)
@@ -173,8 +186,8 @@ func (s *Store) excheckDoc(ctx context.Context, checklist bool, uid string) (ExC
 	return d, nil
 }
 
-func excheckSelect(checklist bool) string {
-	if checklist {
+func excheckSelect(kind DocKind) string {
+	if kind == ChecklistDoc {
 		return `SELECT uid, name, '', '', template_uid, creator_uid, created_at, updated_at, xml FROM excheck_checklists`
 	}
 	return `SELECT uid, name, description, hash, '', creator_uid, created_at, updated_at, xml FROM excheck_templates`
@@ -194,14 +207,14 @@ func scanExCheck(sc interface{ Scan(...any) error }) (ExCheckDoc, error) {
 
 // UpdateTemplate replaces a template's XML with what edit returns for the
 // stored XML, in one transaction (an error from edit changes nothing).
-func (s *Store) UpdateTemplate(ctx context.Context, uid string, edit func([]byte) ([]byte, error)) error {
-	return s.updateExCheck(ctx, false, uid, func(_ *sql.Tx, b []byte) ([]byte, error) { return edit(b) })
+func (s *Checklists) UpdateTemplate(ctx context.Context, uid string, edit func([]byte) ([]byte, error)) error {
+	return s.updateExCheck(ctx, TemplateDoc, uid, func(_ *sql.Tx, b []byte) ([]byte, error) { return edit(b) })
 }
 
 // UpdateChecklist is UpdateTemplate for a checklist, changed by actor: a
 // read-only member of the checklist's mission may not (ErrForbidden).
-func (s *Store) UpdateChecklist(ctx context.Context, uid, actor string, edit func([]byte) ([]byte, error)) error {
-	return s.updateExCheck(ctx, true, uid, func(tx *sql.Tx, b []byte) ([]byte, error) {
+func (s *Checklists) UpdateChecklist(ctx context.Context, uid, actor string, edit func([]byte) ([]byte, error)) error {
+	return s.updateExCheck(ctx, ChecklistDoc, uid, func(tx *sql.Tx, b []byte) ([]byte, error) {
 		m, err := missionByName(ctx, tx, uid)
 		if err == nil {
 			err = mayWrite(ctx, tx, m, actor)
@@ -215,14 +228,14 @@ func (s *Store) UpdateChecklist(ctx context.Context, uid, actor string, edit fun
 	})
 }
 
-func (s *Store) updateExCheck(ctx context.Context, checklist bool, uid string, edit func(*sql.Tx, []byte) ([]byte, error)) error {
-	op := "update " + excheckTable(checklist)
+func (s *db) updateExCheck(ctx context.Context, kind DocKind, uid string, edit func(*sql.Tx, []byte) ([]byte, error)) error {
+	op := "update " + kind.table()
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: %s: %w", op, err)
 	}
 	return s.inTx(ctx, op, func(tx *sql.Tx) error {
 		var xml []byte
-		err := tx.QueryRowContext(ctx, `SELECT xml FROM `+excheckTable(checklist)+` WHERE uid = ?`, uid).Scan(&xml)
+		err := tx.QueryRowContext(ctx, `SELECT xml FROM `+kind.table()+` WHERE uid = ?`, uid).Scan(&xml)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: no such document %q", ErrNotFound, logx.Cut(uid, 64))
 		}
@@ -233,7 +246,7 @@ func (s *Store) updateExCheck(ctx context.Context, checklist bool, uid string, e
 		if err != nil {
 			return err
 		}
-		if checklist {
+		if kind == ChecklistDoc {
 			_, err = tx.ExecContext(ctx, `UPDATE excheck_checklists SET xml = ?, updated_at = ? WHERE uid = ?`,
 				out, unixMilli(time.Now()), uid)
 		} else {
@@ -247,7 +260,7 @@ func (s *Store) updateExCheck(ctx context.Context, checklist bool, uid string, e
 // CreateChecklist stores a checklist started from a template and creates
 // its mission (named after the checklist's uid, tool ExCheck, the creator
 // its owner), in one transaction. ErrConflict when the uid is taken.
-func (s *Store) CreateChecklist(ctx context.Context, d ExCheckDoc, description string) (Mission, error) {
+func (s *Checklists) CreateChecklist(ctx context.Context, d ExCheckDoc, description string) (Mission, error) {
 	const op = "create checklist"
 	if err := s.check(ctx); err != nil {
 		return Mission{}, fmt.Errorf("store: %s: %w", op, err)
@@ -278,15 +291,15 @@ func (s *Store) CreateChecklist(ctx context.Context, d ExCheckDoc, description s
 }
 
 // Checklists lists every checklist, oldest first.
-func (s *Store) Checklists(ctx context.Context) ([]ExCheckDoc, error) {
-	return s.excheckList(ctx, true, "checklists")
+func (s *Checklists) Checklists(ctx context.Context) ([]ExCheckDoc, error) {
+	return s.excheckList(ctx, ChecklistDoc, "checklists")
 }
 
-func (s *Store) excheckList(ctx context.Context, checklist bool, op string) ([]ExCheckDoc, error) {
+func (s *db) excheckList(ctx context.Context, kind DocKind, op string) ([]ExCheckDoc, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: %s: %w", op, err)
 	}
-	rows, err := s.r.QueryContext(ctx, excheckSelect(checklist)+` ORDER BY created_at, uid`)
+	rows, err := s.r.QueryContext(ctx, excheckSelect(kind)+` ORDER BY created_at, uid`)
 	if err != nil {
 		return nil, s.wrapErr(op, err)
 	}

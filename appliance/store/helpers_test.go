@@ -77,7 +77,7 @@ func sha256Hex(b []byte) string {
 func putBlob(t testing.TB, s *Store, b []byte) BlobInfo {
 	t.Helper()
 	ctx := context.Background()
-	w, err := s.CreateBlob(ctx)
+	w, err := s.Files().CreateBlob(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,7 +110,7 @@ type HistoryStats struct {
 
 // History is the asynchronous CoT history writer of a Store.
 type History struct {
-	s    *Store
+	s    *db
 	opts HistoryOptions
 	log  *slog.Logger
 	ch   chan histItem
@@ -165,7 +165,7 @@ func (s *Store) StartHistory(opts HistoryOptions) *History {
 		opts.Retention = 0
 	}
 	h := &History{
-		s:      s,
+		s:      s.db,
 		opts:   opts,
 		log:    s.log.With("part", "cot-history"),
 		ch:     make(chan histItem, opts.Buffer),

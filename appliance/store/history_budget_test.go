@@ -54,7 +54,7 @@ func TestHistoryRepeatsNotStoredTwice(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	// Between the repeats and the move, latest followed the newest receive.
-	e, err := s.LatestEvent(ctx, "still")
+	e, err := s.Events().LatestEvent(ctx, "still")
 	if err != nil || e.Lat != 2 || !e.ReceivedAt.Equal(moved) {
 		t.Fatalf("latest %+v %v", e, err)
 	}

@@ -29,7 +29,7 @@ func TestHistoryBatchMergesPerUID(t *testing.T) {
 	if st := h.Stats(); st.Written != 7 || st.Batches != 1 {
 		t.Fatalf("stats %+v, want 7 written in 1 batch", st)
 	}
-	a, err := s.LatestEvent(ctx, "A")
+	a, err := s.Events().LatestEvent(ctx, "A")
 	if err != nil {
 		t.Fatal(err)
 	}

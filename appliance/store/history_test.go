@@ -38,7 +38,7 @@ func TestHistoryAddFlushLatest(t *testing.T) {
 	if st := h.Stats(); st.Added != 4 || st.Written != 4 || st.Batches != 1 || st.Dropped != 0 {
 		t.Errorf("stats %+v", st)
 	}
-	a, err := s.LatestEvent(ctx, "A")
+	a, err := s.Events().LatestEvent(ctx, "A")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestHistoryAddFlushLatest(t *testing.T) {
 	if n := countRows(t, s, "cot_events"); n != 4 {
 		t.Errorf("%d events stored, want every one (4)", n)
 	}
-	if _, err := s.LatestEvent(ctx, "nobody"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Events().LatestEvent(ctx, "nobody"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown uid: %v", err)
 	}
 	if err := h.Close(ctx); err != nil {
@@ -215,13 +215,13 @@ func TestHistoryPrune(t *testing.T) {
 	if n := countRows(t, s, "cot_latest"); n != 2 {
 		t.Errorf("%d latest rows left, want 2", n)
 	}
-	if _, err := s.LatestEvent(ctx, "old-2"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Events().LatestEvent(ctx, "old-2"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("pruned uid: %v, want ErrNotFound", err)
 	}
-	if e, err := s.LatestEvent(ctx, "old-1"); err != nil || e.Lat != 3 {
+	if e, err := s.Events().LatestEvent(ctx, "old-1"); err != nil || e.Lat != 3 {
 		t.Errorf("recently moved uid: %+v, %v", e, err)
 	}
-	if _, err := s.LatestEvent(ctx, "fresh"); err != nil {
+	if _, err := s.Events().LatestEvent(ctx, "fresh"); err != nil {
 		t.Error(err)
 	}
 }
@@ -279,7 +279,7 @@ func TestHistoryOddValues(t *testing.T) {
 	if err := h.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e, err := s.LatestEvent(ctx, "nan")
+	e, err := s.Events().LatestEvent(ctx, "nan")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestLatestInBox(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.LatestInBox(ctx, tt.minLat, tt.minLon, tt.maxLat, tt.maxLon, tt.limit)
+			got, err := s.Events().LatestInBox(ctx, tt.minLat, tt.minLon, tt.maxLat, tt.maxLon, tt.limit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -353,14 +353,14 @@ func TestLatestInBox(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := s.LatestInBox(ctx, tt.minLat, tt.minLon, tt.maxLat, tt.maxLon, tt.limit); !errors.Is(err, ErrInvalid) {
+			if _, err := s.Events().LatestInBox(ctx, tt.minLat, tt.minLon, tt.maxLat, tt.maxLon, tt.limit); !errors.Is(err, ErrInvalid) {
 				t.Errorf("err = %v, want ErrInvalid", err)
 			}
 		})
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := s.LatestInBox(canceled, 0, 0, 1, 1, 1); !errors.Is(err, context.Canceled) {
+	if _, err := s.Events().LatestInBox(canceled, 0, 0, 1, 1, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled: %v", err)
 	}
 	if err := h.Flush(canceled); !errors.Is(err, context.Canceled) {

@@ -12,7 +12,7 @@ import (
 
 // RecentOfType returns the events of type typ received after since that are
 // still the latest of their uid, newest first, at most limit (1..MaxBoxLimit).
-func (s *Store) RecentOfType(ctx context.Context, typ string, since time.Time, limit int) ([]StoredEvent, error) {
+func (s *Events) RecentOfType(ctx context.Context, typ string, since time.Time, limit int) ([]StoredEvent, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: recent of type: %w", err)
 	}

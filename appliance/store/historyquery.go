@@ -59,7 +59,7 @@ func scanEvent(sc interface{ Scan(...any) error }) (StoredEvent, error) {
 }
 
 // LatestEvent returns the newest stored event (by receive time) of uid.
-func (s *Store) LatestEvent(ctx context.Context, uid string) (StoredEvent, error) {
+func (s *Events) LatestEvent(ctx context.Context, uid string) (StoredEvent, error) {
 	if err := s.check(ctx); err != nil {
 		return StoredEvent{}, fmt.Errorf("store: latest event: %w", err)
 	}
@@ -77,7 +77,7 @@ func (s *Store) LatestEvent(ctx context.Context, uid string) (StoredEvent, error
 // LatestInBox returns the newest event of every uid whose latest position
 // lies in the box, newest first, at most limit (1..MaxBoxLimit) of them.
 // A box with minLon > maxLon crosses the antimeridian.
-func (s *Store) LatestInBox(ctx context.Context, minLat, minLon, maxLat, maxLon float64, limit int) ([]StoredEvent, error) {
+func (s *Events) LatestInBox(ctx context.Context, minLat, minLon, maxLat, maxLon float64, limit int) ([]StoredEvent, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: latest in box: %w", err)
 	}
@@ -121,7 +121,7 @@ func (s *Store) LatestInBox(ctx context.Context, minLat, minLon, maxLat, maxLon 
 }
 
 // CountEventsOfType counts the stored events of one CoT type.
-func (s *Store) CountEventsOfType(ctx context.Context, typ string) (int, error) {
+func (s *Events) CountEventsOfType(ctx context.Context, typ string) (int, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, fmt.Errorf("store: count events: %w", err)
 	}

@@ -251,7 +251,7 @@ func mayWrite(ctx context.Context, q querier, m Mission, uid string) error {
 // subscribed as its owner; the creation is recorded as a CREATE_MISSION
 // change. It returns the mission, whether it was created, and the
 // creator's subscription (empty token when there is no creator).
-func (s *Store) PutMission(ctx context.Context, name string, in MissionInput) (Mission, bool, Subscription, error) {
+func (s *Missions) PutMission(ctx context.Context, name string, in MissionInput) (Mission, bool, Subscription, error) {
 	const op = "put mission"
 	if err := s.check(ctx); err != nil {
 		return Mission{}, false, Subscription{}, fmt.Errorf("store: %s: %w", op, err)
@@ -302,7 +302,7 @@ func (s *Store) PutMission(ctx context.Context, name string, in MissionInput) (M
 
 // missionPasswordHash hashes a new password through the password gate
 // (hashing is as slow as checking); nil for none given, "" to remove.
-func (s *Store) missionPasswordHash(ctx context.Context, pw *string) (*string, error) {
+func (s *db) missionPasswordHash(ctx context.Context, pw *string) (*string, error) {
 	if pw == nil {
 		return nil, nil
 	}
@@ -419,7 +419,7 @@ func updateMissionTx(ctx context.Context, tx *sql.Tx, m Mission, in MissionInput
 }
 
 // MissionByName returns the mission's metadata.
-func (s *Store) MissionByName(ctx context.Context, name string) (Mission, error) {
+func (s *Missions) MissionByName(ctx context.Context, name string) (Mission, error) {
 	if err := s.check(ctx); err != nil {
 		return Mission{}, fmt.Errorf("store: mission: %w", err)
 	}
@@ -434,11 +434,11 @@ func (s *Store) MissionByName(ctx context.Context, name string) (Mission, error)
 }
 
 // Missions lists every mission by name; with tool set, only that tool's.
-func (s *Store) Missions(ctx context.Context, tool string) ([]Mission, error) {
+func (s *Missions) Missions(ctx context.Context, tool string) ([]Mission, error) {
 	return s.missionsWhere(ctx, "list missions", `(? = '' OR tool = ?) ORDER BY name`, tool, tool)
 }
 
-func (s *Store) missionsWhere(ctx context.Context, op, where string, args ...any) ([]Mission, error) {
+func (s *db) missionsWhere(ctx context.Context, op, where string, args ...any) ([]Mission, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: %s: %w", op, err)
 	}

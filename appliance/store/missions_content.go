@@ -117,7 +117,7 @@ type ContentChange struct {
 // one transaction, recording an ADD_CONTENT change for each one that was
 // not there yet, and returns those. Errors: ErrNotFound (the mission or a
 // hash; nothing added), ErrForbidden, ErrInvalid.
-func (s *Store) AddMissionContents(ctx context.Context, name string, hashes, uids []string, creator string) ([]ContentChange, error) {
+func (s *Missions) AddMissionContents(ctx context.Context, name string, hashes, uids []string, creator string) ([]ContentChange, error) {
 	const op = "add mission contents"
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: %s: %w", op, err)
@@ -222,7 +222,7 @@ type UIDRecord struct {
 // (<marti><dest mission>) in one transaction. Missions that do not exist
 // and uids already there are skipped; roles are not checked (the event
 // was relayed to the mission already). It returns the number added.
-func (s *Store) RecordMissionUIDs(ctx context.Context, recs []UIDRecord) (int, error) {
+func (s *Missions) RecordMissionUIDs(ctx context.Context, recs []UIDRecord) (int, error) {
 	const op = "record mission uids"
 	if err := s.check(ctx); err != nil {
 		return 0, fmt.Errorf("store: %s: %w", op, err)
@@ -262,7 +262,7 @@ func (s *Store) RecordMissionUIDs(ctx context.Context, recs []UIDRecord) (int, e
 // RemoveMissionContent removes a file (hash) or a CoT uid from the mission
 // and records a REMOVE_CONTENT change. ErrNotFound when the mission does
 // not hold it.
-func (s *Store) RemoveMissionContent(ctx context.Context, name, hash, uid, creator string) (ContentChange, error) {
+func (s *Missions) RemoveMissionContent(ctx context.Context, name, hash, uid, creator string) (ContentChange, error) {
 	const op = "remove mission content"
 	if err := s.check(ctx); err != nil {
 		return ContentChange{}, fmt.Errorf("store: %s: %w", op, err)
@@ -311,7 +311,7 @@ func (s *Store) RemoveMissionContent(ctx context.Context, name, hash, uid, creat
 }
 
 // MissionContents returns the files of a mission, oldest first.
-func (s *Store) MissionContents(ctx context.Context, missionID int64) ([]MissionContent, error) {
+func (s *Missions) MissionContents(ctx context.Context, missionID int64) ([]MissionContent, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixed("d.", packageColumns)+`, c.creator_uid, c.added_at
 		FROM mission_contents c JOIN data_packages d ON d.id = c.package_id WHERE c.mission_id = ? ORDER BY c.added_at, d.id`, missionID)
 	if err != nil {
@@ -351,7 +351,7 @@ func prefixed(prefix, columns string) string {
 
 // MissionUIDs returns the CoT uids of a mission with the details of their
 // latest events, oldest first.
-func (s *Store) MissionUIDs(ctx context.Context, missionID int64) ([]MissionUID, error) {
+func (s *Missions) MissionUIDs(ctx context.Context, missionID int64) ([]MissionUID, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT u.uid, u.creator_uid, u.added_at, l.type, l.callsign, l.lat, l.lon
 		FROM mission_uids u LEFT JOIN cot_latest l ON l.uid = u.uid WHERE u.mission_id = ? ORDER BY u.added_at, u.uid`, missionID)
 	if err != nil {
@@ -383,7 +383,7 @@ func (s *Store) MissionUIDs(ctx context.Context, missionID int64) ([]MissionUID,
 
 // MissionCoT returns the latest stored event of every uid of the mission,
 // in uid order.
-func (s *Store) MissionCoT(ctx context.Context, name string) ([]StoredEvent, error) {
+func (s *Missions) MissionCoT(ctx context.Context, name string) ([]StoredEvent, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: mission cot: %w", err)
 	}
@@ -413,7 +413,7 @@ func (s *Store) MissionCoT(ctx context.Context, name string) ([]StoredEvent, err
 
 // MissionChanges returns the mission's change history in [from, to]
 // (zero: unbounded), oldest first.
-func (s *Store) MissionChanges(ctx context.Context, name string, from, to time.Time) ([]MissionChange, error) {
+func (s *Missions) MissionChanges(ctx context.Context, name string, from, to time.Time) ([]MissionChange, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: mission changes: %w", err)
 	}
@@ -433,7 +433,7 @@ func (s *Store) MissionChanges(ctx context.Context, name string, from, to time.T
 
 // queryChanges reads m's change records selected by where (the rest of the
 // query after FROM mission_changes) and its arguments.
-func (s *Store) queryChanges(ctx context.Context, op string, m Mission, where string, args ...any) ([]MissionChange, error) {
+func (s *db) queryChanges(ctx context.Context, op string, m Mission, where string, args ...any) ([]MissionChange, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id, type, creator_uid, at, body FROM mission_changes `+where, args...)
 	if err != nil {
 		return nil, s.wrapErr(op, err)

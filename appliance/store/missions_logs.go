@@ -69,7 +69,7 @@ func (e *LogEntry) validate() error {
 // entry e.ID (ErrNotFound when there is none), records an ADD_CONTENT
 // change with the entry in each of its missions, and returns it. The
 // creator needs write access to every mission named.
-func (s *Store) PutLogEntry(ctx context.Context, e LogEntry) (LogEntry, bool, error) {
+func (s *Missions) PutLogEntry(ctx context.Context, e LogEntry) (LogEntry, bool, error) {
 	const op = "put log entry"
 	if err := s.check(ctx); err != nil {
 		return LogEntry{}, false, fmt.Errorf("store: %s: %w", op, err)
@@ -145,7 +145,7 @@ func (s *Store) PutLogEntry(ctx context.Context, e LogEntry) (LogEntry, bool, er
 // DeleteLogEntry removes an entry (ErrNotFound when there is none),
 // records a REMOVE_CONTENT change in each of its missions, and returns
 // what it was.
-func (s *Store) DeleteLogEntry(ctx context.Context, id string) (LogEntry, error) {
+func (s *Missions) DeleteLogEntry(ctx context.Context, id string) (LogEntry, error) {
 	const op = "delete log entry"
 	if err := s.check(ctx); err != nil {
 		return LogEntry{}, fmt.Errorf("store: %s: %w", op, err)
@@ -191,7 +191,7 @@ func (s *Store) DeleteLogEntry(ctx context.Context, id string) (LogEntry, error)
 
 // MissionLogs returns the log entries of a mission (name "": of every
 // mission) whose dtg lies in [from, to] (zero: unbounded), oldest first.
-func (s *Store) MissionLogs(ctx context.Context, name string, from, to time.Time) ([]LogEntry, error) {
+func (s *Missions) MissionLogs(ctx context.Context, name string, from, to time.Time) ([]LogEntry, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: mission logs: %w", err)
 	}
@@ -268,7 +268,7 @@ func (x *ExternalData) validate() error {
 
 // PutExternalData adds (or replaces, by uid) external data of a mission
 // and records an ADD_CONTENT change holding it.
-func (s *Store) PutExternalData(ctx context.Context, name string, x ExternalData, creator string) (Mission, error) {
+func (s *Missions) PutExternalData(ctx context.Context, name string, x ExternalData, creator string) (Mission, error) {
 	const op = "put external data"
 	if err := s.check(ctx); err != nil {
 		return Mission{}, fmt.Errorf("store: %s: %w", op, err)
@@ -297,7 +297,7 @@ func (s *Store) PutExternalData(ctx context.Context, name string, x ExternalData
 }
 
 // MissionExternalData lists a mission's external data.
-func (s *Store) MissionExternalData(ctx context.Context, missionID int64) ([]ExternalData, error) {
+func (s *Missions) MissionExternalData(ctx context.Context, missionID int64) ([]ExternalData, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT uid, name, tool, url_data, url_view, notes FROM mission_external_data
 		WHERE mission_id = ? ORDER BY added_at, uid`, missionID)
 	if err != nil {

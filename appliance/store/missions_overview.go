@@ -48,7 +48,7 @@ func scanSummary(sc interface{ Scan(...any) error }) (MissionSummary, error) {
 
 // MissionSummaries lists at most limit missions in name order with the
 // sizes of their parts; truncated says more missions exist.
-func (s *Store) MissionSummaries(ctx context.Context, limit int) (list []MissionSummary, truncated bool, err error) {
+func (s *Missions) MissionSummaries(ctx context.Context, limit int) (list []MissionSummary, truncated bool, err error) {
 	const op = "mission summaries"
 	if err := s.checkLimit(ctx, op, limit); err != nil {
 		return nil, false, err
@@ -75,7 +75,7 @@ func (s *Store) MissionSummaries(ctx context.Context, limit int) (list []Mission
 
 // MissionSummaryByName returns one mission with the sizes of its parts
 // (ErrNotFound when there is none).
-func (s *Store) MissionSummaryByName(ctx context.Context, name string) (MissionSummary, error) {
+func (s *Missions) MissionSummaryByName(ctx context.Context, name string) (MissionSummary, error) {
 	const op = "mission summary"
 	if err := s.check(ctx); err != nil {
 		return MissionSummary{}, fmt.Errorf("store: %s: %w", op, err)
@@ -92,7 +92,7 @@ func (s *Store) MissionSummaryByName(ctx context.Context, name string) (MissionS
 
 // RecentMissionChanges returns the newest limit records of m's change
 // history, newest first; truncated says older ones were left out.
-func (s *Store) RecentMissionChanges(ctx context.Context, m Mission, limit int) (list []MissionChange, truncated bool, err error) {
+func (s *Missions) RecentMissionChanges(ctx context.Context, m Mission, limit int) (list []MissionChange, truncated bool, err error) {
 	const op = "recent mission changes"
 	if err := s.checkLimit(ctx, op, limit); err != nil {
 		return nil, false, err
@@ -107,7 +107,7 @@ func (s *Store) RecentMissionChanges(ctx context.Context, m Mission, limit int) 
 
 // RecentMissionLogs returns the newest limit log entries of m (by dtg),
 // newest first; truncated says older ones were left out.
-func (s *Store) RecentMissionLogs(ctx context.Context, m Mission, limit int) (list []LogEntry, truncated bool, err error) {
+func (s *Missions) RecentMissionLogs(ctx context.Context, m Mission, limit int) (list []LogEntry, truncated bool, err error) {
 	const op = "recent mission logs"
 	if err := s.checkLimit(ctx, op, limit); err != nil {
 		return nil, false, err
@@ -124,7 +124,7 @@ func (s *Store) RecentMissionLogs(ctx context.Context, m Mission, limit int) (li
 }
 
 // checkLimit is the common start of the listings read with limit+1 rows.
-func (s *Store) checkLimit(ctx context.Context, op string, limit int) error {
+func (s *db) checkLimit(ctx context.Context, op string, limit int) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: %s: %w", op, err)
 	}

@@ -40,14 +40,14 @@ type subscriberCache struct {
 // MissionSubscribers returns the client uids subscribed to the mission
 // (broker.Options.MissionSubscribers). It reads memory only, after the
 // first call; the slice must not be modified.
-func (s *Store) MissionSubscribers(name string) []string {
+func (s *Missions) MissionSubscribers(name string) []string {
 	s.subs.once.Do(func() { s.loadSubscribers() })
 	s.subs.mu.RLock()
 	defer s.subs.mu.RUnlock()
 	return s.subs.m[name]
 }
 
-func (s *Store) loadSubscribers() {
+func (s *db) loadSubscribers() {
 	m := map[string][]string{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -70,7 +70,7 @@ func (s *Store) loadSubscribers() {
 }
 
 // refreshSubscribers reloads one mission's list after a committed change.
-func (s *Store) refreshSubscribers(ctx context.Context, name string) {
+func (s *db) refreshSubscribers(ctx context.Context, name string) {
 	s.subs.once.Do(func() { s.loadSubscribers() })
 	s.subs.refresh.Lock()
 	defer s.subs.refresh.Unlock()
@@ -128,7 +128,7 @@ func subscribeTx(ctx context.Context, tx *sql.Tx, m Mission, uid, username, role
 // token and role, active again). A password-protected mission needs its
 // password (ErrBadCredentials otherwise; the check passes the password
 // gate, ErrBusy when it has no capacity); its owner needs none.
-func (s *Store) Subscribe(ctx context.Context, name, uid, username, password string) (Subscription, error) {
+func (s *Missions) Subscribe(ctx context.Context, name, uid, username, password string) (Subscription, error) {
 	const op = "subscribe"
 	if err := s.check(ctx); err != nil {
 		return Subscription{}, fmt.Errorf("store: %s: %w", op, err)
@@ -168,7 +168,7 @@ func (s *Store) Subscribe(ctx context.Context, name, uid, username, password str
 	return sub, nil
 }
 
-func (s *Store) checkMissionPassword(ctx context.Context, missionID int64, password string) error {
+func (s *db) checkMissionPassword(ctx context.Context, missionID int64, password string) error {
 	release, err := s.pwGate.enter(ctx)
 	if err != nil {
 		return err
@@ -197,7 +197,7 @@ func (s *Store) checkMissionPassword(ctx context.Context, missionID int64, passw
 // the subscription (token, role) is kept but inactive: the client no
 // longer receives the mission's traffic. ErrNotFound when uid is not
 // subscribed.
-func (s *Store) Unsubscribe(ctx context.Context, name, uid string, disconnectOnly bool) error {
+func (s *Missions) Unsubscribe(ctx context.Context, name, uid string, disconnectOnly bool) error {
 	const op = "unsubscribe"
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: %s: %w", op, err)
@@ -229,7 +229,7 @@ func (s *Store) Unsubscribe(ctx context.Context, name, uid string, disconnectOnl
 
 // Subscriptions lists the active subscriptions of a mission (name ""
 // lists those of every mission), oldest first.
-func (s *Store) Subscriptions(ctx context.Context, name string) ([]Subscription, error) {
+func (s *Missions) Subscriptions(ctx context.Context, name string) ([]Subscription, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: subscriptions: %w", err)
 	}
@@ -275,7 +275,7 @@ type Invitation struct {
 
 // Invite stores an invitation (replacing one to the same invitee) and
 // returns it with its token. The inviter needs write access.
-func (s *Store) Invite(ctx context.Context, name string, inv Invitation) (Invitation, error) {
+func (s *Missions) Invite(ctx context.Context, name string, inv Invitation) (Invitation, error) {
 	const op = "invite"
 	if err := s.check(ctx); err != nil {
 		return Invitation{}, fmt.Errorf("store: %s: %w", op, err)
@@ -316,7 +316,7 @@ func (s *Store) Invite(ctx context.Context, name string, inv Invitation) (Invita
 
 // Invitations lists the invitations addressed to any of the invitees
 // (a client uid, a user name...), newest first.
-func (s *Store) Invitations(ctx context.Context, invitees ...string) ([]Invitation, error) {
+func (s *Missions) Invitations(ctx context.Context, invitees ...string) ([]Invitation, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: invitations: %w", err)
 	}
@@ -351,7 +351,7 @@ func (s *Store) Invitations(ctx context.Context, invitees ...string) ([]Invitati
 
 // SetMissionParent makes parent the parent of child (only child's owner
 // may); a link that would make a cycle is ErrInvalid.
-func (s *Store) SetMissionParent(ctx context.Context, child, parent, creator string) error {
+func (s *Missions) SetMissionParent(ctx context.Context, child, parent, creator string) error {
 	const op = "set mission parent"
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: %s: %w", op, err)
@@ -384,7 +384,7 @@ func (s *Store) SetMissionParent(ctx context.Context, child, parent, creator str
 }
 
 // ClearMissionParent removes child's parent link.
-func (s *Store) ClearMissionParent(ctx context.Context, child, creator string) error {
+func (s *Missions) ClearMissionParent(ctx context.Context, child, creator string) error {
 	const op = "clear mission parent"
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: %s: %w", op, err)
@@ -403,7 +403,7 @@ func (s *Store) ClearMissionParent(ctx context.Context, child, creator string) e
 }
 
 // MissionChildren lists the missions whose parent is name.
-func (s *Store) MissionChildren(ctx context.Context, name string) ([]Mission, error) {
+func (s *Missions) MissionChildren(ctx context.Context, name string) ([]Mission, error) {
 	m, err := s.MissionByName(ctx, name)
 	if err != nil {
 		return nil, err
@@ -412,7 +412,7 @@ func (s *Store) MissionChildren(ctx context.Context, name string) ([]Mission, er
 }
 
 // MissionParent returns the parent of name (ErrNotFound when it has none).
-func (s *Store) MissionParent(ctx context.Context, name string) (Mission, error) {
+func (s *Missions) MissionParent(ctx context.Context, name string) (Mission, error) {
 	m, err := s.MissionByName(ctx, name)
 	if err != nil {
 		return Mission{}, err

@@ -14,7 +14,7 @@ func TestPutPackageIsPrivate(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
 	content := []byte("PK\x03\x04 pretend zip with a private key")
-	hash, err := s.PutPackage(ctx, "alice-outpost.zip", "admin", bytes.NewReader(content))
+	hash, err := s.Files().PutPackage(ctx, "alice-outpost.zip", "admin", bytes.NewReader(content))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,14 +22,14 @@ func TestPutPackageIsPrivate(t *testing.T) {
 	if hash != hex.EncodeToString(sum[:]) {
 		t.Fatalf("hash %s", hash)
 	}
-	p, err := s.DataPackageByHash(ctx, hash)
+	p, err := s.Files().DataPackageByHash(ctx, hash)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Privacy != 1 || p.Tool != ToolPrivate || p.MIMEType != "application/zip" || p.Name != "alice-outpost.zip" {
 		t.Fatalf("package %+v", p)
 	}
-	br, err := s.OpenBlob(ctx, p.BlobID)
+	br, err := s.Files().OpenBlob(ctx, p.BlobID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestPutPackageIsPrivate(t *testing.T) {
 	if !bytes.Equal(got, content) {
 		t.Fatal("content differs")
 	}
-	if _, err := s.PutPackage(ctx, "", "admin", bytes.NewReader(content)); !errors.Is(err, ErrInvalid) {
+	if _, err := s.Files().PutPackage(ctx, "", "admin", bytes.NewReader(content)); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("empty file name: %v", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 func TestPasswordGate(t *testing.T) {
 	s := openTest(t, Options{PasswordChecksPerSecond: 2, PasswordCheckConcurrency: 1})
 	ctx := context.Background()
-	if _, err := s.CreateUser(ctx, UserInput{Name: "alice", Password: "correct horse"}); err != nil {
+	if _, err := s.Accounts().CreateUser(ctx, UserInput{Name: "alice", Password: "correct horse"}); err != nil {
 		t.Fatal(err)
 	}
 	results := map[string]int{}
@@ -22,7 +22,7 @@ func TestPasswordGate(t *testing.T) {
 		if i%2 == 0 {
 			pw = "correct horse"
 		}
-		_, err := s.VerifyPassword(ctx, "alice", pw)
+		_, err := s.Accounts().VerifyPassword(ctx, "alice", pw)
 		switch {
 		case err == nil:
 			results["ok"]++

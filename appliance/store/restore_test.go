@@ -27,17 +27,17 @@ func newRestoreFixture(t *testing.T) restoreFixture {
 	f.db = filepath.Join(f.dir, "outpost.db")
 	f.backup = filepath.Join(t.TempDir(), "backup.db")
 	s := openAt(t, f.db, Options{})
-	u, err := s.CreateUser(ctx, UserInput{Name: "backed-up", Password: "pw"})
+	u, err := s.Accounts().CreateUser(ctx, UserInput{Name: "backed-up", Password: "pw"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Backup(ctx, f.backup); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteUser(ctx, u.UID); err != nil {
+	if err := s.Accounts().DeleteUser(ctx, u.UID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateUser(ctx, UserInput{Name: "current", Password: "pw"}); err != nil {
+	if _, err := s.Accounts().CreateUser(ctx, UserInput{Name: "current", Password: "pw"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -51,7 +51,7 @@ func users(t *testing.T, path string) []string {
 	t.Helper()
 	s := openAt(t, path, Options{})
 	defer s.Close()
-	list, err := s.Users(context.Background())
+	list, err := s.Accounts().Users(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

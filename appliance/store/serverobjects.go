@@ -93,7 +93,7 @@ func scanServerObject(sc interface{ Scan(...any) error }) (ServerObject, error) 
 
 // PutServerObject inserts o or replaces the row with its uid (keeping the
 // row's creation time). Errors: ErrInvalid.
-func (s *Store) PutServerObject(ctx context.Context, o ServerObject) error {
+func (s *Objects) PutServerObject(ctx context.Context, o ServerObject) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: put server object: %w", err)
 	}
@@ -113,7 +113,7 @@ func (s *Store) PutServerObject(ctx context.Context, o ServerObject) error {
 }
 
 // ServerObject returns the object uid. Errors: ErrNotFound.
-func (s *Store) ServerObject(ctx context.Context, uid string) (ServerObject, error) {
+func (s *Objects) ServerObject(ctx context.Context, uid string) (ServerObject, error) {
 	if err := s.check(ctx); err != nil {
 		return ServerObject{}, fmt.Errorf("store: server object: %w", err)
 	}
@@ -129,7 +129,7 @@ func (s *Store) ServerObject(ctx context.Context, uid string) (ServerObject, err
 
 // ServerObjects returns the objects of one kind ("": every kind), oldest
 // first.
-func (s *Store) ServerObjects(ctx context.Context, kind string) ([]ServerObject, error) {
+func (s *Objects) ServerObjects(ctx context.Context, kind string) ([]ServerObject, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: server objects: %w", err)
 	}
@@ -154,7 +154,7 @@ func (s *Store) ServerObjects(ctx context.Context, kind string) ([]ServerObject,
 }
 
 // CountServerObjects counts the objects of one kind and origin.
-func (s *Store) CountServerObjects(ctx context.Context, kind, origin string) (int, error) {
+func (s *Objects) CountServerObjects(ctx context.Context, kind, origin string) (int, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, fmt.Errorf("store: count server objects: %w", err)
 	}
@@ -167,7 +167,7 @@ func (s *Store) CountServerObjects(ctx context.Context, kind, origin string) (in
 // and, in the same transaction, ends their rows in the CoT history's
 // latest positions (stale at now), so a geo object query never finds a
 // deleted object. It returns how many objects it deleted.
-func (s *Store) DeleteServerObjects(ctx context.Context, uids []string, now time.Time) (int, error) {
+func (s *Objects) DeleteServerObjects(ctx context.Context, uids []string, now time.Time) (int, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, fmt.Errorf("store: delete server objects: %w", err)
 	}
@@ -196,7 +196,7 @@ func (s *Store) DeleteServerObjects(ctx context.Context, uids []string, now time
 
 // ExpireServerObjects deletes the objects whose stale time is not after
 // now and returns them (without their XML).
-func (s *Store) ExpireServerObjects(ctx context.Context, now time.Time) ([]ServerObject, error) {
+func (s *Objects) ExpireServerObjects(ctx context.Context, now time.Time) ([]ServerObject, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: expire server objects: %w", err)
 	}
@@ -243,7 +243,7 @@ const MaxMapObjects = 100_000
 // never by its history. A box with
 // minLon > maxLon crosses the antimeridian. More than MaxMapObjects in the
 // box: ErrTooLarge.
-func (s *Store) GeoObjectsInBox(ctx context.Context, minLat, minLon, maxLat, maxLon float64, now time.Time) ([]MapObject, error) {
+func (s *Objects) GeoObjectsInBox(ctx context.Context, minLat, minLon, maxLat, maxLon float64, now time.Time) ([]MapObject, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: geo objects in box: %w", err)
 	}

@@ -21,10 +21,10 @@ func TestServerObjects(t *testing.T) {
 	ctx := context.Background()
 	now := timeNow()
 	a := serverObject("A", KindGeo, 10, 20, now.Add(time.Hour))
-	if err := s.PutServerObject(ctx, a); err != nil {
+	if err := s.Objects().PutServerObject(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.ServerObject(ctx, "A")
+	got, err := s.Objects().ServerObject(ctx, "A")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,28 +35,28 @@ func TestServerObjects(t *testing.T) {
 	// An update keeps the creation time and replaces the rest.
 	b := a
 	b.Lat, b.Repeat, b.UpdatedAt = 11, true, now.Add(time.Minute)
-	if err := s.PutServerObject(ctx, b); err != nil {
+	if err := s.Objects().PutServerObject(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = s.ServerObject(ctx, "A")
+	got, _ = s.Objects().ServerObject(ctx, "A")
 	if got.Lat != 11 || !got.Repeat || !got.CreatedAt.Equal(a.UpdatedAt) || !got.UpdatedAt.Equal(b.UpdatedAt) {
 		t.Fatalf("after update %+v", got)
 	}
-	if _, err := s.ServerObject(ctx, "nobody"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Objects().ServerObject(ctx, "nobody"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown uid: %v", err)
 	}
 	e := serverObject("E-9-1-1", KindEmergency, 1, 2, now.Add(time.Hour))
 	e.Origin = OriginClient
-	if err := s.PutServerObject(ctx, e); err != nil {
+	if err := s.Objects().PutServerObject(ctx, e); err != nil {
 		t.Fatal(err)
 	}
-	if all, _ := s.ServerObjects(ctx, ""); len(all) != 2 {
+	if all, _ := s.Objects().ServerObjects(ctx, ""); len(all) != 2 {
 		t.Fatalf("all: %d", len(all))
 	}
-	if geo, _ := s.ServerObjects(ctx, KindGeo); len(geo) != 1 || geo[0].UID != "A" {
+	if geo, _ := s.Objects().ServerObjects(ctx, KindGeo); len(geo) != 1 || geo[0].UID != "A" {
 		t.Fatalf("geo: %+v", geo)
 	}
-	if n, _ := s.CountServerObjects(ctx, KindEmergency, OriginClient); n != 1 {
+	if n, _ := s.Objects().CountServerObjects(ctx, KindEmergency, OriginClient); n != 1 {
 		t.Fatalf("client emergencies: %d", n)
 	}
 
@@ -74,31 +74,31 @@ func TestServerObjects(t *testing.T) {
 		"no updated":  func() ServerObject { o := a; o.UpdatedAt = time.Time{}; return o }(),
 		"lon is NaN?": func() ServerObject { o := a; o.Lon = 200; return o }(),
 	} {
-		if err := s.PutServerObject(ctx, bad); !errors.Is(err, ErrInvalid) {
+		if err := s.Objects().PutServerObject(ctx, bad); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
 	}
-	if got, _ := s.ServerObject(ctx, "A"); got.Lat != 11 {
+	if got, _ := s.Objects().ServerObject(ctx, "A"); got.Lat != 11 {
 		t.Fatal("a refused put changed the row")
 	}
 
 	// Expire takes what is stale at the given time, nothing else.
 	old := serverObject("OLD", KindGeo, 0, 0, now.Add(-time.Second))
-	if err := s.PutServerObject(ctx, old); err != nil {
+	if err := s.Objects().PutServerObject(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	gone, err := s.ExpireServerObjects(ctx, now)
+	gone, err := s.Objects().ExpireServerObjects(ctx, now)
 	if err != nil || len(gone) != 1 || gone[0].UID != "OLD" || gone[0].Kind != KindGeo {
 		t.Fatalf("expire: %+v %v", gone, err)
 	}
-	if all, _ := s.ServerObjects(ctx, ""); len(all) != 2 {
+	if all, _ := s.Objects().ServerObjects(ctx, ""); len(all) != 2 {
 		t.Fatalf("after expire: %d", len(all))
 	}
-	n, err := s.DeleteServerObjects(ctx, []string{"A", "missing", "E-9-1-1"}, now)
+	n, err := s.Objects().DeleteServerObjects(ctx, []string{"A", "missing", "E-9-1-1"}, now)
 	if err != nil || n != 2 {
 		t.Fatalf("delete: %d %v", n, err)
 	}
-	if all, _ := s.ServerObjects(ctx, ""); len(all) != 0 {
+	if all, _ := s.Objects().ServerObjects(ctx, ""); len(all) != 0 {
 		t.Fatalf("after delete: %+v", all)
 	}
 }
@@ -124,7 +124,7 @@ func ownPosition(uid string, lat, lon float64, at time.Time) *cot.Event {
 
 func boxUIDs(t *testing.T, s *Store, minLat, minLon, maxLat, maxLon float64, now time.Time) []string {
 	t.Helper()
-	got, err := s.GeoObjectsInBox(context.Background(), minLat, minLon, maxLat, maxLon, now)
+	got, err := s.Objects().GeoObjectsInBox(context.Background(), minLat, minLon, maxLat, maxLon, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,11 +165,11 @@ func TestGeoObjectsInBox(t *testing.T) {
 		t.Fatal(err)
 	}
 	moved := serverObject("api", KindGeo, 10.05, 10.05, now.Add(time.Hour))
-	if err := s.PutServerObject(ctx, moved); err != nil {
+	if err := s.Objects().PutServerObject(ctx, moved); err != nil {
 		t.Fatal(err)
 	}
 	emerg := serverObject("alert", KindEmergency, 10, 10, now.Add(time.Hour))
-	if err := s.PutServerObject(ctx, emerg); err != nil {
+	if err := s.Objects().PutServerObject(ctx, emerg); err != nil {
 		t.Fatal(err)
 	}
 	got := boxUIDs(t, s, 9, 9, 11, 11, now)
@@ -201,7 +201,7 @@ func TestGeoObjectsInBox(t *testing.T) {
 		t.Fatalf("re-placed: %v", got)
 	}
 	// Deleting a server object ends its history row too.
-	if _, err := s.DeleteServerObjects(ctx, []string{"api"}, now.Add(5*time.Second)); err != nil {
+	if _, err := s.Objects().DeleteServerObjects(ctx, []string{"api"}, now.Add(5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if got := boxUIDs(t, s, 9, 9, 11, 11, now.Add(6*time.Second)); !equal(got, []string{"doomed", "friend", "hostile"}) {
@@ -212,7 +212,7 @@ func TestGeoObjectsInBox(t *testing.T) {
 	if err := s.r.QueryRow(`SELECT position FROM cot_latest WHERE uid = 'ANDROID-1'`).Scan(&pos); err != nil || pos != 1 {
 		t.Fatalf("position flag %d %v", pos, err)
 	}
-	if _, err := s.GeoObjectsInBox(ctx, 0, 0, 1, math.Inf(1), now); err == nil {
+	if _, err := s.Objects().GeoObjectsInBox(ctx, 0, 0, 1, math.Inf(1), now); err == nil {
 		t.Fatal("an infinite bound was accepted")
 	}
 }

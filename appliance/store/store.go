@@ -42,8 +42,65 @@ type Options struct {
 	PasswordCheckConcurrency int
 }
 
-// Store is the open database. It is safe for concurrent use.
+// Store is the open database. It is safe for concurrent use. What it holds
+// is reached by area, so that a caller states what it touches: Accounts
+// (system users, API users, tokens, the audit log), Files (blobs and data
+// packages), Missions, Checklists (ExCheck), Events (queries of the CoT
+// history), Objects (the server's own objects) and Videos; the history
+// writer starts from StartHistory.
 type Store struct {
+	*db
+	accounts   *Accounts
+	files      *Files
+	missions   *Missions
+	checklists *Checklists
+	events     *Events
+	objects    *Objects
+	videos     *Videos
+}
+
+// The areas of the store. Each is a view of the same database.
+type (
+	Accounts   struct{ *db }
+	Files      struct{ *db }
+	Missions   struct{ *db }
+	Checklists struct{ *db }
+	Events     struct{ *db }
+	Objects    struct{ *db }
+	Videos     struct{ *db }
+)
+
+func newStore(d *db) *Store {
+	return &Store{db: d, accounts: &Accounts{d}, files: &Files{d}, missions: &Missions{d}, checklists: &Checklists{d},
+		events: &Events{d}, objects: &Objects{d}, videos: &Videos{d}}
+}
+
+// Accounts is the area of system users, API users, bearer and login
+// tokens, passwords and the audit log.
+func (s *Store) Accounts() *Accounts { return s.accounts }
+
+// Files is the area of blobs and data packages (enterprise sync).
+func (s *Store) Files() *Files { return s.files }
+
+// Missions is the area of missions: contents, uids, logs, subscriptions,
+// invitations, change history.
+func (s *Store) Missions() *Missions { return s.missions }
+
+// Checklists is the area of ExCheck templates and checklists.
+func (s *Store) Checklists() *Checklists { return s.checklists }
+
+// Events is the area of queries over the stored CoT history.
+func (s *Store) Events() *Events { return s.events }
+
+// Objects is the area of the server's own objects (geo objects,
+// emergencies).
+func (s *Store) Objects() *Objects { return s.objects }
+
+// Videos is the area of video connections.
+func (s *Store) Videos() *Videos { return s.videos }
+
+// db is the open database's connections and state, shared by every area.
+type db struct {
 	path    string
 	w       *sql.DB // the single writer connection (MaxOpenConns 1)
 	r       *sql.DB // the query_only read pool
@@ -97,7 +154,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{
+	s := &db{
 		path:         path,
 		log:          opts.Logger.With("component", "store"),
 		maxBlob:      opts.MaxBlobSize,
@@ -160,7 +217,27 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.log.Info("another process has this database open; leaving its unfinished blobs alone")
 	}
 	s.log.Debug("database opened", "migrations_applied", applied, "schema_version", len(ms))
-	return s, nil
+	return newStore(s), nil
+}
+
+// inTx runs fn in one writer transaction, committing when it returns nil.
+// Errors that are not already sentinel-wrapped get op as context.
+func (s *db) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrapErr(op, err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		if isSentinel(err) {
+			return fmt.Errorf("store: %s: %w", op, err)
+		}
+		return s.wrapErr(op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrapErr(op, err)
+	}
+	return nil
 }
 
 // Close stops every History still running (flushing it), then closes both
@@ -204,7 +281,7 @@ func (s *Store) Path() string { return s.path }
 
 // check returns ErrClosed after Close and the context's error when it is
 // already done, so calls fail fast with a clear error.
-func (s *Store) check(ctx context.Context) error {
+func (s *db) check(ctx context.Context) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -213,7 +290,7 @@ func (s *Store) check(ctx context.Context) error {
 
 // wrapErr maps the driver's "database is closed" into ErrClosed when the
 // store was closed during the call, and wraps everything with op.
-func (s *Store) wrapErr(op string, err error) error {
+func (s *db) wrapErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}

@@ -298,25 +298,25 @@ func TestCloseIdempotentAndClosedErrors(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"CreateBlob", func() error { _, err := s.CreateBlob(ctx); return err }},
-		{"OpenBlob", func() error { _, err := s.OpenBlob(ctx, info.ID); return err }},
-		{"DeleteBlob", func() error { return s.DeleteBlob(ctx, info.ID) }},
+		{"CreateBlob", func() error { _, err := s.Files().CreateBlob(ctx); return err }},
+		{"OpenBlob", func() error { _, err := s.Files().OpenBlob(ctx, info.ID); return err }},
+		{"DeleteBlob", func() error { return s.Files().DeleteBlob(ctx, info.ID) }},
 		{"PutDataPackage", func() error {
-			_, err := s.PutDataPackage(ctx, DataPackageInput{Name: "a.zip"}, strings.NewReader("x"))
+			_, err := s.Files().PutDataPackage(ctx, DataPackageInput{Name: "a.zip"}, strings.NewReader("x"))
 			return err
 		}},
-		{"DataPackageByHash", func() error { _, err := s.DataPackageByHash(ctx, info.SHA256); return err }},
-		{"DataPackageByUID", func() error { _, err := s.DataPackageByUID(ctx, "u"); return err }},
-		{"DataPackages", func() error { _, err := s.DataPackages(ctx); return err }},
-		{"DeleteDataPackageByHash", func() error { return s.DeleteDataPackageByHash(ctx, info.SHA256) }},
-		{"CreateUser", func() error { _, err := s.CreateUser(ctx, UserInput{Name: "a", Password: "p"}); return err }},
-		{"UserByName", func() error { _, err := s.UserByName(ctx, "a"); return err }},
-		{"UserByToken", func() error { _, err := s.UserByToken(ctx, "t"); return err }},
-		{"VerifyPassword", func() error { _, err := s.VerifyPassword(ctx, "a", "p"); return err }},
-		{"DeleteUser", func() error { return s.DeleteUser(ctx, "u") }},
-		{"Users", func() error { _, err := s.Users(ctx); return err }},
-		{"LatestEvent", func() error { _, err := s.LatestEvent(ctx, "u"); return err }},
-		{"LatestInBox", func() error { _, err := s.LatestInBox(ctx, 0, 0, 1, 1, 10); return err }},
+		{"DataPackageByHash", func() error { _, err := s.Files().DataPackageByHash(ctx, info.SHA256); return err }},
+		{"DataPackageByUID", func() error { _, err := s.Files().DataPackageByUID(ctx, "u"); return err }},
+		{"DataPackages", func() error { _, err := s.Files().DataPackages(ctx); return err }},
+		{"DeleteDataPackageByHash", func() error { return s.Files().DeleteDataPackageByHash(ctx, info.SHA256) }},
+		{"CreateUser", func() error { _, err := s.Accounts().CreateUser(ctx, UserInput{Name: "a", Password: "p"}); return err }},
+		{"UserByName", func() error { _, err := s.Accounts().UserByName(ctx, "a"); return err }},
+		{"UserByToken", func() error { _, err := s.Accounts().UserByToken(ctx, "t"); return err }},
+		{"VerifyPassword", func() error { _, err := s.Accounts().VerifyPassword(ctx, "a", "p"); return err }},
+		{"DeleteUser", func() error { return s.Accounts().DeleteUser(ctx, "u") }},
+		{"Users", func() error { _, err := s.Accounts().Users(ctx); return err }},
+		{"LatestEvent", func() error { _, err := s.Events().LatestEvent(ctx, "u"); return err }},
+		{"LatestInBox", func() error { _, err := s.Events().LatestInBox(ctx, 0, 0, 1, 1, 10); return err }},
 		{"Backup", func() error { return s.Backup(ctx, filepath.Join(t.TempDir(), "b.db")) }},
 		{"History.Flush", func() error { return s.StartHistory(HistoryOptions{}).Flush(ctx) }},
 	}

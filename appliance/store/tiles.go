@@ -204,7 +204,7 @@ func parseBounds(s string) ([4]float64, bool) {
 // NewestPackageWithKeyword returns the most recently submitted data package
 // carrying keyword (compared without regard to case); ErrNotFound when none
 // does. The appliance finds an uploaded basemap with it.
-func (s *Store) NewestPackageWithKeyword(ctx context.Context, keyword string) (DataPackage, error) {
+func (s *Files) NewestPackageWithKeyword(ctx context.Context, keyword string) (DataPackage, error) {
 	if err := s.check(ctx); err != nil {
 		return DataPackage{}, fmt.Errorf("store: package with keyword: %w", err)
 	}

@@ -114,11 +114,11 @@ func TestOpenTilesIsReadOnly(t *testing.T) {
 func TestNewestPackageWithKeyword(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
-	if _, err := s.NewestPackageWithKeyword(ctx, "basemap"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Files().NewestPackageWithKeyword(ctx, "basemap"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("empty store: %v", err)
 	}
 	put := func(name string, kw []string, at time.Time) DataPackage {
-		p, err := s.PutDataPackage(ctx, DataPackageInput{Name: name, Keywords: kw, SubmittedAt: at}, strings.NewReader(name+" content"))
+		p, err := s.Files().PutDataPackage(ctx, DataPackageInput{Name: name, Keywords: kw, SubmittedAt: at}, strings.NewReader(name+" content"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func TestNewestPackageWithKeyword(t *testing.T) {
 	put("old.mbtiles", []string{"missionpackage", "BaseMap"}, t0)
 	newer := put("new.mbtiles", []string{"basemap"}, t0.Add(time.Minute))
 	put("other.zip", []string{"missionpackage", "basemapx"}, t0.Add(2*time.Minute))
-	got, err := s.NewestPackageWithKeyword(ctx, "basemap")
+	got, err := s.Files().NewestPackageWithKeyword(ctx, "basemap")
 	if err != nil || got.PrimaryKey != newer.PrimaryKey {
 		t.Fatalf("got %+v, %v; want %s", got, err, newer.Name)
 	}

@@ -70,7 +70,7 @@ type Principal struct {
 // Authenticate returns the owner of token: API users first, then system
 // users (api.md §5.2), then unexpired login tokens of system users. An
 // unknown, expired, empty or oversized token is ErrNotFound.
-func (s *Store) Authenticate(ctx context.Context, token string, now time.Time) (Principal, error) {
+func (s *Accounts) Authenticate(ctx context.Context, token string, now time.Time) (Principal, error) {
 	if err := s.check(ctx); err != nil {
 		return Principal{}, fmt.Errorf("store: authenticate: %w", err)
 	}
@@ -114,7 +114,7 @@ func (s *Store) Authenticate(ctx context.Context, token string, now time.Time) (
 // CreateLoginToken issues a login token for the system user uid, valid
 // until expires. The token is returned once and stored hashed. A user
 // keeps at most maxLoginTokensPerUser live tokens (the oldest go).
-func (s *Store) CreateLoginToken(ctx context.Context, uid string, expires time.Time) (string, error) {
+func (s *Accounts) CreateLoginToken(ctx context.Context, uid string, expires time.Time) (string, error) {
 	if err := s.check(ctx); err != nil {
 		return "", fmt.Errorf("store: create login token: %w", err)
 	}
@@ -144,7 +144,7 @@ func (s *Store) CreateLoginToken(ctx context.Context, uid string, expires time.T
 }
 
 // PruneLoginTokens removes the login tokens expired at now.
-func (s *Store) PruneLoginTokens(ctx context.Context, now time.Time) (int64, error) {
+func (s *Accounts) PruneLoginTokens(ctx context.Context, now time.Time) (int64, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, fmt.Errorf("store: prune login tokens: %w", err)
 	}

@@ -52,7 +52,7 @@ type User struct {
 
 // CreateUser stores a new user with a random UUID. Errors: ErrInvalid,
 // ErrConflict (name or token already in use).
-func (s *Store) CreateUser(ctx context.Context, in UserInput) (User, error) {
+func (s *Accounts) CreateUser(ctx context.Context, in UserInput) (User, error) {
 	if err := s.check(ctx); err != nil {
 		return User{}, fmt.Errorf("store: create user: %w", err)
 	}
@@ -151,7 +151,7 @@ func scanUser(sc interface{ Scan(...any) error }, extra ...any) (User, error) {
 	return u, nil
 }
 
-func (s *Store) userWhere(ctx context.Context, op, where string, arg any) (User, error) {
+func (s *db) userWhere(ctx context.Context, op, where string, arg any) (User, error) {
 	if err := s.check(ctx); err != nil {
 		return User{}, fmt.Errorf("store: %s: %w", op, err)
 	}
@@ -166,18 +166,18 @@ func (s *Store) userWhere(ctx context.Context, op, where string, arg any) (User,
 }
 
 // UserByName returns the user with this exact name.
-func (s *Store) UserByName(ctx context.Context, name string) (User, error) {
+func (s *Accounts) UserByName(ctx context.Context, name string) (User, error) {
 	return s.userWhere(ctx, "user by name", `name = ?`, name)
 }
 
 // UserByUID returns the user with this uid.
-func (s *Store) UserByUID(ctx context.Context, uid string) (User, error) {
+func (s *Accounts) UserByUID(ctx context.Context, uid string) (User, error) {
 	return s.userWhere(ctx, "user by uid", `uid = ?`, uid)
 }
 
 // UserByToken returns the user whose bearer token this is (api.md §5.2).
 // An empty or oversized token is ErrNotFound without a query.
-func (s *Store) UserByToken(ctx context.Context, token string) (User, error) {
+func (s *Accounts) UserByToken(ctx context.Context, token string) (User, error) {
 	if token == "" || len(token) > maxTokenBytes {
 		return User{}, fmt.Errorf("store: user by token: %w", ErrNotFound)
 	}
@@ -190,7 +190,7 @@ func (s *Store) UserByToken(ctx context.Context, token string) (User, error) {
 //
 // Every check passes the process-wide password gate (passwordgate.go):
 // ErrBusy when it has no capacity, without any hashing.
-func (s *Store) VerifyPassword(ctx context.Context, name, password string) (User, error) {
+func (s *Accounts) VerifyPassword(ctx context.Context, name, password string) (User, error) {
 	if err := s.check(ctx); err != nil {
 		return User{}, fmt.Errorf("store: verify password: %w", err)
 	}
@@ -224,7 +224,7 @@ func (s *Store) VerifyPassword(ctx context.Context, name, password string) (User
 }
 
 // DeleteUser removes the user with this uid; ErrNotFound when there is none.
-func (s *Store) DeleteUser(ctx context.Context, uid string) error {
+func (s *Accounts) DeleteUser(ctx context.Context, uid string) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: delete user: %w", err)
 	}
@@ -239,7 +239,7 @@ func (s *Store) DeleteUser(ctx context.Context, uid string) error {
 }
 
 // Users lists every user by name.
-func (s *Store) Users(ctx context.Context) ([]User, error) {
+func (s *Accounts) Users(ctx context.Context) ([]User, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: list users: %w", err)
 	}

@@ -12,7 +12,7 @@ import (
 func TestUsersLifecycle(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
-	u, err := s.CreateUser(ctx, UserInput{Name: "Bravo 2", Group: "Cyan", Password: "s3cret", DeviceType: "mobile",
+	u, err := s.Accounts().CreateUser(ctx, UserInput{Name: "Bravo 2", Group: "Cyan", Password: "s3cret", DeviceType: "mobile",
 		CertificatePackageName: "Bravo2.zip"})
 	if err != nil {
 		t.Fatal(err)
@@ -20,7 +20,7 @@ func TestUsersLifecycle(t *testing.T) {
 	if len(u.UID) != 36 || u.Token == "" || len(u.Token) < 40 || u.CreatedAt.IsZero() {
 		t.Fatalf("created %+v: want a UUID, a generated token and a time", u)
 	}
-	given, err := s.CreateUser(ctx, UserInput{Name: "Alpha", Password: "pw", Token: "my-own-token"})
+	given, err := s.Accounts().CreateUser(ctx, UserInput{Name: "Alpha", Password: "pw", Token: "my-own-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestUsersLifecycle(t *testing.T) {
 		t.Errorf("token %q, want the given one", given.Token)
 	}
 
-	byName, err := s.UserByName(ctx, "Bravo 2")
+	byName, err := s.Accounts().UserByName(ctx, "Bravo 2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,17 +36,17 @@ func TestUsersLifecycle(t *testing.T) {
 		byName.CertificatePackageName != "Bravo2.zip" || !byName.CreatedAt.Equal(u.CreatedAt) || byName.Token != "" {
 		t.Errorf("by name %+v, want %+v without token", byName, u)
 	}
-	byToken, err := s.UserByToken(ctx, u.Token)
+	byToken, err := s.Accounts().UserByToken(ctx, u.Token)
 	if err != nil || byToken.UID != u.UID {
 		t.Errorf("by token: %+v, %v", byToken, err)
 	}
-	if got, err := s.UserByToken(ctx, "my-own-token"); err != nil || got.UID != given.UID {
+	if got, err := s.Accounts().UserByToken(ctx, "my-own-token"); err != nil || got.UID != given.UID {
 		t.Errorf("by given token: %+v, %v", got, err)
 	}
-	if got, err := s.VerifyPassword(ctx, "Bravo 2", "s3cret"); err != nil || got.UID != u.UID {
+	if got, err := s.Accounts().VerifyPassword(ctx, "Bravo 2", "s3cret"); err != nil || got.UID != u.UID {
 		t.Errorf("VerifyPassword: %+v, %v", got, err)
 	}
-	list, err := s.Users(ctx)
+	list, err := s.Accounts().Users(ctx)
 	if err != nil || len(list) != 2 || list[0].Name != "Alpha" || list[1].Name != "Bravo 2" {
 		t.Fatalf("Users = %+v, %v", list, err)
 	}
@@ -58,10 +58,10 @@ func TestUsersLifecycle(t *testing.T) {
 		t.Errorf("stored password_hash %q token_hash %q", ph, th)
 	}
 
-	if err := s.DeleteUser(ctx, u.UID); err != nil {
+	if err := s.Accounts().DeleteUser(ctx, u.UID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UserByToken(ctx, u.Token); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Accounts().UserByToken(ctx, u.Token); !errors.Is(err, ErrNotFound) {
 		t.Errorf("token of a deleted user: %v, want ErrNotFound", err)
 	}
 }
@@ -69,12 +69,12 @@ func TestUsersLifecycle(t *testing.T) {
 func TestUserErrors(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, Options{})
-	if _, err := s.CreateUser(ctx, UserInput{Name: "taken", Password: "right", Token: "taken-token"}); err != nil {
+	if _, err := s.Accounts().CreateUser(ctx, UserInput{Name: "taken", Password: "right", Token: "taken-token"}); err != nil {
 		t.Fatal(err)
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	create := func(in UserInput) error { _, err := s.CreateUser(ctx, in); return err }
+	create := func(in UserInput) error { _, err := s.Accounts().CreateUser(ctx, in); return err }
 	tests := []struct {
 		name string
 		err  error
@@ -91,17 +91,17 @@ func TestUserErrors(t *testing.T) {
 		{"group too long", create(UserInput{Name: "x", Password: "p", Group: strings.Repeat("g", 256)}), ErrInvalid},
 		{"duplicate name", create(UserInput{Name: "taken", Password: "p"}), ErrConflict},
 		{"duplicate token", create(UserInput{Name: "other", Password: "p", Token: "taken-token"}), ErrConflict},
-		{"create canceled", second(s.CreateUser(canceled, UserInput{Name: "y", Password: "p"})), context.Canceled},
-		{"by name missing", second(s.UserByName(ctx, "nobody")), ErrNotFound},
-		{"by token missing", second(s.UserByToken(ctx, "no-such-token")), ErrNotFound},
-		{"by token empty", second(s.UserByToken(ctx, "")), ErrNotFound},
-		{"by token oversized", second(s.UserByToken(ctx, strings.Repeat("t", 300))), ErrNotFound},
-		{"delete missing", s.DeleteUser(ctx, "no-such-uid"), ErrNotFound},
-		{"verify unknown user", second(s.VerifyPassword(ctx, "nobody", "right")), ErrBadCredentials},
-		{"verify wrong password", second(s.VerifyPassword(ctx, "taken", "wrong")), ErrBadCredentials},
-		{"verify empty password", second(s.VerifyPassword(ctx, "taken", "")), ErrBadCredentials},
-		{"verify oversized password", second(s.VerifyPassword(ctx, "taken", strings.Repeat("p", 1000))), ErrBadCredentials},
-		{"verify canceled", second(s.VerifyPassword(canceled, "taken", "right")), context.Canceled},
+		{"create canceled", second(s.Accounts().CreateUser(canceled, UserInput{Name: "y", Password: "p"})), context.Canceled},
+		{"by name missing", second(s.Accounts().UserByName(ctx, "nobody")), ErrNotFound},
+		{"by token missing", second(s.Accounts().UserByToken(ctx, "no-such-token")), ErrNotFound},
+		{"by token empty", second(s.Accounts().UserByToken(ctx, "")), ErrNotFound},
+		{"by token oversized", second(s.Accounts().UserByToken(ctx, strings.Repeat("t", 300))), ErrNotFound},
+		{"delete missing", s.Accounts().DeleteUser(ctx, "no-such-uid"), ErrNotFound},
+		{"verify unknown user", second(s.Accounts().VerifyPassword(ctx, "nobody", "right")), ErrBadCredentials},
+		{"verify wrong password", second(s.Accounts().VerifyPassword(ctx, "taken", "wrong")), ErrBadCredentials},
+		{"verify empty password", second(s.Accounts().VerifyPassword(ctx, "taken", "")), ErrBadCredentials},
+		{"verify oversized password", second(s.Accounts().VerifyPassword(ctx, "taken", strings.Repeat("p", 1000))), ErrBadCredentials},
+		{"verify canceled", second(s.Accounts().VerifyPassword(canceled, "taken", "right")), context.Canceled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -170,7 +170,7 @@ func TestCreateUserUsesDefaultIterations(t *testing.T) {
 	s := openTest(t, Options{})
 	s.passwordIter = pbkdf2Iterations
 	ctx := context.Background()
-	u, err := s.CreateUser(ctx, UserInput{Name: "n", Password: "p"})
+	u, err := s.Accounts().CreateUser(ctx, UserInput{Name: "n", Password: "p"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestCreateUserUsesDefaultIterations(t *testing.T) {
 	if !strings.HasPrefix(ph, "pbkdf2-sha256$210000$") {
 		t.Errorf("stored %q", ph)
 	}
-	if _, err := s.VerifyPassword(ctx, "n", "p"); err != nil {
+	if _, err := s.Accounts().VerifyPassword(ctx, "n", "p"); err != nil {
 		t.Error(err)
 	}
 	fresh, err := Open(ctx, s.path+"2", Options{Logger: testkit.Logger(t)})

@@ -22,7 +22,7 @@ type UserUpdate struct {
 // UpdateUser applies up to the user uid and returns the user as stored.
 // Errors: ErrNotFound, ErrInvalid, ErrConflict (name or token in use);
 // nothing is changed then.
-func (s *Store) UpdateUser(ctx context.Context, uid string, up UserUpdate) (User, error) {
+func (s *Accounts) UpdateUser(ctx context.Context, uid string, up UserUpdate) (User, error) {
 	if err := s.check(ctx); err != nil {
 		return User{}, fmt.Errorf("store: update user: %w", err)
 	}
@@ -98,7 +98,7 @@ type TokenChange struct {
 
 // SetUserTokens rotates the tokens of several users in one transaction:
 // all of them change, or (ErrNotFound, ErrInvalid, ErrConflict) none.
-func (s *Store) SetUserTokens(ctx context.Context, changes []TokenChange) error {
+func (s *Accounts) SetUserTokens(ctx context.Context, changes []TokenChange) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: set user tokens: %w", err)
 	}
@@ -126,7 +126,7 @@ func (s *Store) SetUserTokens(ctx context.Context, changes []TokenChange) error 
 
 // SetUserCertificatePackage records the certificate package (file name and
 // data package hash) of the user uid.
-func (s *Store) SetUserCertificatePackage(ctx context.Context, uid, name, hash string) error {
+func (s *Accounts) SetUserCertificatePackage(ctx context.Context, uid, name, hash string) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: set certificate package: %w", err)
 	}
@@ -147,7 +147,7 @@ func (s *Store) SetUserCertificatePackage(ctx context.Context, uid, name, hash s
 // DeleteUsers removes several users in one transaction: all of them, or
 // (ErrNotFound naming the first unknown uid) none. Their login tokens go
 // with them.
-func (s *Store) DeleteUsers(ctx context.Context, uids []string) error {
+func (s *Accounts) DeleteUsers(ctx context.Context, uids []string) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: delete users: %w", err)
 	}

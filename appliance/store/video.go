@@ -106,7 +106,7 @@ func (f *VideoFeed) validate(at string) error {
 // transaction, replacing those whose uid exists. Errors: ErrInvalid (a
 // limit; the message names the connection), ErrConflict (the table would
 // hold more than MaxVideoConnections); nothing is stored then.
-func (s *Store) PutVideoConnections(ctx context.Context, conns []VideoConnection) error {
+func (s *Videos) PutVideoConnections(ctx context.Context, conns []VideoConnection) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: put video connections: %w", err)
 	}
@@ -162,7 +162,7 @@ func scanVideo(sc interface{ Scan(...any) error }) (VideoConnection, error) {
 }
 
 // VideoConnections lists the stored connections, oldest first.
-func (s *Store) VideoConnections(ctx context.Context) ([]VideoConnection, error) {
+func (s *Videos) VideoConnections(ctx context.Context) ([]VideoConnection, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: list video connections: %w", err)
 	}
@@ -186,7 +186,7 @@ func (s *Store) VideoConnections(ctx context.Context) ([]VideoConnection, error)
 }
 
 // VideoConnectionByUID returns one connection (ErrNotFound when unknown).
-func (s *Store) VideoConnectionByUID(ctx context.Context, uid string) (VideoConnection, error) {
+func (s *Videos) VideoConnectionByUID(ctx context.Context, uid string) (VideoConnection, error) {
 	if err := s.check(ctx); err != nil {
 		return VideoConnection{}, fmt.Errorf("store: video connection: %w", err)
 	}
@@ -201,7 +201,7 @@ func (s *Store) VideoConnectionByUID(ctx context.Context, uid string) (VideoConn
 }
 
 // DeleteVideoConnection removes one connection (ErrNotFound when unknown).
-func (s *Store) DeleteVideoConnection(ctx context.Context, uid string) error {
+func (s *Videos) DeleteVideoConnection(ctx context.Context, uid string) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: delete video connection: %w", err)
 	}

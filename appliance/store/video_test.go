@@ -19,33 +19,33 @@ func videoConn(uid string, feeds int) VideoConnection {
 func TestVideoConnections(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
-	if list, err := s.VideoConnections(ctx); err != nil || len(list) != 0 {
+	if list, err := s.Videos().VideoConnections(ctx); err != nil || len(list) != 0 {
 		t.Fatalf("empty table: %v %v", list, err)
 	}
-	if err := s.PutVideoConnections(ctx, []VideoConnection{videoConn("a", 1), videoConn("b", 2)}); err != nil {
+	if err := s.Videos().PutVideoConnections(ctx, []VideoConnection{videoConn("a", 1), videoConn("b", 2)}); err != nil {
 		t.Fatal(err)
 	}
 	// Publishing a uid again replaces the connection whole.
 	a2 := videoConn("a", 3)
 	a2.Alias = "renamed"
-	if err := s.PutVideoConnections(ctx, []VideoConnection{a2}); err != nil {
+	if err := s.Videos().PutVideoConnections(ctx, []VideoConnection{a2}); err != nil {
 		t.Fatal(err)
 	}
-	list, err := s.VideoConnections(ctx)
+	list, err := s.Videos().VideoConnections(ctx)
 	if err != nil || len(list) != 2 {
 		t.Fatalf("list: %v %v", list, err)
 	}
-	got, err := s.VideoConnectionByUID(ctx, "a")
+	got, err := s.Videos().VideoConnectionByUID(ctx, "a")
 	if err != nil || got.Alias != "renamed" || len(got.Feeds) != 3 || got.Feeds[2].URL != "rtsp://10.0.0.5:8554/live" || got.Created.IsZero() {
 		t.Fatalf("a: %+v %v", got, err)
 	}
-	if err := s.DeleteVideoConnection(ctx, "b"); err != nil {
+	if err := s.Videos().DeleteVideoConnection(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteVideoConnection(ctx, "b"); !errors.Is(err, ErrNotFound) {
+	if err := s.Videos().DeleteVideoConnection(ctx, "b"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
-	if _, err := s.VideoConnectionByUID(ctx, "b"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Videos().VideoConnectionByUID(ctx, "b"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("deleted: %v", err)
 	}
 }
@@ -67,15 +67,15 @@ func TestVideoConnectionLimits(t *testing.T) {
 		{bad(func(c *VideoConnection) { c.Feeds[0].RoverPort = 70000 }), "feeds[0].roverPort must be -1 to 65535"},
 		{bad(func(c *VideoConnection) { c.Feeds[0].NetworkTimeout = -5 }), "feeds[0].networkTimeout"},
 	} {
-		err := s.PutVideoConnections(ctx, []VideoConnection{videoConn("ok", 1), tc.c})
+		err := s.Videos().PutVideoConnections(ctx, []VideoConnection{videoConn("ok", 1), tc.c})
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("want %q, got %v", tc.want, err)
 		}
 	}
-	if list, _ := s.VideoConnections(ctx); len(list) != 0 {
+	if list, _ := s.Videos().VideoConnections(ctx); len(list) != 0 {
 		t.Fatalf("a refused batch stored %d connections", len(list))
 	}
-	if err := s.PutVideoConnections(ctx, nil); !errors.Is(err, ErrInvalid) {
+	if err := s.Videos().PutVideoConnections(ctx, nil); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("empty batch: %v", err)
 	}
 	// The table is bounded: the connection over the cap is refused and
@@ -85,19 +85,19 @@ func TestVideoConnectionLimits(t *testing.T) {
 		for j := i; j < i+MaxVideoBatch; j++ {
 			batch = append(batch, videoConn(fmt.Sprint("c", j), 1))
 		}
-		if err := s.PutVideoConnections(ctx, batch); err != nil {
+		if err := s.Videos().PutVideoConnections(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
-	err := s.PutVideoConnections(ctx, []VideoConnection{videoConn("c0", 2), videoConn("one-too-many", 1)})
+	err := s.Videos().PutVideoConnections(ctx, []VideoConnection{videoConn("c0", 2), videoConn("one-too-many", 1)})
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("over the cap: %v", err)
 	}
-	if c, _ := s.VideoConnectionByUID(ctx, "c0"); len(c.Feeds) != 1 {
+	if c, _ := s.Videos().VideoConnectionByUID(ctx, "c0"); len(c.Feeds) != 1 {
 		t.Fatal("a refused batch changed a connection")
 	}
 	// Replacing an existing one is still allowed at the cap.
-	if err := s.PutVideoConnections(ctx, []VideoConnection{videoConn("c0", 2)}); err != nil {
+	if err := s.Videos().PutVideoConnections(ctx, []VideoConnection{videoConn("c0", 2)}); err != nil {
 		t.Fatalf("replace at the cap: %v", err)
 	}
 }

@@ -76,7 +76,7 @@ func (s *Socket) readFailed(err error) {
 	switch {
 	case errors.Is(err, websocket.ErrMessageTooBig):
 		s.setReason("message too big")
-		s.srv.limited.Warn("socket.io message too big; socket closed", "addr", s.remote, "sid", s.id, "max", s.srv.opts.MaxMessageBytes)
+		s.srv.limited.Warn("socket.io message too big; socket closed", "remote", s.remote, "sid", s.id, "max", s.srv.opts.MaxMessageBytes)
 	case websocket.CloseStatus(err) != -1:
 		s.setReason("client closed the websocket")
 	case s.ctx.Err() != nil:
@@ -91,7 +91,7 @@ func (s *Socket) readFailed(err error) {
 // refuse logs a refused message (rate-limited, clipped) and closes the
 // socket with code.
 func (s *Socket) refuse(code websocket.StatusCode, err error, data []byte) {
-	s.srv.limited.Warn("socket.io packet refused; socket closed", "addr", s.remote, "sid", s.id,
+	s.srv.limited.Warn("socket.io packet refused; socket closed", "remote", s.remote, "sid", s.id,
 		"err", err.Error(), "packet", logx.ClipN(string(data), 64))
 	s.fail(code, err.Error())
 }
@@ -166,7 +166,7 @@ func (s *Socket) handlePacket(b []byte) bool {
 		}
 		if s.srv.opts.OnConnect != nil {
 			if err := s.call(func() error { return s.srv.opts.OnConnect(s) }); err != nil {
-				s.srv.log.Info("socket.io connect refused", "addr", s.remote, "sid", s.id, "err", logx.Clip(err.Error()))
+				s.srv.log.Info("socket.io connect refused", "remote", s.remote, "sid", s.id, "err", logx.Clip(err.Error()))
 				s.disconnect(websocket.StatusNormalClosure, "connect refused")
 			}
 		}
@@ -185,14 +185,14 @@ func (s *Socket) handlePacket(b []byte) bool {
 		delete(s.acks, p.id)
 		s.mu.Unlock()
 		if cb == nil {
-			s.srv.limited.Debug("socket.io acknowledgement with an unknown id ignored", "addr", s.remote, "sid", s.id, "id", p.id)
+			s.srv.limited.Debug("socket.io acknowledgement with an unknown id ignored", "remote", s.remote, "sid", s.id, "id", p.id)
 			return true
 		}
 		return s.call(func() error { cb(p.args); return nil }) == nil
 	}
 	h := s.srv.handler(p.name)
 	if h == nil {
-		s.srv.limited.Debug("socket.io event without a handler ignored", "addr", s.remote, "sid", s.id, "event", logx.Clip(p.name))
+		s.srv.limited.Debug("socket.io event without a handler ignored", "remote", s.remote, "sid", s.id, "event", logx.Clip(p.name))
 		return true
 	}
 	ack := func(...any) {}
@@ -219,7 +219,7 @@ var errPanic = errors.New("handler panicked")
 func (s *Socket) call(f func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.srv.log.Error("socket.io handler panicked; socket closed", "addr", s.remote, "sid", s.id, "panic", fmt.Sprint(v))
+			s.srv.log.Error("socket.io handler panicked; socket closed", "remote", s.remote, "sid", s.id, "panic", fmt.Sprint(v))
 			s.fail(websocket.StatusInternalError, "internal error")
 			err = errPanic
 		}
@@ -234,7 +234,7 @@ func (s *Socket) write(msg []byte) bool {
 	if err := s.conn.Write(ctx, websocket.MessageText, msg); err != nil {
 		if s.ctx.Err() == nil {
 			s.setReason("write failed")
-			s.srv.log.Debug("socket.io write failed", "addr", s.remote, "sid", s.id, "err", err)
+			s.srv.log.Debug("socket.io write failed", "remote", s.remote, "sid", s.id, "err", err)
 		}
 		return false
 	}
@@ -306,14 +306,14 @@ func (s *Socket) writeLoop() {
 			}
 		case <-pongDue:
 			s.setReason("ping timeout")
-			s.srv.log.Debug("socket.io client missed its pong; socket closed", "addr", s.remote, "sid", s.id)
+			s.srv.log.Debug("socket.io client missed its pong; socket closed", "remote", s.remote, "sid", s.id)
 			s.closing.Store(true)
 			s.conn.CloseNow()
 			return
 		case <-connectDue:
 			connectDue = nil
 			if !s.connected.Load() {
-				s.srv.limited.Log(slog.LevelInfo, "socket.io client did not connect to the namespace in time; socket closed", "addr", s.remote)
+				s.srv.limited.Log(slog.LevelInfo, "socket.io client did not connect to the namespace in time; socket closed", "remote", s.remote)
 				s.closing.Store(true)
 				s.setReason("connect timeout")
 				s.conn.Close(websocket.StatusPolicyViolation, "connect timeout")

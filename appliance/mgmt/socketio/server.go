@@ -168,7 +168,7 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !srv.admit() {
-		srv.limited.Warn("socket.io handshake refused: too many sockets", "addr", r.RemoteAddr, "max", srv.opts.MaxSockets)
+		srv.limited.Warn("socket.io handshake refused: too many sockets", "remote", r.RemoteAddr, "max", srv.opts.MaxSockets)
 		w.Header().Set("Retry-After", "5")
 		handshakeError(w, http.StatusServiceUnavailable, 3, "Too many connections")
 		return
@@ -181,7 +181,7 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		// Accept has answered the request (400, 403).
-		srv.limited.Debug("socket.io handshake failed", "addr", r.RemoteAddr, "err", logx.Clip(err.Error()))
+		srv.limited.Debug("socket.io handshake failed", "remote", r.RemoteAddr, "err", logx.Clip(err.Error()))
 		return
 	}
 	conn.SetReadLimit(int64(srv.opts.MaxMessageBytes))

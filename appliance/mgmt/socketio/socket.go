@@ -219,7 +219,7 @@ func (s *Socket) send(msg []byte) bool {
 	case s.out <- outMsg{data: msg}:
 		return true
 	default:
-		s.srv.limited.Warn("socket.io client not reading; socket dropped", "addr", s.remote, "sid", s.id)
+		s.srv.limited.Warn("socket.io client not reading; socket dropped", "remote", s.remote, "sid", s.id)
 		s.cut("outbound queue full")
 		return false
 	}
