@@ -7,13 +7,13 @@
 // sync (sync_upload.go, sync_read.go: files streamed through the store's
 // blobs), video connections (video.go) and CoT over websocket on 8443
 // (websocket.go, websocket_conn.go: broker sessions like those of the CoT
-// listeners), missions (mission_routes.go and the mission_*.go files:
+// listeners, driven by the same cotsession driver), missions (mission_routes.go and the mission_*.go files:
 // contents, logs, subscriptions, the CoT notifications of mission_notify.go
 // and mission_record.go, which adds the uids of mission-addressed CoT to
 // their missions off the relay's path) and ExCheck checklists
 // (excheck_routes.go, excheck_checklists.go, reading documents with
 // appliance/excheck).
 //
-// Imports: broker, store, cot, excheck, httpapi, logx, rate, pki; never
-// another transport.
+// Imports: broker, store, cot, cotsession, excheck, httpapi, logx, pki;
+// never another transport.
 package marti

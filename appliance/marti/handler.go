@@ -151,7 +151,7 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 // serial matches (a revocation while connected, api.md §5.11) and returns
 // how many it closed. The HTTPS guard handles the other 8443 connections.
 func (h *Handler) CloseWhere(match func(serial *big.Int) bool, reason broker.Reason) int {
-	return h.ws.closeWhere(match, reason)
+	return h.ws.sessions.CloseWhere(match, reason)
 }
 
 // identity is the certificate identity of a mutual-TLS request ("" on

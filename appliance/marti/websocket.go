@@ -25,7 +25,6 @@ import (
 	"log/slog"
 	"math/big"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +32,7 @@ import (
 
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
+	"outpost/appliance/cotsession"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 )
@@ -76,33 +76,33 @@ func (o *WebsocketOptions) fill() {
 	}
 }
 
-// cotSockets owns the open CoT websockets.
+// cotSockets owns the open CoT websockets. What they share with the
+// streaming ports (message handling, refusal accounting, the registry of
+// open sockets, shutdown) is the CoT session driver's (cotsession); this
+// file and websocket_conn.go keep what is the websocket's own: the upgrade,
+// framing, the keepalive and the writer.
 type cotSockets struct {
 	opts *Options
 	cfg  WebsocketOptions
 	log  *slog.Logger
 	warn *logx.Limiter // warnings a client can cause, bounded
 
-	drainBy atomic.Pointer[time.Time] // set by shutdown: writers drain until then
+	// sessions is the CoT session driver: message handling and the
+	// registry of open sockets. A socket takes its place (counted against
+	// MaxSockets) before its handshake.
+	sessions *cotsession.Driver[*wsConn]
 
-	mu       sync.Mutex // guards conns, reserved, closing
-	conns    map[*wsConn]struct{}
-	reserved int // upgrades admitted, counted against MaxSockets
-	closing  bool
-	wg       sync.WaitGroup // one per admitted upgrade
-
-	stats wsStats
-}
-
-type wsStats struct {
-	syntax, oversize, impostor, paced, textRefused atomic.Uint64
+	textRefused atomic.Uint64 // sockets closed for sending a text message
 }
 
 func newCoTSockets(opts *Options, log *slog.Logger) *cotSockets {
 	opts.Websocket.fill()
 	log = log.With("listener", WebsocketListener)
-	return &cotSockets{opts: opts, cfg: opts.Websocket, log: log, warn: logx.NewLimiter(log, 20, 10*time.Second),
-		conns: map[*wsConn]struct{}{}}
+	s := &cotSockets{opts: opts, cfg: opts.Websocket, log: log, warn: logx.NewLimiter(log, 20, 10*time.Second)}
+	s.sessions = cotsession.New[*wsConn](cotsession.Config{Name: WebsocketListener, MaxMessage: s.cfg.MaxMessage,
+		MaxEventsPerSecond: s.cfg.MaxEventsPerSecond, MaxBytesPerSecond: s.cfg.MaxBytesPerSecond,
+		Broker: opts.Broker, Logger: log, Warn: s.warn, Now: opts.Now})
+	return s
 }
 
 // serveHTTP upgrades GET /takproto/1 and runs the socket until it closes.
@@ -122,15 +122,15 @@ func (s *cotSockets) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteMessage(w, http.StatusForbidden, "CoT over websocket needs a client certificate with a common name")
 		return
 	}
-	if s.opts.Broker.Draining() || !s.admit() {
+	if s.opts.Broker.Draining() || !s.sessions.Enter(s.cfg.MaxSockets) {
 		s.warn.Warn("CoT websocket refused: too many sockets or shutting down", "remote", r.RemoteAddr, "max_sockets", s.cfg.MaxSockets)
 		w.Header().Set("Retry-After", "5")
 		httpapi.WriteMessage(w, http.StatusServiceUnavailable, "too many CoT websockets open; try again later")
 		return
 	}
-	defer s.release()
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns})
 	if err != nil {
+		s.sessions.Leave(nil)
 		// Accept has answered the request (400, 403, 426).
 		s.warn.Debug("CoT websocket handshake failed", "remote", r.RemoteAddr, "err", logx.Clip(err.Error()))
 		return
@@ -138,66 +138,16 @@ func (s *cotSockets) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// A message may hold a stream frame header around the TakMessage.
 	ws.SetReadLimit(int64(s.cfg.MaxMessage) + 16)
 	c := s.newConn(ws, r, user, serial)
-	if !s.register(c) {
+	defer s.sessions.Leave(c)
+	if !s.sessions.Add(c) {
 		// Shutdown began during the handshake: no close handshake with a
 		// client that may never answer it, just the cut.
-		c.sess.Close(broker.ReasonShutdown)
-		c.cancelRead()
+		c.Sess.Close(broker.ReasonShutdown)
+		c.Cut()
 		ws.CloseNow()
 		return
 	}
 	c.serve()
-	s.unregister(c)
-}
-
-func (s *cotSockets) admit() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing || s.reserved >= s.cfg.MaxSockets {
-		return false
-	}
-	s.reserved++
-	s.wg.Add(1)
-	return true
-}
-
-func (s *cotSockets) release() {
-	s.mu.Lock()
-	s.reserved--
-	s.mu.Unlock()
-	s.wg.Done()
-}
-
-func (s *cotSockets) register(c *wsConn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return false
-	}
-	s.conns[c] = struct{}{}
-	return true
-}
-
-func (s *cotSockets) unregister(c *wsConn) {
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
-}
-
-func (s *cotSockets) snapshot() []*wsConn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*wsConn, 0, len(s.conns))
-	for c := range s.conns {
-		out = append(out, c)
-	}
-	return out
-}
-
-func (s *cotSockets) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.conns)
 }
 
 // shutdown refuses new sockets and ends every open one with
@@ -205,65 +155,25 @@ func (s *cotSockets) len() int {
 // ends and closes its socket with 1001 (going away); sockets still open
 // then are cut off. It returns once every socket's goroutines ended.
 func (s *cotSockets) shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.closing = true
-	s.mu.Unlock()
-	if d, ok := ctx.Deadline(); ok {
-		s.drainBy.Store(&d)
-	}
-	for _, c := range s.snapshot() {
-		c.sess.Close(broker.ReasonShutdown)
-	}
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-	}
-	cut := s.snapshot()
-	for _, c := range cut {
-		c.cancelRead() // closes the connection even in the middle of a close handshake
-	}
-	<-done
-	s.log.Info("CoT websockets still receiving at the end of the drain budget were closed", "sockets", len(cut))
+	s.sessions.Shutdown(ctx)
 	return nil
 }
 
 // drainDeadline is how long a writer may drain its queue at shutdown.
 func (s *cotSockets) drainDeadline() time.Time {
-	if d := s.drainBy.Load(); d != nil {
-		return *d
-	}
-	return s.opts.Now().Add(s.cfg.WriteTimeout)
-}
-
-// closeWhere closes the sockets whose certificate serial matches.
-func (s *cotSockets) closeWhere(match func(*big.Int) bool, reason broker.Reason) int {
-	n := 0
-	for _, c := range s.snapshot() {
-		if c.serial != nil && match(c.serial) {
-			c.sess.Close(reason)
-			c.log.Info("CoT websocket closed by the server", "reason", reason.String())
-			n++
-		}
-	}
-	return n
+	return s.sessions.DrainDeadline(s.opts.Now().Add(s.cfg.WriteTimeout))
 }
 
 // WebsocketStats counts what the CoT websockets refused or slowed.
 type WebsocketStats struct {
-	Open           int
-	SyntaxErrors   uint64 // malformed messages skipped
-	OversizeEvents uint64 // events refused: larger than what clients can receive
-	Impostors      uint64 // position reports refused: uid bound to another identity
-	Paced          uint64 // times a socket over its rate was made to wait
-	TextRefused    uint64 // sockets closed for sending a text message
+	// Open, SyntaxErrors, OversizeEvents, Impostors, Paced: the session
+	// driver's (JunkBytes stays 0: a websocket message has no frames to
+	// resynchronise on).
+	cotsession.Stats
+	TextRefused uint64 // sockets closed for sending a text message
 }
 
 // WebsocketStats returns the CoT websocket counters.
 func (h *Handler) WebsocketStats() WebsocketStats {
-	s := h.ws
-	return WebsocketStats{Open: s.len(), SyntaxErrors: s.stats.syntax.Load(), OversizeEvents: s.stats.oversize.Load(),
-		Impostors: s.stats.impostor.Load(), Paced: s.stats.paced.Load(), TextRefused: s.stats.textRefused.Load()}
+	return WebsocketStats{Stats: h.ws.sessions.Stats(), TextRefused: h.ws.textRefused.Load()}
 }

@@ -6,29 +6,22 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
-	"outpost/appliance/logx"
-	"outpost/appliance/rate"
+	"outpost/appliance/cotsession"
 )
 
 // frameMagic starts a TAK protocol v1 stream frame (protocol.md §3).
 const frameMagic = 0xBF
-
-// paceBurst is how many seconds of its rates a socket may send at once (a
-// client sends its markers in a burst on connect), as on 8087/8089.
-const paceBurst = 2 * time.Second
 
 // wsConn is one CoT websocket: a reader (the request's goroutine), a
 // writer and a keepalive around one broker session. As on the streaming
@@ -36,34 +29,32 @@ const paceBurst = 2 * time.Second
 // the session first, the first reason wins, and the close hook unblocks
 // the others.
 type wsConn struct {
-	s      *cotSockets
-	ws     *websocket.Conn
-	sess   *broker.Session
-	log    *slog.Logger
-	serial *big.Int
+	// The broker session (Sess), identity, pacing and what every CoT
+	// transport does with a message: package cotsession.
+	cotsession.Session
+
+	s  *cotSockets
+	ws *websocket.Conn
 
 	readCtx    context.Context
 	cancelRead context.CancelFunc // closes the socket at once
 	lastRead   atomic.Int64       // unix ns of the last message from the client
 	writerDone chan struct{}
-
-	// Reader goroutine only.
-	events, bytes                              rate.Bucket
-	loggedPace, loggedOversize, loggedImpostor bool
 }
 
 // newConn joins the broker for a fresh socket; the broker queues the
 // latest-SA replay to it at once.
 func (s *cotSockets) newConn(ws *websocket.Conn, r *http.Request, user string, serial *big.Int) *wsConn {
-	c := &wsConn{s: s, ws: ws, serial: serial, writerDone: make(chan struct{}),
-		events: rate.New(float64(s.cfg.MaxEventsPerSecond), paceBurst),
-		bytes:  rate.New(float64(s.cfg.MaxBytesPerSecond), paceBurst)}
+	c := &wsConn{s: s, ws: ws, writerDone: make(chan struct{})}
 	c.readCtx, c.cancelRead = context.WithCancel(context.Background())
 	c.lastRead.Store(s.opts.Now().UnixNano())
-	c.sess = s.opts.Broker.Join(broker.SessionInfo{Listener: WebsocketListener, Addr: r.RemoteAddr, User: user, Closed: c.onSessionClosed})
-	c.log = s.log.With("session", c.sess.ID(), "remote", r.RemoteAddr, "user", logx.Clip(user))
+	s.sessions.Join(&c.Session, broker.SessionInfo{Addr: r.RemoteAddr, User: user, Closed: c.onSessionClosed}, serial)
 	return c
 }
+
+// Cut closes the socket at once, even in the middle of a close handshake
+// (cotsession.Driver.Shutdown, when the drain budget is spent).
+func (c *wsConn) Cut() { c.cancelRead() }
 
 // onSessionClosed runs once when the session closes, whoever closed it.
 // Except in an orderly shutdown (where the writer still sends what is
@@ -77,7 +68,7 @@ func (c *wsConn) onSessionClosed(reason broker.Reason) {
 
 // serve runs the socket until it ends.
 func (c *wsConn) serve() {
-	c.log.Debug("CoT websocket connected")
+	c.Log().Debug("CoT websocket connected")
 	go c.writeLoop()
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -85,9 +76,9 @@ func (c *wsConn) serve() {
 		defer wg.Done()
 		c.keepalive()
 	}()
-	c.sess.Close(c.readLoop()) // no-op when someone else closed it first
+	c.Sess.Close(c.readLoop()) // no-op when someone else closed it first
 	<-c.writerDone
-	c.sess.Release() // what the writer left queued is let go
+	c.Sess.Release() // what the writer left queued is let go
 	wg.Wait()
 	c.cancelRead()
 	c.ws.CloseNow()
@@ -103,8 +94,8 @@ func (c *wsConn) readLoop() broker.Reason {
 		}
 		if typ != websocket.MessageBinary {
 			io.Copy(io.Discard, rd)
-			c.s.stats.textRefused.Add(1)
-			c.s.warn.Info("CoT websocket sent a text message; closing it (TAK protocol v1 travels in binary messages)", "session", c.sess.ID())
+			c.s.textRefused.Add(1)
+			c.s.warn.Info("CoT websocket sent a text message; closing it (TAK protocol v1 travels in binary messages)", "session", c.Sess.ID())
 			c.ws.Close(websocket.StatusUnsupportedData, "text messages are not supported: send TAK protocol v1 in binary messages")
 			return broker.ReasonReadError
 		}
@@ -116,11 +107,13 @@ func (c *wsConn) readLoop() broker.Reason {
 		// Whoever ends the session (shutdown included) stops the reading:
 		// nothing read after that is relayed.
 		select {
-		case <-c.sess.Done():
-			return c.sess.Reason()
+		case <-c.Sess.Done():
+			return c.Sess.Reason()
 		default:
 		}
-		c.handleMessage(buf.Bytes())
+		if reason, stop := c.handleMessage(buf.Bytes()); stop {
+			return reason
+		}
 		if buf.Cap() > 16<<10 {
 			buf = bytes.Buffer{} // a socket does not keep a large buffer for one large message
 		}
@@ -128,137 +121,65 @@ func (c *wsConn) readLoop() broker.Reason {
 }
 
 // handleMessage handles one binary message: one or more stream frames, or
-// a bare TakMessage.
-func (c *wsConn) handleMessage(msg []byte) {
+// a bare TakMessage. stop reports the end of the socket.
+func (c *wsConn) handleMessage(msg []byte) (reason broker.Reason, stop bool) {
 	if len(msg) == 0 || msg[0] != frameMagic {
-		c.handlePayload(msg)
-		return
+		return c.handlePayload(msg)
 	}
 	for len(msg) > 0 {
 		if msg[0] != frameMagic {
-			c.syntax("bytes after the last stream frame of the message")
-			return
+			c.Malformed("bytes after the last stream frame of the message")
+			return broker.ReasonNone, false
 		}
 		n, k := binary.Uvarint(msg[1:])
 		if k <= 0 || n > uint64(c.s.cfg.MaxMessage) || n > uint64(len(msg)-1-k) {
-			c.syntax("malformed or truncated stream frame header")
-			return
+			c.Malformed("malformed or truncated stream frame header")
+			return broker.ReasonNone, false
 		}
 		end := 1 + k + int(n)
-		c.handlePayload(msg[1+k : end])
+		if reason, stop := c.handlePayload(msg[1+k : end]); stop {
+			return reason, true
+		}
 		msg = msg[end:]
 	}
+	return broker.ReasonNone, false
 }
 
-func (c *wsConn) syntax(what string) {
-	c.s.stats.syntax.Add(1)
-	c.s.warn.Debug("malformed CoT websocket message skipped", "session", c.sess.ID(), "err", what)
-}
-
-// handlePayload decodes one TakMessage and answers, consumes or relays it.
-func (c *wsConn) handlePayload(p []byte) {
-	now := c.s.opts.Now()
-	if c.pace(now, len(p)) {
-		c.s.stats.paced.Add(1)
-		if !c.loggedPace {
-			c.loggedPace = true
-			c.s.warn.Info("CoT websocket sends faster than its rate; reading from it is paced (logged once per socket)",
-				"session", c.sess.ID(), "events_per_second", c.s.cfg.MaxEventsPerSecond, "bytes_per_second", c.s.cfg.MaxBytesPerSecond)
-		}
-		now = c.s.opts.Now()
-	}
+// handlePayload decodes one TakMessage and hands it to the session driver,
+// which paces, answers, consumes or relays it (cotsession Session.Handle).
+// DecodeProto's errors are *cot.SyntaxError (counted and skipped) or
+// ErrNoEvent: a TakControl alone, with nothing to negotiate on a websocket,
+// which speaks protobuf from the start.
+func (c *wsConn) handlePayload(p []byte) (reason broker.Reason, stop bool) {
 	ev, err := cot.DecodeProto(p)
 	if errors.Is(err, cot.ErrNoEvent) {
-		return // a TakControl alone: nothing to negotiate on a websocket
+		err = nil
 	}
-	if err != nil {
-		var se *cot.SyntaxError
-		if errors.As(err, &se) {
-			c.syntax(logx.Clip(se.Msg))
-		} else {
-			c.syntax(logx.Clip(err.Error()))
-		}
-		return
-	}
-	switch {
-	case cot.IsPing(ev.Type):
-		// protocol.md §5: answer on this socket only.
-		c.sess.Send(broker.NewEnvelope(cot.NewPong(now)))
-	case cot.IsControl(ev.Type):
-		// Consumed, never relayed (protocol.md §5); negotiation has no
-		// meaning here, the socket speaks protobuf from the start.
-	default:
-		if err := c.s.opts.Broker.Publish(ev, c.sess); err != nil {
-			c.refused(ev, err)
-		}
-	}
+	// An empty message still costs one event of the client's rate.
+	return c.Handle(&cot.Message{Event: ev, Size: max(len(p), 1)}, err)
 }
 
-// pace charges one message and waits, when the socket is over its rate,
-// until it is back within it or the session ends. Nothing is dropped: the
-// client is simply read more slowly.
-func (c *wsConn) pace(now time.Time, size int) bool {
-	wait := max(c.events.Debit(now, 1), c.bytes.Debit(now, float64(size)))
-	if wait <= 0 {
-		return false
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-c.sess.Done():
-	}
-	return true
-}
-
-// refused counts an event the broker refused and logs it once per socket
-// and kind.
-func (c *wsConn) refused(ev *cot.Event, err error) {
-	switch {
-	case errors.Is(err, broker.ErrTooLarge):
-		c.s.stats.oversize.Add(1)
-		if !c.loggedOversize {
-			c.loggedOversize = true
-			c.s.warn.Warn("event refused: larger than what clients can receive (logged once per socket)",
-				"session", c.sess.ID(), "uid", logx.Clip(ev.UID), "type", logx.Clip(ev.Type), "err", err.Error())
-		}
-	case errors.Is(err, broker.ErrUIDTaken):
-		c.s.stats.impostor.Add(1)
-		if !c.loggedImpostor {
-			c.loggedImpostor = true
-			c.s.warn.Warn("position report refused: its uid belongs to another client (logged once per socket)",
-				"session", c.sess.ID(), "uid", logx.Clip(ev.UID), "err", err.Error())
-		}
-	}
-}
-
+// readErrorReason maps what only a websocket reports onto the driver's
+// mapping (cotsession Session.ReadErrorReason).
 func (c *wsConn) readErrorReason(err error) broker.Reason {
-	if r := c.sess.Reason(); r != broker.ReasonNone {
-		return r
-	}
 	switch {
 	case errors.Is(err, websocket.ErrMessageTooBig):
-		c.s.warn.Warn("CoT websocket sent a message larger than the limit; disconnecting", "session", c.sess.ID(), "limit", c.s.cfg.MaxMessage)
-		return broker.ReasonTooLarge
-	case websocket.CloseStatus(err) != -1, errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, syscall.ECONNRESET):
-		return broker.ReasonClientClosed
-	case errors.Is(err, net.ErrClosed):
+		err = cot.ErrTooLarge // logged and ReasonTooLarge
+	case websocket.CloseStatus(err) != -1:
+		err = io.EOF // the client closed the socket
+	case errors.Is(err, net.ErrClosed) && c.Sess.Reason() == broker.ReasonNone:
 		// Closed on this side: by the writer when a write timed out, or by
 		// the keepalive when a ping went unanswered. That closer records
 		// the reason right after; wait for it rather than guess.
 		t := time.NewTimer(c.s.cfg.WriteTimeout)
 		defer t.Stop()
 		select {
-		case <-c.sess.Done():
-			return c.sess.Reason()
+		case <-c.Sess.Done():
 		case <-t.C:
 			return broker.ReasonWriteError
 		}
-	default:
-		c.log.Debug("CoT websocket read failed", "err", err)
-		return broker.ReasonReadError
 	}
+	return c.ReadErrorReason(err)
 }
 
 // keepalive pings a socket that has been silent for half the idle timeout;
@@ -271,7 +192,7 @@ func (c *wsConn) keepalive() {
 	defer t.Stop()
 	for {
 		select {
-		case <-c.sess.Done():
+		case <-c.Sess.Done():
 			return
 		case <-t.C:
 		}
@@ -285,9 +206,9 @@ func (c *wsConn) keepalive() {
 			c.lastRead.Store(c.s.opts.Now().UnixNano())
 			continue
 		}
-		if c.sess.Reason() == broker.ReasonNone {
-			c.log.Info("CoT websocket answered no ping; disconnecting", "idle_timeout", c.s.cfg.IdleTimeout)
-			c.sess.Close(broker.ReasonIdle)
+		if c.Sess.Reason() == broker.ReasonNone {
+			c.Log().Info("CoT websocket answered no ping; disconnecting", "idle_timeout", c.s.cfg.IdleTimeout)
+			c.Sess.Close(broker.ReasonIdle)
 		}
 		return
 	}
@@ -301,12 +222,12 @@ func (c *wsConn) writeLoop() {
 	var spare []*broker.Envelope
 	for {
 		select {
-		case <-c.sess.Ready():
-		case <-c.sess.Done():
+		case <-c.Sess.Ready():
+		case <-c.Sess.Done():
 			// Take what is left either way, so the queue's bytes are
 			// released; only an orderly shutdown still sends it.
-			rest := c.sess.Take(spare)
-			if c.sess.Reason() == broker.ReasonShutdown {
+			rest := c.Sess.Take(spare)
+			if c.Sess.Reason() == broker.ReasonShutdown {
 				ctx, cancel := context.WithDeadline(context.Background(), c.s.drainDeadline())
 				if c.writeBatch(ctx, rest) == nil {
 					c.ws.Close(websocket.StatusGoingAway, "server shutting down")
@@ -315,19 +236,19 @@ func (c *wsConn) writeLoop() {
 			}
 			return
 		}
-		batch := c.sess.Take(spare)
+		batch := c.Sess.Take(spare)
 		ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.WriteTimeout)
 		err := c.writeBatch(ctx, batch)
 		timedOut := ctx.Err() != nil
 		cancel()
 		if err != nil {
-			if timedOut && c.sess.Reason() == broker.ReasonNone {
-				c.s.warn.Warn("CoT websocket client stopped reading; disconnecting", "session", c.sess.ID(), "write_timeout", c.s.cfg.WriteTimeout)
-				c.sess.Close(broker.ReasonWriteDeadline)
+			if timedOut && c.Sess.Reason() == broker.ReasonNone {
+				c.s.warn.Warn("CoT websocket client stopped reading; disconnecting", "session", c.Sess.ID(), "write_timeout", c.s.cfg.WriteTimeout)
+				c.Sess.Close(broker.ReasonWriteDeadline)
 			} else {
-				c.sess.Close(broker.ReasonWriteError)
+				c.Sess.Close(broker.ReasonWriteError)
 			}
-			c.sess.Take(nil) // release what is still queued (the broker counts queued bytes)
+			c.Sess.Take(nil) // release what is still queued (the broker counts queued bytes)
 			return
 		}
 		clear(batch)
@@ -343,13 +264,7 @@ func (c *wsConn) writeLoop() {
 func (c *wsConn) writeBatch(ctx context.Context, batch []*broker.Envelope) error {
 	for _, env := range batch {
 		f, err := env.ProtoFrame()
-		if err != nil {
-			c.log.Debug("event cannot be encoded as protobuf; skipped", "uid", logx.Clip(env.Event.UID), "err", err)
-			continue
-		}
-		if len(f) > cot.MaxRelayedEvent {
-			c.s.stats.oversize.Add(1)
-			c.log.Debug("event larger than 64 KiB not sent", "uid", logx.Clip(env.Event.UID), "bytes", len(f))
+		if f = c.Sendable(env, f, err); f == nil {
 			continue
 		}
 		if err := c.ws.Write(ctx, websocket.MessageBinary, f); err != nil {

@@ -11,10 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
-
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
+	"outpost/appliance/cotsession"
 	"outpost/appliance/logx"
 	"outpost/appliance/netx"
 )
@@ -33,10 +32,10 @@ type Config struct {
 	MaxMessage   int           // largest inbound message (default cot.DefaultMaxMessage, 64 KiB)
 
 	// MaxEventsPerSecond and MaxBytesPerSecond pace each connection's
-	// reading (throttle.go); bursts of 2 s are allowed. 0: no limit.
+	// reading (cotsession); bursts of 2 s are allowed. 0: no limit.
 	MaxEventsPerSecond int
 	MaxBytesPerSecond  int
-	ServerUID          string // uid of the negotiation control events (protocol.md §4)
+	ServerUID          string // uid of the negotiation control events (protocol.md §4); default: one made up (cotsession)
 
 	// Identify returns the user name and certificate serial of a TLS client.
 	Identify func(tls.ConnectionState) (user string, serial *big.Int, ok bool)
@@ -56,11 +55,12 @@ type Listener struct {
 
 	ln      *netx.Listener
 	closing atomic.Bool
-	drainBy atomic.Pointer[time.Time] // set by Shutdown: writers drain until then
-	wg      sync.WaitGroup            // accept loop and every connection goroutine
+	wg      sync.WaitGroup // the accept loop and the idle sweep
 
-	mu    sync.Mutex // mu guards conns
-	conns map[*conn]struct{}
+	// sessions is the CoT session driver: what each connection does with
+	// a message, and the registry of open connections (Shutdown,
+	// CloseWhere, the idle sweep).
+	sessions *cotsession.Driver[*conn]
 
 	readers  *readPool     // where connections with input are read (readpool.go)
 	waiter   *netx.Waiter  // where idle connections wait (parked.go); nil: readers wait in Read
@@ -72,8 +72,7 @@ type Listener struct {
 }
 
 type listenerStats struct {
-	syntax, oversize, impostor, junkBytes, paced atomic.Uint64
-	protobuf                                     atomic.Int64 // connections speaking TAK protocol v1 now
+	protobuf atomic.Int64 // connections speaking TAK protocol v1 now
 }
 
 // New returns a listener; nothing is bound until Listen.
@@ -86,9 +85,6 @@ func New(cfg Config) *Listener {
 	}
 	if cfg.MaxMessage <= 0 {
 		cfg.MaxMessage = cot.DefaultMaxMessage
-	}
-	if cfg.ServerUID == "" {
-		cfg.ServerUID = "outpost-" + uuid.NewString()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -103,8 +99,11 @@ func New(cfg Config) *Listener {
 	if cfg.Net.Logger == nil {
 		cfg.Net.Logger = log
 	}
-	return &Listener{cfg: cfg, log: log, warn: logx.NewLimiter(log, 20, 10*time.Second), conns: map[*conn]struct{}{},
-		readers: newReadPool()}
+	warn := logx.NewLimiter(log, 20, 10*time.Second)
+	sessions := cotsession.New[*conn](cotsession.Config{Name: cfg.Name, MaxMessage: cfg.MaxMessage,
+		MaxEventsPerSecond: cfg.MaxEventsPerSecond, MaxBytesPerSecond: cfg.MaxBytesPerSecond, ServerUID: cfg.ServerUID,
+		Broker: cfg.Broker, Logger: log, Warn: warn, Now: cfg.Now})
+	return &Listener{cfg: cfg, log: log, warn: warn, sessions: sessions, readers: newReadPool()}
 }
 
 // Listen binds the address. A bind error is returned as is.
@@ -152,117 +151,69 @@ func (l *Listener) acceptLoop() {
 		if err != nil {
 			return
 		}
-		c := l.newConn(nc)
-		l.mu.Lock()
-		if l.closing.Load() {
-			l.mu.Unlock()
-			c.sess.Close(broker.ReasonShutdown)
+		if !l.sessions.Enter(0) { // shutting down
 			nc.Close()
 			return
 		}
-		l.conns[c] = struct{}{}
-		l.wg.Add(1) // done by c.end
-		l.mu.Unlock()
-		go c.serve()
+		c := l.newConn(nc)
+		if !l.sessions.Add(c) {
+			c.Sess.Close(broker.ReasonShutdown)
+			nc.Close()
+			l.sessions.Leave(c)
+			return
+		}
+		go c.serve() // c.end gives the place back
 	}
 }
 
 // Shutdown stops accepting and ends every connection with ReasonShutdown:
 // reading stops at once, and each writer may send what is already queued
 // for its client until ctx ends (the drain budget); connections still
-// writing then are closed. A client that stalls costs at most the budget,
-// never an error: Shutdown returns nil once every connection has ended.
-// The broker should be draining (Broker.Drain) before, so the closes
-// announce no departures.
+// writing then are closed (cotsession.Driver.Shutdown). A client that
+// stalls costs at most the budget, never an error: Shutdown returns nil
+// once every connection has ended. The broker should be draining
+// (Broker.Drain) before, so the closes announce no departures.
 func (l *Listener) Shutdown(ctx context.Context) error {
-	if !l.closing.CompareAndSwap(false, true) {
-		l.wg.Wait()
-		return nil
-	}
-	if d, ok := ctx.Deadline(); ok {
-		l.drainBy.Store(&d)
-	}
-	if l.ln != nil {
-		l.ln.Close()
-	}
-	if l.sweep != nil {
-		close(l.sweep)
-	}
-	if l.waiter != nil {
-		// Every connection is ended below; none waits for input by then.
-		defer l.waiter.Close()
-	}
-	l.mu.Lock()
-	conns := make([]*conn, 0, len(l.conns))
-	for c := range l.conns {
-		conns = append(conns, c)
-	}
-	l.mu.Unlock()
-	for _, c := range conns {
-		c.sess.Close(broker.ReasonShutdown)
-	}
-	done := make(chan struct{})
-	go func() { l.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		n := 0
-		l.mu.Lock()
-		for c := range l.conns {
-			c.nc.Close()
-			n++
+	if l.closing.CompareAndSwap(false, true) {
+		if l.ln != nil {
+			l.ln.Close()
 		}
-		l.mu.Unlock()
-		<-done
-		l.log.Info("clients still receiving at the end of the drain budget were closed", "connections", n)
+		if l.sweep != nil {
+			close(l.sweep)
+		}
+	}
+	l.sessions.Shutdown(ctx)
+	l.wg.Wait()
+	if l.waiter != nil {
+		// Every connection has ended: none waits for input any more.
+		l.waiter.Close()
 	}
 	return nil
 }
 
 // drainDeadline is how long a writer may drain its queue at shutdown.
 func (l *Listener) drainDeadline() time.Time {
-	if d := l.drainBy.Load(); d != nil {
-		return *d
-	}
-	return l.cfg.Now().Add(l.cfg.WriteTimeout)
+	return l.sessions.DrainDeadline(l.cfg.Now().Add(l.cfg.WriteTimeout))
 }
 
 // CloseWhere closes every TLS connection whose client certificate serial
 // matches (used when a certificate is revoked while connected, api.md §5.11).
 func (l *Listener) CloseWhere(match func(serial *big.Int) bool, reason broker.Reason) int {
-	l.mu.Lock()
-	var hit []*conn
-	for c := range l.conns {
-		if c.serial != nil && match(c.serial) {
-			hit = append(hit, c)
-		}
-	}
-	l.mu.Unlock()
-	for _, c := range hit {
-		c.close(reason)
-	}
-	return len(hit)
+	return l.sessions.CloseWhere(match, reason)
 }
 
 // Stats is a snapshot of the listener's counters.
 type Stats struct {
-	Open           int    // connections now
-	Protobuf       int    // of which speak TAK protocol v1 (the rest XML)
-	OversizeEvents uint64 // events refused: larger than what clients can receive
-	Impostors      uint64 // position reports refused: uid bound to another identity
-	SyntaxErrors   uint64 // malformed messages skipped
-	JunkBytes      uint64 // bytes skipped looking for the next protobuf frame
-	Paced          uint64 // times a connection over its rate was made to wait
-	Net            netx.Stats
+	// Open, OversizeEvents, Impostors, SyntaxErrors, JunkBytes, Paced: the
+	// session driver's.
+	cotsession.Stats
+	Protobuf int // of the open connections, those speaking TAK protocol v1 (the rest XML)
+	Net      netx.Stats
 }
 
 // Stats returns the listener's counters.
 func (l *Listener) Stats() Stats {
-	l.mu.Lock()
-	n := len(l.conns)
-	l.mu.Unlock()
-	st := Stats{Open: n, Protobuf: int(l.stats.protobuf.Load()), OversizeEvents: l.stats.oversize.Load(), Impostors: l.stats.impostor.Load(),
-		SyntaxErrors: l.stats.syntax.Load(), JunkBytes: l.stats.junkBytes.Load(), Paced: l.stats.paced.Load()}
+	st := Stats{Stats: l.sessions.Stats(), Protobuf: int(l.stats.protobuf.Load())}
 	if l.ln != nil {
 		st.Net = l.ln.Stats()
 	}

@@ -52,8 +52,8 @@ func (c *conn) startParked() {
 	// A deadline left from the handshake must not fail the first reads;
 	// a close before this line is seen by the check below.
 	c.nc.SetReadDeadline(time.Time{})
-	if isDone(c.sess) {
-		c.end(c.sess.Reason())
+	if isDone(c.Sess) {
+		c.end(c.Sess.Reason())
 		return
 	}
 	c.readReady()
@@ -78,7 +78,7 @@ func (c *conn) readReady() {
 			}
 			continue
 		}
-		if reason, stop := c.handle(c.dec, c.neg, &msg, err); stop {
+		if reason, stop := c.Handle(&msg, err); stop {
 			c.end(reason)
 			return
 		}
@@ -94,7 +94,7 @@ func (c *conn) parkReading() bool {
 	// Parked first, armed after: a report or a close from here on starts
 	// a run through wake. A close that came before the Store found this
 	// run still reading, so look once more.
-	if isDone(c.sess) {
+	if isDone(c.Sess) {
 		// Either this run takes the connection back, or a wake already
 		// started the run that ends it.
 		return !c.state.CompareAndSwap(parked, reading)
@@ -102,7 +102,7 @@ func (c *conn) parkReading() bool {
 	if err := c.park.NotifyReadable(c.l.waiter, c.wakeFn); err != nil {
 		// The connection is closed under us: end it, unless a wake took it.
 		if c.state.CompareAndSwap(parked, reading) {
-			c.end(c.readErrorReason(err))
+			c.end(c.ReadErrorReason(err))
 		}
 		return true
 	}
@@ -126,15 +126,11 @@ func (l *Listener) idleSweep(stop <-chan struct{}) {
 		case <-t.C:
 		}
 		limit := l.cfg.Now().Add(-l.cfg.IdleTimeout).UnixNano()
-		l.mu.Lock()
-		for c := range l.conns {
-			if c.park != nil && c.state.Load() == parked && c.lastMessage.Load() < limit {
-				idle = append(idle, c)
-			}
-		}
-		l.mu.Unlock()
+		idle = l.sessions.Conns(idle, func(c *conn) bool {
+			return c.park != nil && c.state.Load() == parked && c.lastMessage.Load() < limit
+		})
 		for i, c := range idle {
-			c.sess.Close(broker.ReasonIdle)
+			c.Sess.Close(broker.ReasonIdle)
 			idle[i] = nil
 		}
 		idle = idle[:0]

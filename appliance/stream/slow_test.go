@@ -144,9 +144,8 @@ func slowReader(t *testing.T, tlsCfg *tls.Config) {
 	defer tx.Close()
 	testkit.WaitFor(t, "two sessions", func() bool { return len(s.b.Sessions()) == 2 })
 	// The server's side of the slow reader gets a small send buffer too.
-	s.l.mu.Lock()
-	for c := range s.l.conns {
-		if c.remote == raw.LocalAddr().String() {
+	for _, c := range s.l.sessions.Conns(nil, nil) {
+		if c.Sess.Info().Addr == raw.LocalAddr().String() {
 			nc := c.nc
 			if tc, ok := nc.(*tls.Conn); ok {
 				nc = tc.NetConn()
@@ -154,7 +153,6 @@ func slowReader(t *testing.T, tlsCfg *tls.Config) {
 			nc.(interface{ NetConn() net.Conn }).NetConn().(*net.TCPConn).SetWriteBuffer(16 << 10)
 		}
 	}
-	s.l.mu.Unlock()
 
 	const bursts, burst = 10, 150
 	pad := strings.Repeat("p", 2000)

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"outpost/appliance/broker"
-	"outpost/appliance/cot"
-	"outpost/appliance/logx"
 	"outpost/appliance/netx"
 )
 
@@ -168,14 +166,14 @@ func (w *writer) loop() {
 		}
 	}
 	for {
-		if w.finished || isDone(c.sess) {
+		if w.finished || isDone(c.Sess) {
 			w.stop(nil)
 			return
 		}
 		if w.fl == nil {
 			w.gather()
 		}
-		batch := c.sess.Take(w.spare)
+		batch := c.Sess.Take(w.spare)
 		if len(batch) == 0 {
 			if !w.release(batch) {
 				w.mu.Unlock()
@@ -209,11 +207,11 @@ func (w *writer) flush() bool {
 		return true
 	}
 	c := w.c
-	if w.finished || isDone(c.sess) {
+	if w.finished || isDone(c.Sess) {
 		w.stop(nil)
 		return false
 	}
-	batch := c.sess.Take(w.spare)
+	batch := c.Sess.Take(w.spare)
 	if len(batch) == 0 {
 		again := w.release(batch)
 		w.mu.Unlock()
@@ -242,14 +240,14 @@ func (w *writer) flush() bool {
 func (w *writer) release(batch []*broker.Envelope) bool {
 	w.recycle(batch)
 	w.running.Store(false)
-	frames, _ := w.c.sess.Pending()
+	frames, _ := w.c.Sess.Pending()
 	return frames > 0 && w.running.CompareAndSwap(false, true)
 }
 
 // burst reports whether enough is queued that waiting for more is
 // pointless (gatherEnough).
 func (w *writer) burst() bool {
-	frames, _ := w.c.sess.Pending()
+	frames, _ := w.c.Sess.Pending()
 	return frames >= gatherEnough
 }
 
@@ -261,11 +259,11 @@ func (w *writer) stop(err error) {
 	var ne net.Error
 	switch {
 	case err == nil:
-	case errors.As(err, &ne) && ne.Timeout() && c.sess.Reason() == broker.ReasonNone:
-		c.l.warn.Warn("client stopped reading; disconnecting", "session", c.sess.ID(), "write_timeout", c.l.cfg.WriteTimeout)
-		c.sess.Close(broker.ReasonWriteDeadline)
+	case errors.As(err, &ne) && ne.Timeout() && c.Sess.Reason() == broker.ReasonNone:
+		c.l.warn.Warn("client stopped reading; disconnecting", "session", c.Sess.ID(), "write_timeout", c.l.cfg.WriteTimeout)
+		c.Sess.Close(broker.ReasonWriteDeadline)
 	default:
-		c.sess.Close(broker.ReasonWriteError)
+		c.Sess.Close(broker.ReasonWriteError)
 	}
 	w.running.Store(false)
 	w.mu.Unlock()
@@ -296,7 +294,7 @@ func (w *writer) gather() {
 	}
 	select {
 	case <-w.gatherT.C:
-	case <-w.c.sess.Done():
+	case <-w.c.Sess.Done():
 		w.gatherT.Stop()
 	}
 }
@@ -320,9 +318,9 @@ func (w *writer) finish() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.finished = true
-	shutdown := w.c.sess.Reason() == broker.ReasonShutdown
+	shutdown := w.c.Sess.Reason() == broker.ReasonShutdown
 	for {
-		batch := w.c.sess.Take(w.spare)
+		batch := w.c.Sess.Take(w.spare)
 		if len(batch) == 0 {
 			w.recycle(batch)
 			break
@@ -341,21 +339,13 @@ func (w *writer) finish() {
 func (w *writer) frame(env *broker.Envelope) []byte {
 	c := w.c
 	var b []byte
+	var err error
 	if w.proto {
-		f, err := env.ProtoFrame()
-		if err != nil {
-			c.log().Debug("event cannot be encoded as protobuf; skipped", "uid", logx.Clip(env.Event.UID), "err", err)
-			return nil
-		}
-		b = f
+		b, err = env.ProtoFrame()
 	} else {
 		b = env.XML()
 	}
-	if len(b) > cot.MaxRelayedEvent {
-		// The broker refuses such events at publish; this guards the
-		// server's own events and the protobuf encoding.
-		c.l.stats.oversize.Add(1)
-		c.log().Debug("event larger than 64 KiB not sent", "uid", logx.Clip(env.Event.UID), "bytes", len(b))
+	if b = c.Sendable(env, b, err); b == nil {
 		return nil
 	}
 	if env.SwitchFormat && !w.proto {
