@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"outpost/appliance/access"
+	"outpost/appliance/admin"
 	"outpost/appliance/broker"
 	"outpost/appliance/config"
 	"outpost/appliance/geo"
@@ -26,6 +28,7 @@ import (
 	"outpost/appliance/pki"
 	"outpost/appliance/store"
 	"outpost/appliance/stream"
+	"outpost/appliance/users"
 	"outpost/web"
 )
 
@@ -52,6 +55,14 @@ type Appliance struct {
 	pki         *pki.Authority
 	httpMetrics *httpMetrics
 
+	// Who may see and do what (access.go).
+	directory *access.Directory
+	idCache   *identities
+	guard     *access.Guard
+	users     *users.Service
+	bindings  chan store.Binding // uid bindings to keep
+	accessLog *logx.Limiter
+
 	mgmt        *mgmt.API     // nil when the management listener is disabled
 	channel     *mgmt.Channel // the socket.io channel; nil when the management listener is disabled
 	tap         *logx.Tap     // the last log lines, for the channel's logs event
@@ -65,6 +76,8 @@ type Appliance struct {
 	names      []string
 	listeners  map[string]listener
 	allowedCLI config.AllowList // AllowedCLIIPs, parsed
+
+	background sync.WaitGroup // the goroutines watchCtx ends (keepBindings, watchAccess)
 
 	opened    atomic.Bool // Open succeeded (Healthy)
 	closeOnce sync.Once
@@ -101,7 +114,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if err := prepareData(cfg, a.log); err != nil {
+	if err := admin.PrepareData(cfg, a.log); err != nil {
 		return err
 	}
 	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log, MaxBlobSize: cfg.MaxUploadBytes,
@@ -119,11 +132,17 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	})
 	a.store.Missions().MissionSubscribers("") // loads the subscriber lists now, not on the relay's first mission event
 	a.historyLog = logx.NewLimiter(a.log.With("component", "cot-history"), 10, 10*time.Second)
-	a.pki, err = openAuthority(cfg, a.log)
+	a.pki, err = admin.OpenAuthority(cfg, a.log)
+	if err != nil {
+		return err
+	}
+	bindings, err := a.openAccess(ctx)
 	if err != nil {
 		return err
 	}
 	a.broker = broker.New(broker.Options{
+		Bindings:  bindings,
+		Bound:     a.bound,
 		SoftBytes: cfg.QueueSoftBytes,
 		HardBytes: cfg.QueueHardBytes,
 		Observer:  a.observe,
@@ -169,6 +188,9 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		go a.mgmt.Maintain(watchCtx) // audit retention, expired login tokens
 	}
 	go a.objects.Run(watchCtx) // stale objects, emergencies clients raise
+	a.background.Add(2)
+	go func() { defer a.background.Done(); a.keepBindings(watchCtx) }()
+	go func() { defer a.background.Done(); a.watchAccess(watchCtx) }()
 	a.opened.Store(true)
 	a.log.Info("Outpost is ready", "version", Version(), "data_dir", cfg.DataDir, "public_host", cfg.PublicHost)
 	return nil
@@ -182,11 +204,11 @@ func (a *Appliance) observe(env *broker.Envelope, from *broker.Session) {
 	if from != nil {
 		source, client = from.Info().Listener, from.ID()
 	}
-	if !a.history.Add(env.Event, env.XML(), time.Now(), source, client) {
+	if !a.history.Add(env.Event, env.XML(), time.Now(), source, client, env.Groups()) {
 		a.historyLog.Debug("event not stored in history: budget spent or backlog full", "uid", logx.Clip(env.Event.UID), "type", logx.Clip(env.Event.Type))
 	}
 	if from != nil {
-		a.objects.Observe(env.Event, env.Directed) // emergencies clients raise and cancel
+		a.objects.Observe(env.Event, env.Directed, env.Groups()) // emergencies clients raise and cancel
 		if len(env.Missions) > 0 && a.marti != nil {
 			a.marti.RecordMissionEvent(env.Missions, env.Event) // queued, never blocks
 		}
@@ -241,7 +263,7 @@ func (a *Appliance) buildListeners() {
 		})
 		a.mgmt = mgmt.New(mgmt.Options{
 			Broker: a.broker, Accounts: a.store.Accounts(), Files: a.store.Files(), Missions: a.store.Missions(), Events: a.store.Events(),
-			Authority: a.pki, Objects: a.objects, AllowedClientIP: a.allowedCLI.Contains,
+			Users: a.users, Directory: a.directory, Guard: a.guard, Objects: a.objects, AllowedClientIP: a.allowedCLI.Contains,
 			MaxUploadBytes: cfg.MaxUploadBytes, LoginTokenLifetime: cfg.LoginTokenLifetime, AuditRetention: cfg.AuditRetention,
 			Metrics: a.newMetrics(), Channel: a.channel, Logger: a.log,
 			Console: web.FS(), BasemapPath: cfg.BasemapPath, BasemapDir: filepath.Join(cfg.DataDir, "basemaps"),
@@ -259,6 +281,7 @@ func (a *Appliance) buildListeners() {
 		Version: Version(), Hostname: cfg.PublicHost, NodeID: nodeID, Broker: a.broker,
 		Missions: a.store.Missions(), Files: a.store.Files(), Checklists: a.store.Checklists(), Events: a.store.Events(),
 		Videos: a.store.Videos(), Accounts: a.store.Accounts(),
+		Directory: a.directory, Users: a.users, Guard: a.guard,
 		MaxUploadBytes: cfg.MaxUploadBytes, Identify: a.pki.Identity,
 		Websocket: marti.WebsocketOptions{
 			MaxSockets: cfg.MaxConnections, MaxMessage: cfg.MaxMessageBytes, IdleTimeout: cfg.SSLSockTimeout,
@@ -266,8 +289,11 @@ func (a *Appliance) buildListeners() {
 		},
 		Logger: a.log,
 	})
-	a.add(ListenerHTTP, cfg.HTTPPort, a.newHTTPListener(ListenerHTTP, netx.Config{Addr: a.addr(cfg.HTTPPort), Conns: []*netx.Limits{httpConns}},
-		a.marti, api))
+	// httpAccess (docs/access.md "The listeners"): 8080 asks for no
+	// credential; it may be kept to this machine or not served.
+	httpHost, httpPort := cfg.HTTPListen()
+	a.add(ListenerHTTP, httpPort, a.newHTTPListener(ListenerHTTP,
+		netx.Config{Addr: net.JoinHostPort(httpHost, strconv.Itoa(httpPort)), Conns: []*netx.Limits{httpConns}}, a.marti, api))
 	a.add(ListenerCoTTCP, cfg.CoTPort, stream.New(stream.Config{
 		Name:        ListenerCoTTCP,
 		Net:         netx.Config{Addr: a.addr(cfg.CoTPort), Conns: []*netx.Limits{cotPerSource, netx.NewLimits(0, cfg.MaxConnections)}},
@@ -284,7 +310,7 @@ func (a *Appliance) buildListeners() {
 		a.cotTLS = stream.New(stream.Config{
 			Name:     ListenerCoTTLS,
 			Net:      tlsNet(cfg.SSLCoTPort, mtls, cotPerSource, netx.NewLimits(0, cfg.MaxConnections)),
-			Identify: a.pki.Identity, IdleTimeout: cfg.SSLSockTimeout, WriteTimeout: cfg.WriteTimeout,
+			Identify: a.identifyCoT, IdleTimeout: cfg.SSLSockTimeout, WriteTimeout: cfg.WriteTimeout,
 			MaxMessage: cfg.MaxMessageBytes, MaxEventsPerSecond: cfg.ClientEventsPerSecond, MaxBytesPerSecond: cfg.ClientBytesPerSecond,
 			ServerUID: "outpost-" + nodeID, Broker: a.broker, Logger: a.log,
 		})
@@ -308,7 +334,7 @@ func (a *Appliance) buildListeners() {
 	if cfg.EnrollPort >= 0 {
 		l := a.newHTTPListener(ListenerEnroll, tlsNet(cfg.EnrollPort, a.pki.EnrollmentTLSConfig(), httpConns),
 			marti.NewEnrollmentHandler(marti.EnrollOptions{
-				Authority: a.pki, Accounts: a.store.Accounts(), Logger: a.log,
+				Authority: a.pki, Accounts: a.store.Accounts(), Guard: a.guard, Logger: a.log,
 			}), httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: 64 << 10})
 		l.srv.ReadTimeout = 30 * time.Second
 		a.add(ListenerEnroll, cfg.EnrollPort, l)
@@ -452,6 +478,7 @@ func (a *Appliance) shutdown(ctx context.Context) error {
 	if a.mgmt != nil {
 		a.mgmt.Close() // the basemap file
 	}
+	a.background.Wait() // the last uid bindings are written before the store closes
 	if a.history != nil {
 		if err := a.history.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("flush CoT history: %w", err))
@@ -475,7 +502,8 @@ func (a *Appliance) services() []mgmt.Service {
 		{ListenerHTTP, "HTTP_TAK_service"}, {ListenerHTTPS, "HTTPS_TAK_service"},
 		{ListenerREST, "REST_API_service"}, {ListenerEnroll, "Enrollment_service"},
 	}
-	ports := map[string]int{ListenerCoTTCP: a.cfg.CoTPort, ListenerCoTTLS: a.cfg.SSLCoTPort, ListenerHTTP: a.cfg.HTTPPort,
+	_, httpPort := a.cfg.HTTPListen()
+	ports := map[string]int{ListenerCoTTCP: a.cfg.CoTPort, ListenerCoTTLS: a.cfg.SSLCoTPort, ListenerHTTP: httpPort,
 		ListenerHTTPS: a.cfg.HTTPSPort, ListenerREST: a.cfg.RESTPort, ListenerEnroll: a.cfg.EnrollPort}
 	out := make([]mgmt.Service, 0, len(names))
 	for _, n := range names {

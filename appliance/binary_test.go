@@ -132,7 +132,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 	}
 	defer st.Close()
 	for _, uid := range uids {
-		ev, err := st.Events().LatestEvent(context.Background(), uid)
+		ev, err := st.Events().LatestEvent(context.Background(), uid, store.AllGroups)
 		if err != nil {
 			t.Fatalf("history has no event for %s: %v", uid, err)
 		}

@@ -53,18 +53,23 @@ func Healthcheck(ctx context.Context, cfg config.Config, timeout time.Duration) 
 	case "::":
 		host = "::1"
 	}
+	httpHost, httpPort := cfg.HTTPListen()
 	var out []Check
 	for _, l := range []struct {
 		name string
 		port int
 	}{
-		{ListenerREST, cfg.RESTPort}, {ListenerHTTP, cfg.HTTPPort}, {ListenerHTTPS, cfg.HTTPSPort},
+		{ListenerREST, cfg.RESTPort}, {ListenerHTTP, httpPort}, {ListenerHTTPS, cfg.HTTPSPort},
 		{ListenerCoTTCP, cfg.CoTPort}, {ListenerCoTTLS, cfg.SSLCoTPort}, {ListenerEnroll, cfg.EnrollPort},
 	} {
 		if l.port < 0 {
 			continue
 		}
-		addr := net.JoinHostPort(host, strconv.Itoa(l.port))
+		h := host
+		if l.name == ListenerHTTP && httpHost != cfg.Bind {
+			h = httpHost // httpAccess: loopback
+		}
+		addr := net.JoinHostPort(h, strconv.Itoa(l.port))
 		c := Check{Listener: l.name, Addr: addr}
 		switch {
 		case l.port == 0:

@@ -38,19 +38,23 @@ var allowedImports = map[string][]string{
 	"appliance/objects":       {"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/logx"},
 	"appliance/excheck":       {"appliance/cot"},
 	"appliance/cotsession":    {"appliance/broker", "appliance/cot", "appliance/logx", "appliance/rate"},
+	"appliance/access":        {"appliance/store", "appliance/httpapi", "appliance/rate"},
+	"appliance/users":         {"appliance/store", "appliance/pki"},
+	"appliance/admin":         {"appliance/config", "appliance/store", "appliance/pki", "appliance/users"},
 	"appliance/stream":        append([]string{"appliance/cotsession"}, transportDeps...),
-	"appliance/mgmt":          append([]string{"appliance/mgmt/socketio", "appliance/sysinfo", "appliance/objects"}, transportDeps...),
+	"appliance/mgmt":          append([]string{"appliance/mgmt/socketio", "appliance/sysinfo", "appliance/objects", "appliance/access", "appliance/users"}, transportDeps...),
 	"appliance/mgmt/socketio": {"appliance/logx"},
 	"appliance/sysinfo":       {},
-	"appliance/marti":         append([]string{"appliance/excheck", "appliance/cotsession"}, transportDeps...),
-	"appliance":               {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti", "appliance/objects", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate", "web"},
-	"appliance/netx":          {"appliance/logx"},
+	"appliance/marti":         append([]string{"appliance/excheck", "appliance/cotsession", "appliance/access", "appliance/users"}, transportDeps...),
+	"appliance": {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti", "appliance/objects", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate", "web",
+		"appliance/access", "appliance/users", "appliance/admin", "appliance/cotsession"},
+	"appliance/netx": {"appliance/logx"},
 	// Test support: imported by test files only (testOnly below).
 	"internal/testkit":  {},
 	"appliance/apptest": {"appliance", "appliance/config", "appliance/takclient", "internal/testkit"},
 	// Test-only packages (no non-test files).
 	"appliance/hostile": {"appliance/cot", "appliance/store"},
-	"cmd/outpost":       {"appliance", "appliance/config", "appliance/service", "systemd"},
+	"cmd/outpost":       {"appliance", "appliance/admin", "appliance/config", "appliance/service", "systemd"},
 	// The systemd unit, embedded for `outpost service install`.
 	"systemd": {},
 	// Smoke tests of the cross-compiled binaries (test files only).
@@ -72,7 +76,7 @@ var testOnly = []string{"appliance/takclient", "internal/testkit", "appliance/ap
 // also import: its end-to-end tests run the whole appliance through apptest,
 // which takes a *config.Config and names listeners and files with the
 // appliance's constants.
-var endToEndOnly = []string{"appliance", "appliance/config"}
+var endToEndOnly = []string{"appliance", "appliance/config", "appliance/admin"}
 
 func TestImportRules(t *testing.T) {
 	root, err := filepath.Abs("..")

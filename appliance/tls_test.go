@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"outpost/appliance"
+	"outpost/appliance/admin"
 	"outpost/appliance/apptest"
 	"outpost/appliance/broker"
 	"outpost/appliance/config"
@@ -254,7 +255,7 @@ func TestRevokedWhileConnected(t *testing.T) {
 
 	// Revoke the way an operator does: another process rewrites the CRL
 	// file (outpost cert revoke); the server notices and cuts carol off.
-	if n, err := appliance.CertRevoke(cfg, testkit.Discard(), "carol", "privilege_withdrawn"); err != nil || n != 1 {
+	if n, err := admin.CertRevoke(cfg, testkit.Discard(), "carol", "privilege_withdrawn"); err != nil || n != 1 {
 		t.Fatalf("revoke: %d %v", n, err)
 	}
 	select {

@@ -86,8 +86,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	token := strings.TrimSpace(string(tok))
 	auth := []string{"Authorization", "Bearer " + token}
+	// The operator is an administrator: the console shows it every page.
 	const user, password = "operator", "a password for the console test"
-	r := testkit.Do(t, nil, "POST", base+"ManageSystemUser/postSystemUser", map[string]string{"username": user, "password": password}, auth...)
+	r := testkit.Do(t, nil, "POST", base+"ManageSystemUser/postSystemUser", map[string]string{"username": user, "password": password, "role": "admin"}, auth...)
 	if r.Status != 201 {
 		t.Fatalf("creating the operator: %d %s", r.Status, r.Body)
 	}

@@ -25,8 +25,15 @@ type Options struct {
 	MaxEventBytes int
 
 	// MaxUIDsPerUser bounds how many uids one certificate identity may bind
-	// in a run (64); further claims are refused like impersonations.
+	// (64); further claims are refused like impersonations.
 	MaxUIDsPerUser int
+
+	// Bindings are the uid bindings kept from earlier runs (uid ->
+	// certificate identity; access.md "Uids belong to identities"), and
+	// Bound, when set, is told each new binding, outside the broker's
+	// locks (it must not block), so it can be kept.
+	Bindings map[string]string
+	Bound    func(uid, identity string)
 
 	// Observer is called after routing with every relayed event (control
 	// types, refused events and re-broadcasts excluded) and the session it
@@ -113,6 +120,10 @@ func New(opts Options) *Broker {
 	opts.fill()
 	b := &Broker{opts: opts, log: opts.Logger.With("component", "broker"), ids: newIdentities(),
 		events: newEventLog(opts.HardFrames, opts.HardBytes)}
+	for uid, who := range opts.Bindings {
+		b.ids.bound[uid] = who
+		b.ids.perUser[who]++
+	}
 	b.closeLog = logx.NewLimiter(b.log, 50, time.Second)
 	b.list.Store(&sessionList{})
 	return b
@@ -124,11 +135,8 @@ func New(opts Options) *Broker {
 // session is returned already closed (ReasonShutdown). Join does not call
 // the session's Wake hook: the transport starts its writer when it is ready.
 func (b *Broker) Join(info SessionInfo) *Session {
-	if info.In == 0 {
-		info.In = AnonGroup
-	}
-	if info.Out == 0 {
-		info.Out = AnonGroup
+	if !info.Grouped && info.In == 0 && info.Out == 0 {
+		info.In, info.Out = AnonGroup, AnonGroup
 	}
 	s := &Session{
 		pos:    -1,
@@ -139,6 +147,8 @@ func (b *Broker) Join(info SessionInfo) *Session {
 		ready:  make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}
+	s.in.Store(info.In)
+	s.out.Store(info.Out)
 	// The session becomes visible and takes its replay under b.mu: a
 	// publisher that already sees it queues live events, which its writer
 	// takes only once the replay is sent (Take), so live events always
@@ -174,13 +184,26 @@ func (b *Broker) Join(info SessionInfo) *Session {
 	return s
 }
 
-// Publish routes an event from a session (nil: from the server itself).
+// Publish routes an event from a session (nil: from the server itself, to
+// every group). It goes to the sender's IN groups (access.md "Groups").
 // Control types are consumed, never relayed (protocol.md §5). An event that
 // encodes larger than MaxEventBytes (ErrTooLarge) or a position report that
 // claims another identity's uid (ErrUIDTaken) is refused: not relayed, not
 // stored, counted; the caller logs it. The event must not be modified
 // afterwards.
 func (b *Broker) Publish(ev *cot.Event, from *Session) error {
+	groups := AllGroups
+	if from != nil {
+		groups = from.in.Load()
+	}
+	return b.publish(ev, from, groups)
+}
+
+// PublishTo routes an event from the server to the groups of a mask only
+// (an object made for chosen groups).
+func (b *Broker) PublishTo(ev *cot.Event, groups uint64) error { return b.publish(ev, nil, groups) }
+
+func (b *Broker) publish(ev *cot.Event, from *Session, groups uint64) error {
 	if ev == nil || cot.IsControl(ev.Type) {
 		return nil
 	}
@@ -191,6 +214,7 @@ func (b *Broker) Publish(ev *cot.Event, from *Session) error {
 		out = ev.WithoutMarti() // protocol.md §6: remove <marti> before forwarding
 	}
 	env := NewEnvelope(out)
+	env.groups = groups
 	env.Directed = dests != nil
 	for _, d := range dests {
 		if d.Mission != "" {
@@ -221,11 +245,13 @@ func (b *Broker) Publish(ev *cot.Event, from *Session) error {
 }
 
 // Notify delivers a server notification (mission and checklist changes,
-// api.md §6.2) to the connections that own uids, or to every session when
-// uids is nil. Notifications are not part of the situation picture: they
-// are neither observed (no history) nor retained nor replayed.
-func (b *Broker) Notify(ev *cot.Event, uids []string) error {
+// api.md §6.2) to the connections that own uids, or to every session of
+// groups when uids is nil. Notifications are not part of the situation
+// picture: they are neither observed (no history) nor retained nor
+// replayed.
+func (b *Broker) Notify(ev *cot.Event, uids []string, groups uint64) error {
 	env := NewEnvelope(ev)
+	env.groups = groups
 	if n := len(env.XML()); n > b.opts.MaxEventBytes {
 		b.stats.oversize.Add(1)
 		return fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, n, b.opts.MaxEventBytes)
@@ -282,13 +308,13 @@ func (b *Broker) broadcast(env *Envelope, from *Session, to map[*Session]bool) {
 		// the entry when their writers next read (a trim wakes those far
 		// behind).
 		for s := range to {
-			if s != from && visible(from, s) {
+			if s != from && env.groups&s.out.Load() != 0 {
 				s.signal()
 			}
 		}
 	} else {
 		b.list.Load().each(func(s *Session) {
-			if s != from && visible(from, s) {
+			if s != from && env.groups&s.out.Load() != 0 {
 				s.signal()
 				return
 			}
@@ -414,7 +440,7 @@ func (b *Broker) remove(s *Session, reason Reason) {
 	lastHolder := b.ids.release(s, id.UID)
 	announce := lastHolder && !b.draining && !b.closed
 	b.recent.add(Closed{ID: s.id, UID: id.UID, Callsign: id.Callsign, User: s.info.User, Listener: s.info.Listener,
-		Address: hostOf(s.info.Addr), Reason: reason, Connected: s.joined, Closed: b.opts.Now()})
+		Address: hostOf(s.info.Addr), Reason: reason, Connected: s.joined, Closed: b.opts.Now(), Groups: s.in.Load()})
 	b.mu.Unlock()
 
 	b.stats.closed[reason].Add(1)
@@ -427,6 +453,7 @@ func (b *Broker) remove(s *Session, reason Reason) {
 	if announce {
 		dep := cot.NewDeparture(id.UID, id.SAType, b.opts.Now())
 		env := NewEnvelope(dep)
+		env.groups = s.in.Load() // those who could see it
 		b.stats.published.Add(1)
 		b.stats.in[ClassDelete].Add(1)
 		b.stats.departures.Add(1)

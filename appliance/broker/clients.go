@@ -17,6 +17,7 @@ type ClientInfo struct {
 	Listener  string
 	User      string
 	Connected time.Time
+	Groups    uint64 // the groups its events go to: who can see it (access.md "Groups")
 }
 
 // Clients lists the connected sessions that have identified themselves
@@ -31,7 +32,7 @@ func (b *Broker) Clients() []ClientInfo {
 		out = append(out, ClientInfo{
 			UID: id.UID, Callsign: id.Callsign, Team: id.Team, Role: id.Role,
 			Address: hostOf(s.info.Addr), LastSeen: id.LastSeen, Listener: s.info.Listener,
-			User: s.info.User, Connected: s.joined,
+			User: s.info.User, Connected: s.joined, Groups: s.in.Load(),
 		})
 	})
 	sort.Slice(out, func(i, j int) bool {

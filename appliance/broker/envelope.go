@@ -28,10 +28,11 @@ type Envelope struct {
 	// Set by Publish.
 	Missions []string
 
-	seq   uint64 // publish sequence (0: not published through Publish)
-	size  int    // queue accounting estimate, bytes
-	sa    bool   // a position report: may be coalesced per uid (newest wins)
-	class Class  // for the counters
+	seq    uint64 // publish sequence (0: not published through Publish)
+	groups uint64 // the groups it is for (its sender's IN groups); set before it is queued, never after
+	size   int    // queue accounting estimate, bytes
+	sa     bool   // a position report: may be coalesced per uid (newest wins)
+	class  Class  // for the counters
 
 	xmlOnce sync.Once
 	xml     []byte
@@ -73,6 +74,10 @@ func (e *Envelope) ProtoFrame() ([]byte, error) {
 	})
 	return e.frame, e.protoErr
 }
+
+// Groups is the mask of the groups the envelope was sent to: a session
+// reads it when its OUT groups meet them (access.md "Groups").
+func (e *Envelope) Groups() uint64 { return e.groups }
 
 // Size is the queue accounting estimate of the envelope, in bytes.
 func (e *Envelope) Size() int { return e.size }

@@ -10,9 +10,12 @@ import "fmt"
 //     one user runs the same uid on two links.
 //   - owner: the newest holder. Directed messages go to it alone.
 //   - bound: the certificate identity (client certificate common name) that
-//     first claimed the uid in this run. Another identity, or a connection
-//     without one (8087), can never claim it afterwards. Bindings outlive
-//     the connection, so an impostor cannot wait for the victim to leave.
+//     first claimed the uid, on a CoT stream or through the client API
+//     (ClaimUID). Another identity, or a connection without one (8087), can
+//     never claim it afterwards. Bindings outlive the connection, so an
+//     impostor cannot wait for the victim to leave, and the run: they are
+//     loaded at start (Options.Bindings) and reported as they are made
+//     (Options.Bound) to be kept (access.md "Uids belong to identities").
 //   - perUser: how many uids each identity has bound (bounded).
 type identities struct {
 	holders map[string][]*Session
@@ -34,23 +37,59 @@ func newIdentities() identities {
 func (ids *identities) owner(uid string) *Session { return ids.owners[uid] }
 
 // check reports whether user (a certificate identity, "" for none) may
-// claim uid, binding it to user when it is the first certificate to do so.
-func (ids *identities) check(uid, user string, maxPerUser int) error {
+// claim uid, binding it to user when it is the first certificate to do so
+// (then bound is true).
+func (ids *identities) check(uid, user string, maxPerUser int) (bound bool, err error) {
 	if owner, ok := ids.bound[uid]; ok {
 		if owner != user {
-			return fmt.Errorf("%w: bound to a certificate other than this connection's", ErrUIDTaken)
+			return false, fmt.Errorf("%w: bound to a certificate other than this connection's", ErrUIDTaken)
 		}
-		return nil
+		return false, nil
 	}
 	if user == "" {
-		return nil
+		return false, nil
 	}
 	if ids.perUser[user] >= maxPerUser {
-		return fmt.Errorf("%w: this certificate already claimed %d uids", ErrUIDTaken, maxPerUser)
+		return false, fmt.Errorf("%w: this certificate already claimed %d uids", ErrUIDTaken, maxPerUser)
 	}
 	ids.bound[uid] = user
 	ids.perUser[user]++
-	return nil
+	return true, nil
+}
+
+// ClaimUID is the client API's side of the uid bindings (access.md "Uids
+// belong to identities"): it reports whether identity (a certificate's
+// common name; "" for an anonymous caller) may act for uid, binding uid to
+// identity when it is unbound. ErrUIDTaken when it belongs to another
+// identity, or identity has bound as many uids as it may.
+func (b *Broker) ClaimUID(uid, identity string) error {
+	b.mu.Lock()
+	bound, err := b.ids.check(uid, identity, b.opts.MaxUIDsPerUser)
+	b.mu.Unlock()
+	if bound && b.opts.Bound != nil {
+		b.opts.Bound(uid, identity)
+	}
+	return err
+}
+
+// UIDOwner returns the identity uid is bound to.
+func (b *Broker) UIDOwner(uid string) (identity string, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	identity, ok = b.ids.bound[uid]
+	return identity, ok
+}
+
+// Unbind frees every uid bound to identity (its user was deleted).
+func (b *Broker) Unbind(identity string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for uid, who := range b.ids.bound {
+		if who == identity {
+			delete(b.ids.bound, uid)
+		}
+	}
+	delete(b.ids.perUser, identity)
 }
 
 // hold makes s the newest holder and the owner of uid, and lets go of its
@@ -109,7 +148,8 @@ func (b *Broker) identify(s *Session, env *Envelope) error {
 		return nil
 	}
 	b.mu.Lock()
-	if err := b.ids.check(env.Event.UID, s.info.User, b.opts.MaxUIDsPerUser); err != nil {
+	bound, err := b.ids.check(env.Event.UID, s.info.User, b.opts.MaxUIDsPerUser)
+	if err != nil {
 		b.mu.Unlock()
 		return err
 	}
@@ -118,6 +158,9 @@ func (b *Broker) identify(s *Session, env *Envelope) error {
 		b.ids.hold(s, env.Event.UID, prev)
 	}
 	b.mu.Unlock()
+	if bound && b.opts.Bound != nil {
+		b.opts.Bound(env.Event.UID, s.info.User)
+	}
 	if b.opts.ClientsChanged != nil {
 		b.opts.ClientsChanged()
 	}

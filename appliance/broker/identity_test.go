@@ -178,7 +178,7 @@ func TestRetained(t *testing.T) {
 	b.Publish(sa("A", "ALPHA", "a-f-G"), a)
 	obj := chat("GEO-1")
 	obj.Type = "a-h-G"
-	b.Retain("GEO-1", obj, 20*time.Millisecond)
+	b.Retain("GEO-1", obj, 20*time.Millisecond, AllGroups)
 	late := b.Join(SessionInfo{})
 	if got := uidsOf(drain(late)); strings.Join(got, ",") != "a-f-G/A,a-h-G/GEO-1" {
 		t.Fatalf("replay %v, want the SA then the retained object", got)

@@ -14,6 +14,7 @@ type Closed struct {
 	Reason    Reason
 	Connected time.Time
 	Closed    time.Time
+	Groups    uint64 // the groups its events went to: who could see it
 }
 
 // recentSize is how many closed sessions the broker remembers.

@@ -30,11 +30,11 @@ type retained struct {
 	seq   uint64 // insertion order, for a stable replay order
 }
 
-// Retain keeps ev for replay to every session that joins from now on and,
-// when every > 0, re-broadcasts it to every session each `every`. A second
-// Retain with the same key replaces the first. The caller publishes ev
-// itself (Publish) when it should also go out now.
-func (b *Broker) Retain(key string, ev *cot.Event, every time.Duration) {
+// Retain keeps ev for replay to every session of groups (a mask) that joins
+// from now on and, when every > 0, re-broadcasts it to them each `every`. A
+// second Retain with the same key replaces the first. The caller publishes
+// ev itself (Publish, PublishTo) when it should also go out now.
+func (b *Broker) Retain(key string, ev *cot.Event, every time.Duration, groups uint64) {
 	draining := b.Draining()
 	r := &b.retain
 	r.mu.Lock()
@@ -43,7 +43,9 @@ func (b *Broker) Retain(key string, ev *cot.Event, every time.Duration) {
 		r.items = map[string]*retained{}
 	}
 	r.seq++
-	r.items[key] = &retained{env: NewEnvelope(ev), every: every, next: b.opts.Now().Add(every), seq: r.seq}
+	env := NewEnvelope(ev)
+	env.groups = groups
+	r.items[key] = &retained{env: env, every: every, next: b.opts.Now().Add(every), seq: r.seq}
 	if every > 0 && !r.run && !draining {
 		r.run = true
 		r.wake = make(chan struct{}, 1)

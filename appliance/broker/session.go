@@ -11,9 +11,13 @@ type SessionInfo struct {
 	Listener string // which listener accepted it, e.g. "cot-tcp", "cot-tls"
 	Addr     string // remote address, host:port
 	User     string // authenticated identity (client certificate common name), "" if none
-	// Server-side group bitmasks (protocol.md §6): a sender S reaches a receiver R
-	// when S.In & R.Out != 0. Zero means the system group __ANON__ only.
+	// Server-side group bitmasks (protocol.md §6, access.md "Groups"): a
+	// sender S reaches a receiver R when S.In & R.Out != 0. Both zero means
+	// the system group __ANON__ only, unless Grouped says they are meant as
+	// given (a user who switched every group off sees nothing). SetGroups
+	// changes them while the session is open.
 	In, Out uint64
+	Grouped bool
 	// Closed, when set, is called once, outside the broker's locks, when the
 	// session closes (by the broker or the transport). Transports use it to
 	// unblock the connection's reader and writer at once. It must not block.
@@ -27,9 +31,14 @@ type SessionInfo struct {
 	Wake func()
 }
 
-// AnonGroup is the bit of the system group __ANON__, which every session
-// is in unless told otherwise.
-const AnonGroup uint64 = 1
+// AnonGroup is the mask of the system group __ANON__ (bit 2, as on the
+// official server and in the store's group table), which every session is
+// in unless told otherwise.
+const AnonGroup uint64 = 1 << 2
+
+// AllGroups is the mask of every group: what the server sends itself
+// reaches everyone unless it names groups.
+const AllGroups = ^uint64(0)
 
 // Identity is what the session's own position reports say about it
 // (protocol.md §1: updated by every SA, not only the first).
@@ -55,6 +64,11 @@ type Session struct {
 
 	ident  atomic.Pointer[Identity]
 	lastSA atomic.Pointer[Envelope]
+
+	// in and out are the session's group masks (SessionInfo.In and Out,
+	// changed by Broker.SetGroups): what it sends is for in, it reads
+	// what was sent to out.
+	in, out atomic.Uint64
 
 	// cursor is the next log seq to read. Take moves it (under qmu); the
 	// log's trimming reads it.
@@ -104,8 +118,16 @@ func (s *Session) fireClosed() {
 // ID is unique per broker.
 func (s *Session) ID() uint64 { return s.id }
 
-// Info returns what the transport said at join.
-func (s *Session) Info() SessionInfo { return s.info }
+// Info returns what the transport said at join (In and Out as they are now).
+func (s *Session) Info() SessionInfo {
+	info := s.info
+	info.In, info.Out = s.in.Load(), s.out.Load()
+	return info
+}
+
+// Groups returns the session's group masks now: what it sends goes to in,
+// it receives what was sent to out.
+func (s *Session) Groups() (in, out uint64) { return s.in.Load(), s.out.Load() }
 
 // Identity returns the identity learned from the session's SAs (zero
 // before its first SA).
@@ -220,13 +242,14 @@ func (s *Session) Take(spare []*Envelope) []*Envelope {
 		coalesced uint64
 		pi        int
 	)
+	groups := s.out.Load()
 	next, lost, more := s.b.events.read(s.cursor.Load(), takeBatch, uint64(lim.SoftFrames), uint64(lim.SoftBytes),
 		func(seq uint64, e *entry, lagging bool, latest uint64) {
 			for pi < len(s.private) && s.private[pi].at <= seq {
 				out = append(out, s.private[pi].env)
 				pi++
 			}
-			if e.from == s || !visible(e.from, s) || (e.to != nil && !e.to[s]) {
+			if e.from == s || e.env.groups&groups == 0 || (e.to != nil && !e.to[s]) {
 				return
 			}
 			if lagging && e.env.sa && latest > seq {
@@ -315,12 +338,14 @@ func (s *Session) takeReplayLocked(out []*Envelope, total int) []*Envelope {
 		s.replayPos++
 		if n := s.replay.len(); i < n {
 			o := s.replay.at(i)
-			if env := o.lastSA.Load(); env != nil && env.seq < s.startSeq && visible(o, s) && !o.isClosed() {
+			if env := o.lastSA.Load(); env != nil && env.seq < s.startSeq && o.in.Load()&s.out.Load() != 0 && !o.isClosed() {
 				out = append(out, env)
 			}
 			continue
 		}
-		out = append(out, s.replayRetained[i-s.replay.len()])
+		if env := s.replayRetained[i-s.replay.len()]; env.groups&s.out.Load() != 0 {
+			out = append(out, env)
+		}
 	}
 	if s.replayPos >= total {
 		s.replay, s.replayRetained, s.replayPos = nil, nil, 0 // let the snapshot go
@@ -387,13 +412,4 @@ func (s *Session) observe(env *Envelope, now time.Time) (oldUID string, changed 
 		return "", true
 	}
 	return prev.UID, prev.UID != next.UID
-}
-
-// visible reports whether an event from sender may reach receiver (protocol.md §6).
-// A nil sender is the server itself, which reaches everyone.
-func visible(sender, receiver *Session) bool {
-	if sender == nil {
-		return true
-	}
-	return sender.info.In&receiver.info.Out != 0
 }

@@ -26,6 +26,10 @@ type Config struct {
 	CoTPort    int // cotPort: CoT streaming over TCP
 	SSLCoTPort int // sslCotPort: CoT streaming over mutual TLS
 	EnrollPort int // enrollPort: certificate enrollment over TLS with HTTP Basic auth
+	// HTTPAccess limits the client API over HTTP (httpPort), which has no
+	// authentication (docs/access.md "The listeners"): HTTPAccessOpen,
+	// HTTPAccessLoopback (bound to 127.0.0.1 only) or HTTPAccessOff.
+	HTTPAccess string // httpAccess
 
 	// Logging.
 	LogFormat string // logFormat: text or json
@@ -127,6 +131,7 @@ func Defaults() Config {
 		SSLCoTPort:          8089,
 		EnrollPort:          8446,
 		LogFormat:           "text",
+		HTTPAccess:          HTTPAccessOpen,
 		LogLevel:            "info",
 		CoTIdleTimeout:      60 * time.Second,
 		SSLSockTimeout:      60 * time.Second,
@@ -219,6 +224,11 @@ func (c *Config) Validate() error {
 			}
 			seen[p.value] = p.key
 		}
+	}
+	switch c.HTTPAccess {
+	case HTTPAccessOpen, HTTPAccessLoopback, HTTPAccessOff:
+	default:
+		return keyErr("httpAccess", fmt.Sprintf("%q is not open, loopback or off", c.HTTPAccess))
 	}
 	switch c.LogFormat {
 	case "text", "json":
@@ -334,6 +344,25 @@ func (c *Config) ports() []portKey {
 		{"restPort", c.RESTPort}, {"httpPort", c.HTTPPort}, {"httpsPort", c.HTTPSPort},
 		{"cotPort", c.CoTPort}, {"sslCotPort", c.SSLCoTPort}, {"enrollPort", c.EnrollPort},
 	}
+}
+
+// The values of httpAccess.
+const (
+	HTTPAccessOpen     = "open"     // bound like every listener (bind)
+	HTTPAccessLoopback = "loopback" // bound to 127.0.0.1: this machine's clients only
+	HTTPAccessOff      = "off"      // not served, whatever httpPort says
+)
+
+// HTTPListen is where the client API over HTTP listens once httpAccess is
+// applied: the address to bind and the port (-1: not served).
+func (c *Config) HTTPListen() (host string, port int) {
+	switch c.HTTPAccess {
+	case HTTPAccessOff:
+		return c.Bind, -1
+	case HTTPAccessLoopback:
+		return "127.0.0.1", c.HTTPPort
+	}
+	return c.Bind, c.HTTPPort
 }
 
 // Error is a configuration error that names its key.

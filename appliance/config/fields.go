@@ -27,6 +27,7 @@ var fields = []field{
 	{"serverName", "OUTPOST_SERVER_NAME", "server-name", "server name in certificates and truststore names", false, func(c *Config) any { return &c.ServerName }},
 	{"restPort", "OUTPOST_REST_PORT", "rest-port", "management API port (-1 disables, 0 picks a free port)", false, func(c *Config) any { return &c.RESTPort }},
 	{"httpPort", "OUTPOST_HTTP_PORT", "http-port", "client API HTTP port", false, func(c *Config) any { return &c.HTTPPort }},
+	{"httpAccess", "OUTPOST_HTTP_ACCESS", "http-access", "who may reach the client API over HTTP, which has no authentication: open, loopback (this machine only) or off", false, func(c *Config) any { return &c.HTTPAccess }},
 	{"httpsPort", "OUTPOST_HTTPS_PORT", "https-port", "client API mutual-TLS port", false, func(c *Config) any { return &c.HTTPSPort }},
 	{"cotPort", "OUTPOST_COT_PORT", "cot-port", "CoT over TCP port", false, func(c *Config) any { return &c.CoTPort }},
 	{"sslCotPort", "OUTPOST_SSL_COT_PORT", "ssl-cot-port", "CoT over mutual TLS port", false, func(c *Config) any { return &c.SSLCoTPort }},

@@ -93,14 +93,25 @@ func New[C Conn](cfg Config) *Driver[C] {
 	return &Driver[C]{core: core{cfg: cfg, log: cfg.Logger, warn: cfg.Warn}, conns: map[C]struct{}{}}
 }
 
+// Identity is who a connection is (access.md "Principals"): its client
+// certificate's common name and serial (the key of CloseWhere), and, when
+// Grouped, the group masks it sends to and receives from. The zero value is
+// an anonymous client in __ANON__.
+type Identity struct {
+	User    string
+	Serial  *big.Int
+	In, Out uint64
+	Grouped bool // In and Out are as given (a user with every group off has none)
+}
+
 // Join joins the broker for a new connection: s, embedded in the
-// transport's connection, becomes its CoT session. info.Listener is the
-// driver's name; serial is the client certificate's (nil without one), the
-// key of CloseWhere. The broker queues the replay at once; the transport
-// starts writing when it is ready.
-func (d *Driver[C]) Join(s *Session, info broker.SessionInfo, serial *big.Int) {
+// transport's connection, becomes its CoT session, with id's identity and
+// groups. info.Listener is the driver's name. The broker queues the replay
+// at once; the transport starts writing when it is ready.
+func (d *Driver[C]) Join(s *Session, info broker.SessionInfo, id Identity) {
 	info.Listener = d.cfg.Name
-	s.d, s.serial = &d.core, serial
+	info.User, info.In, info.Out, info.Grouped = id.User, id.In, id.Out, id.Grouped
+	s.d, s.serial = &d.core, id.Serial
 	s.events = rate.New(float64(d.cfg.MaxEventsPerSecond), PaceBurst)
 	s.bytes = rate.New(float64(d.cfg.MaxBytesPerSecond), PaceBurst)
 	s.Sess = d.cfg.Broker.Join(info)

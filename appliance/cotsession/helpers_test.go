@@ -55,7 +55,7 @@ func (f *fixture) join(t *testing.T, user string, serial *big.Int) *testConn {
 		t.Fatal("no place for a connection")
 	}
 	c := &testConn{cut: make(chan struct{})}
-	f.d.Join(&c.Session, broker.SessionInfo{Addr: "192.0.2.1:4242", User: user}, serial)
+	f.d.Join(&c.Session, broker.SessionInfo{Addr: "192.0.2.1:4242"}, Identity{User: user, Serial: serial})
 	if !f.d.Add(c) {
 		t.Fatal("connection not listed")
 	}

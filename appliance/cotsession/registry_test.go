@@ -22,7 +22,7 @@ func TestPlaces(t *testing.T) {
 		t.Fatal("a third place was given under a limit of 2")
 	}
 	c := &testConn{cut: make(chan struct{})}
-	f.d.Join(&c.Session, broker.SessionInfo{Addr: "192.0.2.1:1"}, nil)
+	f.d.Join(&c.Session, broker.SessionInfo{Addr: "192.0.2.1:1"}, Identity{})
 	if !f.d.Add(c) {
 		t.Fatal("not listed")
 	}
@@ -122,7 +122,7 @@ func TestShutdownDrainsThenCuts(t *testing.T) {
 		t.Fatal("a place was given after Shutdown")
 	}
 	c := &testConn{cut: make(chan struct{})}
-	f.d.Join(&c.Session, broker.SessionInfo{}, nil)
+	f.d.Join(&c.Session, broker.SessionInfo{}, Identity{})
 	if f.d.Add(c) {
 		t.Fatal("a connection was listed after Shutdown")
 	}

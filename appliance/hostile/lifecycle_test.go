@@ -69,7 +69,7 @@ func TestShutdownWithStalledClient(t *testing.T) {
 	}
 	defer st.Close()
 	for _, uid := range []string{e.tcp.uid, e.tls.uid} {
-		ev, err := st.Events().LatestEvent(context.Background(), uid)
+		ev, err := st.Events().LatestEvent(context.Background(), uid, store.AllGroups)
 		if err != nil {
 			t.Fatalf("history of %s: %v", uid, err)
 		}
@@ -78,7 +78,7 @@ func TestShutdownWithStalledClient(t *testing.T) {
 			t.Errorf("%s: newest stored SA from %v, signal at %v: the queued history was lost", uid, ev.ReceivedAt, beforeStop)
 		}
 	}
-	if _, err := st.Events().LatestEvent(context.Background(), "STALLED"); err != nil {
+	if _, err := st.Events().LatestEvent(context.Background(), "STALLED", store.AllGroups); err != nil {
 		t.Errorf("the stalled client's SA was not stored: %v", err)
 	}
 	n, err := st.Events().CountEventsOfType(context.Background(), "t-x-d-d")

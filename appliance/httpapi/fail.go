@@ -37,7 +37,8 @@ const busyRetry = time.Second
 //   - an *Error (a refusal the handler wrote itself): its status and message;
 //   - an error of a fault kind (a sentinel of the store or a service): the
 //     kind's status and the error's reason (fault.Detail), prefixed with the
-//     request field InField named; a Busy one with Retry-After;
+//     request field InField named; a Busy one with Retry-After (the
+//     error's RetryAfter() when it has one, else a second);
 //   - the client went away: nothing to answer (logged at debug level, since a
 //     client could otherwise fill the log);
 //   - anything else is a fault of ours: logged with the route, answered 500
@@ -46,7 +47,12 @@ const busyRetry = time.Second
 func Fail(w http.ResponseWriter, r *http.Request, err error, internalMsg string) {
 	if status, msg, ok := Refusal(err); ok {
 		if status == http.StatusTooManyRequests {
-			WriteTooManyRequests(w, busyRetry, msg)
+			wait := busyRetry
+			var ra interface{ RetryAfter() time.Duration }
+			if errors.As(err, &ra) && ra.RetryAfter() > 0 {
+				wait = ra.RetryAfter()
+			}
+			WriteTooManyRequests(w, wait, msg)
 			return
 		}
 		WriteMessage(w, status, msg)

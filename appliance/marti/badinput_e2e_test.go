@@ -191,8 +191,9 @@ func TestUploadAbandoned(t *testing.T) {
 	if n := e.packages(t); n != 0 {
 		t.Fatalf("%d packages stored", n)
 	}
-	// The server is fine afterwards.
-	resp := e.do(t, both[0], "POST", "/Marti/sync/upload?filename=whole.bin&creatorUid=U", "whole", "Content-Type", "text/plain")
+	// The server is fine afterwards. (U is alice's now: the HTTPS upload
+	// acted for it, access.md "Uids belong to identities".)
+	resp := e.do(t, both[0], "POST", "/Marti/sync/upload?filename=whole.bin&creatorUid=W", "whole", "Content-Type", "text/plain")
 	if resp.Status != 200 || e.packages(t) != 1 {
 		t.Fatalf("upload after the abandoned ones: %d %s", resp.Status, resp.Body)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -61,10 +62,14 @@ func (h *Handler) clientEndPoints(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.opts.Now()
+	sees := access.From(r).Reads() // access.md "Groups"
 	recent := func(t time.Time) bool { return !filter || !t.Before(now.Add(-window)) }
 	items := []clientEndpoint{}
 	connected := map[string]bool{}
 	for _, c := range h.opts.Broker.Clients() {
+		if !store.Seen(c.Groups, sees) {
+			continue
+		}
 		connected[c.UID] = true
 		last := c.LastSeen
 		if last.IsZero() {
@@ -79,7 +84,7 @@ func (h *Handler) clientEndPoints(w http.ResponseWriter, r *http.Request) {
 	for _, c := range h.opts.Broker.RecentlyClosed() {
 		// Sessions that never identified themselves have no uid or callsign
 		// to show; a uid is listed once, with its latest close.
-		if c.UID == "" || c.Callsign == "" || connected[c.UID] || c.Closed.IsZero() {
+		if c.UID == "" || c.Callsign == "" || connected[c.UID] || c.Closed.IsZero() || !store.Seen(c.Groups, sees) {
 			continue
 		}
 		connected[c.UID] = true
@@ -104,33 +109,19 @@ type contact struct {
 	UID          string   `json:"uid"`
 }
 
-// contacts lists the connected clients that identified themselves.
+// contacts lists the connected clients that identified themselves and that
+// the caller's groups see.
 func (h *Handler) contacts(w http.ResponseWriter, r *http.Request) {
+	sees := access.From(r).Reads()
 	items := []contact{}
 	for _, c := range h.opts.Broker.Clients() {
+		if !store.Seen(c.Groups, sees) {
+			continue
+		}
 		items = append(items, contact{FilterGroups: []string{}, Notes: c.User, Callsign: c.Callsign,
 			Team: c.Team, Role: c.Role, UID: c.UID})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, items)
-}
-
-// group is api.md §2.12.
-type group struct {
-	Name      string `json:"name"`
-	Direction string `json:"direction"`
-	Created   string `json:"created"`
-	Type      string `json:"type"`
-	Bitpos    int    `json:"bitpos"`
-	Active    bool   `json:"active"`
-}
-
-// groups answers the api.md §2.13 envelope with the system group, the only
-// one today (every session is in __ANON__, protocol.md §6).
-func (h *Handler) groups(w http.ResponseWriter, r *http.Request) {
-	httpapi.WriteJSON(w, http.StatusOK, h.envelope("com.bbn.marti.remote.groups.Group", []group{{
-		Name: "__ANON__", Direction: "OUT", Created: h.started.UTC().Format(time.DateOnly),
-		Type: "SYSTEM", Bitpos: 2, Active: true,
-	}}))
 }
 
 // deviceProfile answers 204: there is no connection profile to push to
@@ -147,7 +138,7 @@ func (h *Handler) cotXML(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, "")
 		return
 	}
-	ev, err := h.opts.Events.LatestEvent(r.Context(), uid)
+	ev, err := h.opts.Events.LatestEvent(r.Context(), uid, access.From(r).Reads())
 	if errors.Is(err, store.ErrNotFound) {
 		httpapi.WriteMessage(w, http.StatusNotFound, "uid: no event of "+strconv.Quote(httpapi.ClipValue(uid))+" in the history")
 		return

@@ -51,6 +51,7 @@ import (
 	"strings"
 	"time"
 
+	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/pki"
@@ -61,23 +62,22 @@ import (
 type EnrollOptions struct {
 	Authority *pki.Authority
 	Accounts  *store.Accounts
-	Logger    *slog.Logger
+	// Guard budgets the password checks (access.md "Password guesses cost
+	// the guesser"); nil: a guard of the defaults.
+	Guard  *access.Guard
+	Logger *slog.Logger
 	// KeystorePassword protects the PKCS#12 answers of signClient (v1); empty
 	// means the TAK convention "atakatak".
 	KeystorePassword string
-	// Now is the clock of the failure limiter (tests); default time.Now.
+	// Now is the handler's clock (tests); default time.Now.
 	Now func() time.Time
 }
 
 // Limits of the enrollment handler.
 const (
 	enrollRealm       = `Basic realm="Outpost enrollment"`
-	enrollMaxBody     = 64 << 10    // a CSR is 1-2 KiB; 64 KiB leaves room for RSA 8192 in PEM
-	enrollMaxFailures = 10          // failed logins per client address...
-	enrollWindow      = time.Minute // ...within this window...
-	enrollBlock       = time.Minute // ...block the address this long (429)
-	enrollMaxTracked  = 4096        // client addresses the limiter remembers
-	defaultKeystorePW = "atakatak"  // CertManagerApi.DEFAULT_PASSWORD
+	enrollMaxBody     = 64 << 10   // a CSR is 1-2 KiB; 64 KiB leaves room for RSA 8192 in PEM
+	defaultKeystorePW = "atakatak" // CertManagerApi.DEFAULT_PASSWORD
 )
 
 // NewEnrollmentHandler returns the handler of the enrollment listener
@@ -91,8 +91,9 @@ const (
 //	GET  /Marti/api/tls/profile/enrollment  204: no enrollment profile is configured
 //
 // The certificate's CN is always the authenticated user's name, whatever the
-// CSR's subject says. Failed logins are limited per client address
-// (enrollMaxFailures in enrollWindow, then 429 for enrollBlock).
+// CSR's subject says. Every password check passes the password guard
+// (access.md "Password guesses cost the guesser"): a refusal is 429 with
+// Retry-After.
 func NewEnrollmentHandler(opts EnrollOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -103,10 +104,12 @@ func NewEnrollmentHandler(opts EnrollOptions) http.Handler {
 	if opts.KeystorePassword == "" {
 		opts.KeystorePassword = defaultKeystorePW
 	}
+	if opts.Guard == nil {
+		opts.Guard = access.NewGuard(access.GuardOptions{Now: opts.Now})
+	}
 	h := &enrollHandler{
-		opts:    opts,
-		log:     opts.Logger.With("component", "enroll"),
-		limiter: httpapi.NewFailureLimiter(enrollMaxFailures, enrollWindow, enrollBlock, enrollMaxTracked, opts.Now),
+		opts: opts,
+		log:  opts.Logger.With("component", "enroll"),
 	}
 	h.busyLog = logx.NewLimiter(h.log, 5, 10*time.Second)
 	if opts.Authority == nil || opts.Accounts == nil {
@@ -135,8 +138,7 @@ func NewEnrollmentHandler(opts EnrollOptions) http.Handler {
 type enrollHandler struct {
 	opts      EnrollOptions
 	log       *slog.Logger
-	limiter   *httpapi.FailureLimiter
-	busyLog   *logx.Limiter // "too many password checks" lines
+	busyLog   *logx.Limiter // "too many password checks" and refusal lines
 	configXML []byte
 	mux       *httpapi.Mux // nil when enrollment is not configured
 }
@@ -176,13 +178,9 @@ func (h *enrollHandler) authenticated(serve func(w http.ResponseWriter, r *http.
 	})
 }
 
-// authenticate checks the Basic credentials under the failure limiter. It
+// authenticate checks the Basic credentials under the password guard. It
 // writes the refusal itself and reports whether the request may go on.
 func (h *enrollHandler) authenticate(w http.ResponseWriter, r *http.Request, remote string) (store.User, bool) {
-	if wait, blocked := h.limiter.Blocked(remote); blocked {
-		h.refuseBlocked(w, remote, "", wait)
-		return store.User{}, false
-	}
 	name, password, ok := r.BasicAuth()
 	if !ok {
 		w.Header().Set("WWW-Authenticate", enrollRealm)
@@ -190,16 +188,18 @@ func (h *enrollHandler) authenticate(w http.ResponseWriter, r *http.Request, rem
 		return store.User{}, false
 	}
 	logName := logx.Clip(name)
-	if wait, ok := h.limiter.Begin(remote); !ok {
-		h.refuseBlocked(w, remote, logName, wait)
-		return store.User{}, false
-	}
-	user, err := h.opts.Accounts.VerifyPassword(r.Context(), name, password)
-	failed := errors.Is(err, store.ErrBadCredentials)
-	h.limiter.End(remote, failed)
+	var user store.User
+	blocked, err := h.opts.Guard.Check(httpapi.ClientAddr(r), "user:"+name, func() (err error) {
+		user, err = h.opts.Accounts.VerifyPassword(r.Context(), name, password)
+		return err
+	})
+	var ref *access.Refusal
 	switch {
-	case failed:
-		h.log.Warn("enrollment login failed", "user", logName, "remote", remote, "reason", "bad user name or password")
+	case errors.As(err, &ref):
+		h.refuseBlocked(w, remote, logName, ref.Wait, ref.Error())
+		return store.User{}, false
+	case errors.Is(err, store.ErrBadCredentials):
+		h.log.Warn("enrollment login failed", "user", logName, "remote", remote, "reason", "bad user name or password", "address_blocked", blocked)
 		w.Header().Set("WWW-Authenticate", enrollRealm)
 		// Same answer for an unknown user and a wrong password.
 		enrollError(w, http.StatusUnauthorized, "bad user name or password")
@@ -221,11 +221,12 @@ func (h *enrollHandler) authenticate(w http.ResponseWriter, r *http.Request, rem
 	return user, true
 }
 
-func (h *enrollHandler) refuseBlocked(w http.ResponseWriter, remote, user string, wait time.Duration) {
+func (h *enrollHandler) refuseBlocked(w http.ResponseWriter, remote, user string, wait time.Duration, why string) {
 	secs := httpapi.RetryAfter(wait)
-	h.log.Warn("enrollment refused", "user", user, "remote", remote, "reason", "too many failed logins", "retry_after_s", secs)
+	// Rate-limited: a guesser's refusals come as fast as it sends them.
+	h.busyLog.Warn("enrollment refused", "user", user, "remote", remote, "reason", why, "retry_after_s", secs)
 	w.Header().Set("Retry-After", fmt.Sprint(secs))
-	enrollError(w, http.StatusTooManyRequests, "too many failed logins from this address; retry later")
+	enrollError(w, http.StatusTooManyRequests, "too many password checks; retry later")
 }
 
 // config answers the certificateConfig document (protocol.md §8). Content type: the
@@ -417,7 +418,7 @@ func clientUID(r *http.Request) string {
 }
 
 // clientAddr is the client's IP address without the port, IPv4-mapped IPv6
-// addresses unmapped, so one host is one key of the failure limiter.
+// addresses unmapped, so one host is one key of the password guard.
 func clientAddr(remote string) string {
 	if ap, err := netip.ParseAddrPort(remote); err == nil {
 		return ap.Addr().Unmap().String()

@@ -39,7 +39,7 @@ const (
 	enrollUID      = "ANDROID-0123456789abcdef"
 )
 
-// testClock is the failure limiter's clock; tests move it.
+// testClock is the password guard's clock; tests move it.
 type testClock struct {
 	mu sync.Mutex
 	t  time.Time

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"outpost/appliance/access"
 	"outpost/appliance/excheck"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
@@ -32,7 +33,7 @@ func (h *Handler) checklistStart(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.CheckText("description", desc, false, 4096); err != nil {
 		return err
 	}
-	who, err := actor(r)
+	who, err := h.actor(r)
 	if err != nil {
 		return err
 	}
@@ -40,7 +41,12 @@ func (h *Handler) checklistStart(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.CheckText("callsign", callsign, false, 255); err != nil {
 		return err
 	}
-	tpl, err := h.opts.Checklists.Template(r.Context(), tplUID)
+	tpl, err := h.getDoc(r, store.TemplateDoc, tplUID)
+	if err != nil {
+		return err
+	}
+	// The checklist and its mission are the starter's, in its IN groups.
+	groups, err := h.creatorGroups(r)
 	if err != nil {
 		return err
 	}
@@ -51,7 +57,7 @@ func (h *Handler) checklistStart(w http.ResponseWriter, r *http.Request) error {
 	d := excheck.Start(td, excheck.StartParams{UID: uuid.NewString(), Name: name, Description: desc, StartTime: h.opts.Now(),
 		CreatorUID: who, Callsign: callsign})
 	m, err := h.opts.Checklists.CreateChecklist(r.Context(), store.ExCheckDoc{UID: d.UID(), Name: name, TemplateUID: tplUID,
-		CreatorUID: who, XML: d.Bytes()}, desc)
+		CreatorUID: who, XML: d.Bytes(), Groups: access.From(r).In}, desc, groups)
 	if err != nil {
 		return err
 	}
@@ -68,9 +74,12 @@ func (h *Handler) checklistsActive(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
+	sees := access.From(r).Reads()
 	b := []byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<checklists>")
 	for _, c := range list {
-		b = append(b, stripDeclaration(c.XML)...)
+		if store.Seen(c.Groups, sees) {
+			b = append(b, stripDeclaration(c.XML)...)
+		}
 	}
 	b = append(b, "</checklists>"...)
 	httpapi.WriteBody(w, http.StatusOK, xmlType, b)
@@ -90,7 +99,7 @@ func (h *Handler) checklistTaskPut(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	who, err := actor(r)
+	who, err := h.actor(r)
 	if err != nil {
 		return err
 	}
@@ -100,6 +109,9 @@ func (h *Handler) checklistTaskPut(w http.ResponseWriter, r *http.Request) error
 	t, err := readTask(r, "checklisttaskdata", taskUID)
 	if err != nil {
 		return xmlError("checklisttaskdata", err)
+	}
+	if _, err := h.getDoc(r, store.ChecklistDoc, uid); err != nil {
+		return err
 	}
 	complete := excheck.Completed(t, h.opts.Now())
 	err = h.opts.Checklists.UpdateChecklist(r.Context(), uid, who, func(raw []byte) ([]byte, error) {
@@ -130,19 +142,19 @@ func (h *Handler) checklistToMission(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	name, who, err := missionAndActor(r)
+	c, err := h.getDoc(r, store.ChecklistDoc, uid)
 	if err != nil {
 		return err
 	}
-	c, err := h.opts.Checklists.Checklist(r.Context(), uid)
+	m, who, err := h.missionAndActor(r, readMission)
 	if err != nil {
 		return err
 	}
+	name := m.Name
 	link := h.linkBase(r) + "/Marti/api/excheck/checklist/" + uid
 	x := store.ExternalData{UID: uid, Name: c.Name, Tool: store.ToolExCheck, URLData: link, URLView: link,
 		Notes: "ExCheck checklist " + c.Name}
-	m, err := h.opts.Missions.PutExternalData(r.Context(), name, x, who)
-	if err != nil {
+	if m, err = h.opts.Missions.PutExternalData(r.Context(), name, x, who); err != nil {
 		return err
 	}
 	h.log.Info("checklist added to a mission", "checklist_uid", uid, "mission", logx.Clip(name), "by", logx.Clip(who))

@@ -88,7 +88,7 @@ func TestExCheckRoundTrip(t *testing.T) {
 			}
 			expect(t, "the checklist's mission created", missionNotice("t-x-m-n", uid, `tool="ExCheck"`), c.subTCP, c.subTLS, c.other)
 			for _, sub := range []string{"sub-tcp", "sub-tls"} {
-				e.call(t, l, "PUT", "/Marti/api/missions/"+uid+"/subscription?uid="+sub, nil, 201, nil)
+				e.call(t, via(l, sub), "PUT", "/Marti/api/missions/"+uid+"/subscription?uid="+sub, nil, 201, nil)
 			}
 			if m := e.mission(t, l, uid); m.Tool != "ExCheck" || m.CreatorUID != "ANDROID-1" {
 				t.Fatalf("checklist mission: %+v", m)
@@ -204,13 +204,13 @@ func TestExCheckTemplatesAttributeStyle(t *testing.T) {
 		{"unknown template", "GET", "template/nope", nil, 404, `no template "nope"`},
 		{"bad template uid", "GET", "template/a%20b", nil, 400, "templateUid"},
 		{"unknown template task", "GET", "template/tpl-preflight/task/nope", nil, 404, "no task"},
-		{"task on unknown template", "POST", "template/nope/task/t1", []byte(`<checklistTask/>`), 404, "no such document"},
+		{"task on unknown template", "POST", "template/nope/task/t1", []byte(`<checklistTask/>`), 404, `no template "nope"`},
 		{"malformed task", "POST", "template/tpl-preflight/task/t5", []byte(`<checklistTask>`), 400, "taskdata"},
 		{"start unknown template", "POST", "nope/start?name=x", nil, 404, "no template"},
 		{"start without name", "POST", "tpl-preflight/start", nil, 400, "name: required"},
 		{"unknown checklist", "GET", "checklist/nope", nil, 404, `no checklist "nope"`},
 		{"unknown checklist task", "GET", "checklist/nope/task/t1", nil, 404, "no checklist"},
-		{"update on unknown checklist", "PUT", "checklist/nope/task/t1", []byte(`<checklistTask uid="t1" status="complete"/>`), 404, "no such document"},
+		{"update on unknown checklist", "PUT", "checklist/nope/task/t1", []byte(`<checklistTask uid="t1" status="complete"/>`), 404, `no checklist "nope"`},
 		{"update bad status", "PUT", "checklist/nope/task/t1", []byte(`<checklistTask uid="t1" status="finished"/>`), 400, "status"},
 		{"update without body", "PUT", "checklist/nope/task/t1", nil, 400, "checklisttaskdata: required"},
 		{"checklist to unknown checklist", "PUT", "checklist/nope/mission/m", nil, 404, "no checklist"},

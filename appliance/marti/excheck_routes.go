@@ -18,13 +18,15 @@ import (
 	"net/http"
 	"strings"
 
+	"outpost/appliance/access"
 	"outpost/appliance/excheck"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
 )
 
-func (h *Handler) excheckRoutes(m *httpapi.Mux) {
+func (h *Handler) excheckRoutes(rt *access.Routes) {
+	m := clientRoutes{rt}
 	const p = "/Marti/api/excheck"
 	m.HandleFunc("POST "+p+"/template", h.mission(h.templateCreate))
 	m.HandleFunc("GET "+p+"/template/{templateUid}", h.mission(h.templateGet))
@@ -96,7 +98,7 @@ func kept(raw []byte, d *excheck.Doc) []byte {
 // The template becomes content of the exchecktemplates mission, whose
 // subscribers hear of it (the list ATAK's ExCheck tool reads).
 func (h *Handler) templateCreate(w http.ResponseWriter, r *http.Request) error {
-	who, err := actor(r)
+	who, err := h.actor(r)
 	if err != nil {
 		return err
 	}
@@ -108,8 +110,13 @@ func (h *Handler) templateCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return xmlError("templatedata", err)
 	}
+	// A template a client sends is shared with its IN groups; one it
+	// replaces must be one it sees (access.md "Groups").
+	if old, err := h.opts.Checklists.Template(r.Context(), d.UID()); err == nil && !access.From(r).Sees(old.Groups) {
+		return fmt.Errorf("%w: the template uid %q is taken", store.ErrConflict, d.UID())
+	}
 	m, cr, err := h.opts.Checklists.PutTemplate(r.Context(), store.ExCheckDoc{UID: d.UID(), Name: d.Name(), Description: d.Description(),
-		CreatorUID: who, XML: kept(raw, d)})
+		CreatorUID: who, XML: kept(raw, d), Groups: access.From(r).In})
 	if err != nil {
 		return err
 	}
@@ -129,7 +136,7 @@ func (h *Handler) docGet(w http.ResponseWriter, r *http.Request, kind store.DocK
 	if err != nil {
 		return err
 	}
-	doc, err := h.getDoc(r.Context(), kind, uid)
+	doc, err := h.getDoc(r, kind, uid)
 	if err != nil {
 		return err
 	}
@@ -137,12 +144,22 @@ func (h *Handler) docGet(w http.ResponseWriter, r *http.Request, kind store.DocK
 	return nil
 }
 
-// getDoc reads a stored checklist or template.
-func (h *Handler) getDoc(ctx context.Context, kind store.DocKind, uid string) (store.ExCheckDoc, error) {
+// getDoc reads a stored checklist or template the caller's groups see
+// (another is answered as a missing one).
+func (h *Handler) getDoc(r *http.Request, kind store.DocKind, uid string) (store.ExCheckDoc, error) {
+	var (
+		d   store.ExCheckDoc
+		err error
+	)
 	if kind == store.ChecklistDoc {
-		return h.opts.Checklists.Checklist(ctx, uid)
+		d, err = h.opts.Checklists.Checklist(r.Context(), uid)
+	} else {
+		d, err = h.opts.Checklists.Template(r.Context(), uid)
 	}
-	return h.opts.Checklists.Template(ctx, uid)
+	if err == nil && !access.From(r).Sees(d.Groups) {
+		return store.ExCheckDoc{}, fmt.Errorf("%w: no %s %q", store.ErrNotFound, kind, uid)
+	}
+	return d, err
 }
 
 // docTask finds a task of a stored document (404 when absent).
@@ -175,7 +192,7 @@ func (h *Handler) taskGet(w http.ResponseWriter, r *http.Request, kind store.Doc
 	if err != nil {
 		return err
 	}
-	doc, err := h.getDoc(r.Context(), kind, uid)
+	doc, err := h.getDoc(r, kind, uid)
 	if err != nil {
 		return err
 	}
@@ -224,6 +241,9 @@ func (h *Handler) templateTaskPut(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return xmlError("taskdata", err)
 	}
+	if _, err := h.getDoc(r, store.TemplateDoc, uid); err != nil {
+		return err
+	}
 	err = h.opts.Checklists.UpdateTemplate(r.Context(), uid, func(raw []byte) ([]byte, error) {
 		d, old, err := docTask(raw, store.TemplateDoc, uid, taskUID)
 		if r.Method == http.MethodPut && old == nil {
@@ -247,6 +267,9 @@ func (h *Handler) templateTaskPut(w http.ResponseWriter, r *http.Request) error 
 func (h *Handler) templateTaskDelete(w http.ResponseWriter, r *http.Request) error {
 	uid, taskUID, err := pathUIDs(r, "templateUid", "taskUid")
 	if err != nil {
+		return err
+	}
+	if _, err := h.getDoc(r, store.TemplateDoc, uid); err != nil {
 		return err
 	}
 	err = h.opts.Checklists.UpdateTemplate(r.Context(), uid, func(raw []byte) ([]byte, error) {
@@ -276,7 +299,7 @@ func (h *Handler) serveTemplate(w http.ResponseWriter, r *http.Request, lookup e
 		return false
 	}
 	t, err := h.opts.Checklists.TemplateByHash(r.Context(), strings.ToLower(hash))
-	if err != nil {
+	if err != nil || !access.From(r).Sees(t.Groups) {
 		return false
 	}
 	httpapi.ServeDownload(w, r, httpapi.Download{Name: t.UID + ".xml", MIMEType: xmlType, Hash: t.Hash, ModTime: t.Updated,
@@ -285,15 +308,17 @@ func (h *Handler) serveTemplate(w http.ResponseWriter, r *http.Request, lookup e
 }
 
 // templateContents are the exchecktemplates mission's contents: every
-// template.
-func (h *Handler) templateContents(ctx context.Context) ([]contentJSON, error) {
+// template the caller's groups (sees, a mask) see.
+func (h *Handler) templateContents(ctx context.Context, sees uint64) ([]contentJSON, error) {
 	list, err := h.opts.Checklists.Templates(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]contentJSON, len(list))
-	for i, t := range list {
-		out[i] = contentJSON{Data: store.TemplateContent(t), Timestamp: httpapi.FormatTime(t.Updated), CreatorUID: t.CreatorUID}
+	out := make([]contentJSON, 0, len(list))
+	for _, t := range list {
+		if store.Seen(t.Groups, sees) {
+			out = append(out, contentJSON{Data: store.TemplateContent(t), Timestamp: httpapi.FormatTime(t.Updated), CreatorUID: t.CreatorUID})
+		}
 	}
 	return out, nil
 }

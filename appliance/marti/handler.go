@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"time"
 
+	"outpost/appliance/access"
 	"outpost/appliance/broker"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/store"
+	"outpost/appliance/users"
 )
 
 // Options configure the client API handler.
@@ -36,6 +38,14 @@ type Options struct {
 	// request (pki.Authority.Identity): the submitter of uploads on 8443 and
 	// the identity of CoT websocket sessions.
 	Identify func(tls.ConnectionState) (user string, serial *big.Int, ok bool)
+
+	// Directory resolves a request's client certificate to its principal
+	// (access.md); without it every caller is anonymous. Users keeps the
+	// groups a client switches on and off (groups/active); Guard budgets
+	// mission password checks (nil: a guard of the defaults).
+	Directory *access.Directory
+	Users     *users.Service
+	Guard     *access.Guard
 
 	// CoT over websocket (websocket.go). Zero values take the defaults of
 	// the CoT listeners.
@@ -65,6 +75,7 @@ type Handler struct {
 	opts    Options
 	log     *slog.Logger
 	mux     *httpapi.Mux
+	rules   *access.Routes // every route with its rule
 	started time.Time
 	ws      *cotSockets
 	rec     *missionRecorder // uids of events sent to missions (mission_record.go)
@@ -81,8 +92,12 @@ func NewHandler(opts Options) *Handler {
 	if opts.MaxUploadBytes <= 0 {
 		opts.MaxUploadBytes = 2 << 30
 	}
+	if opts.Guard == nil {
+		opts.Guard = access.NewGuard(access.GuardOptions{Now: opts.Now})
+	}
 	log := opts.Logger.With("component", "marti")
 	h := &Handler{opts: opts, log: log, mux: httpapi.NewMux(log), started: opts.Now()}
+	h.rules = access.NewRoutes(h.mux)
 	h.ws = newCoTSockets(&h.opts, log)
 	if opts.Missions != nil {
 		h.rec = newMissionRecorder(opts.Missions, h)
@@ -91,48 +106,71 @@ func NewHandler(opts Options) *Handler {
 	return h
 }
 
-// routes registers every route; missions and ExCheck (api.md §4.3, §4.4)
-// from their own files.
+// routes registers every route, with its rule (access.md "Route matrix");
+// missions and ExCheck (api.md §4.3, §4.4) from their own files.
 func (h *Handler) routes() {
-	m := h.mux
+	rt := h.rules
+	c := clientRoutes{rt}.HandleFunc
 	// What clients call on connect (protocol.md §7, api.md §4.4).
-	m.HandleFunc("GET /Marti/api/version", h.version)
-	m.HandleFunc("GET /Marti/api/version/config", h.versionConfig)
-	m.HandleFunc("GET /Marti/api/clientEndPoints", h.clientEndPoints)
-	m.HandleFunc("GET /Marti/api/contacts/all", h.contacts)
-	m.HandleFunc("GET /Marti/api/groups/all", h.groups)
-	m.HandleFunc("GET /Marti/api/device/profile/connection", h.deviceProfile)
-	m.HandleFunc("GET /Marti/api/cot/xml/{uid}", h.cotXML)
+	c("GET /Marti/api/version", h.version)
+	c("GET /Marti/api/version/config", h.versionConfig)
+	c("GET /Marti/api/clientEndPoints", h.clientEndPoints)
+	c("GET /Marti/api/contacts/all", h.contacts)
+	c("GET /Marti/api/device/profile/connection", h.deviceProfile)
+	c("GET /Marti/api/cot/xml/{uid}", h.cotXML)
+
+	// Groups (channels.go, access.md "Groups").
+	c("GET /Marti/api/groups/all", h.groups)
+	c("GET /Marti/api/groups/groupCacheEnabled", h.groupCacheEnabled)
+	c("GET /Marti/api/groups/user", h.groupsOfUser)
+	rt.Handle("PUT /Marti/api/groups/active", access.CertificateOnly, h.setActiveGroups)
+	rt.Handle("PUT /Marti/api/groups/activebits", access.CertificateOnly, h.setActiveBits)
 
 	// Enterprise sync (api.md §4.2).
-	m.HandleFunc("POST /Marti/sync/upload", h.upload)
-	m.HandleFunc("PUT /Marti/sync/content", h.putContent)
-	m.HandleFunc("POST /Marti/sync/content", h.putContent)
-	m.HandleFunc("GET /Marti/sync/content", h.getContent) // HEAD too
-	m.HandleFunc("PUT /Marti/sync/missionupload", h.missionUpload)
-	m.HandleFunc("POST /Marti/sync/missionupload", h.missionUpload)
-	m.HandleFunc("GET /Marti/sync/missionquery", h.missionQuery)
-	m.HandleFunc("GET /Marti/sync/search", h.search)
-	m.HandleFunc("PUT /Marti/api/sync/metadata/{hash}/tool", h.setPrivacy)
-	m.HandleFunc("GET /Marti/api/sync/metadata/{hash}/tool", h.metadataDownload)
+	c("POST /Marti/sync/upload", h.upload)
+	c("PUT /Marti/sync/content", h.putContent)
+	c("POST /Marti/sync/content", h.putContent)
+	c("GET /Marti/sync/content", h.getContent) // HEAD too
+	c("PUT /Marti/sync/missionupload", h.missionUpload)
+	c("POST /Marti/sync/missionupload", h.missionUpload)
+	c("GET /Marti/sync/missionquery", h.missionQuery)
+	c("GET /Marti/sync/search", h.search)
+	c("PUT /Marti/api/sync/metadata/{hash}/tool", h.setPrivacy)
+	c("GET /Marti/api/sync/metadata/{hash}/tool", h.metadataDownload)
 
 	// Video connections.
-	m.HandleFunc("GET /Marti/vcm", h.vcmList)
-	m.HandleFunc("POST /Marti/vcm", h.vcmPost)
-	m.HandleFunc("GET /Marti/api/video", h.videoList)
-	m.HandleFunc("POST /Marti/api/video", h.videoPost)
-	m.HandleFunc("GET /Marti/api/video/{uid}", h.videoGet)
-	m.HandleFunc("PUT /Marti/api/video/{uid}", h.videoPut)
-	m.HandleFunc("DELETE /Marti/api/video/{uid}", h.videoDelete)
+	c("GET /Marti/vcm", h.vcmList)
+	c("POST /Marti/vcm", h.vcmPost)
+	c("GET /Marti/api/video", h.videoList)
+	c("POST /Marti/api/video", h.videoPost)
+	c("GET /Marti/api/video/{uid}", h.videoGet)
+	c("PUT /Marti/api/video/{uid}", h.videoPut)
+	c("DELETE /Marti/api/video/{uid}", h.videoDelete)
 
 	// CoT over websocket (TAK protocol v1), mutual TLS only.
-	m.HandleFunc("GET /takproto/1", h.ws.serveHTTP)
+	rt.Handle("GET /takproto/1", access.CertificateOnly, h.ws.serveHTTP)
 
-	h.missionRoutes(m) // mission_routes.go
-	h.excheckRoutes(m) // excheck_routes.go
+	h.missionRoutes(rt) // mission_routes.go
+	h.excheckRoutes(rt) // excheck_routes.go
 }
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// Routes are the client API's routes with their rules (the matrix test).
+func (h *Handler) Routes() *access.Routes { return h.rules }
+
+// ServeHTTP resolves the caller (access.md "Principals": the client
+// certificate's user on 8443, anonymous on 8080) and serves the route.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := access.Anon()
+	if r.TLS != nil && h.opts.Directory != nil {
+		var err error
+		p, err = h.opts.Directory.Certificate(r.Context(), *r.TLS)
+		if err != nil {
+			access.Refuse(w, r, err)
+			return
+		}
+	}
+	h.mux.ServeHTTP(w, r.WithContext(access.With(r.Context(), p)))
+}
 
 // Shutdown ends every CoT websocket session (http.Server.Shutdown does not
 // close hijacked connections): each may receive what is queued for it until
@@ -201,4 +239,12 @@ func (h *Handler) version(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) versionConfig(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope("ServerConfig",
 		map[string]string{"version": h.opts.Version, "api": "3", "hostname": h.opts.Hostname}))
+}
+
+// clientRoutes registers routes of the rule access.Client, the rule of
+// every client route but the few that need a certificate.
+type clientRoutes struct{ rt *access.Routes }
+
+func (c clientRoutes) HandleFunc(pattern string, f http.HandlerFunc) {
+	c.rt.Handle(pattern, access.Client, f)
 }

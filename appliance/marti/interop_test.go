@@ -121,7 +121,7 @@ func TestNodeTakREST(t *testing.T) {
 	}
 
 	httpSteps := runNode(t, "marti-rest.mjs", "OUTPOST_URL="+strings.TrimSuffix(e.URL(t, appliance.ListenerHTTP, "/"), "/"),
-		"OUTPOST_CONTACT_UID=ANDROID-NODE", "DOWNLOAD_HASH="+httpsSteps["upload"].Hash)
+		"OUTPOST_CONTACT_UID=ANDROID-NODE", "OUTPOST_CREATOR_UID=NODE-TAK-ANON", "DOWNLOAD_HASH="+httpsSteps["upload"].Hash)
 	for _, name := range []string{"version", "groups", "contacts", "cot", "list", "download", "video", "done"} {
 		if s, ok := httpSteps[name]; !ok || !s.OK {
 			t.Errorf("http step %s: %+v", name, s)

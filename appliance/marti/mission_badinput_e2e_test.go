@@ -1,6 +1,7 @@
 package marti_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -110,9 +111,18 @@ func TestMissionBadInput(t *testing.T) {
 	for _, name := range []string{"new", "new2", "nope"} {
 		e.call(t, l0, "GET", m+name, nil, 404, nil)
 	}
-	// The right password subscribes; the mission says it is protected.
-	e.call(t, l0, "PUT", m+"locked/subscription?uid=x&password=s3cret", nil, 201, nil)
-	if !e.mission(t, l0, "locked").PasswordProtected {
-		t.Fatal("locked mission not marked passwordProtected")
+	// The right password subscribes; the mission says it is protected. Its
+	// contents need the subscription's token (access.md "Missions").
+	var sub struct{ Token string }
+	e.call(t, l0, "PUT", m+"locked/subscription?uid=anon-sub&password=s3cret", nil, 201, &sub)
+	if r := e.do(t, l0, "GET", m+"locked", nil); r.Status != 403 || !strings.Contains(r.Message(), "password protected") {
+		t.Fatalf("protected mission without the token: %d %s", r.Status, r.Body)
+	}
+	r := e.do(t, l0, "GET", m+"locked", nil, "Authorization", "Bearer "+sub.Token)
+	var got envelopeOf
+	r.JSON(t, &got)
+	var ms []missionOut
+	if r.Status != 200 || json.Unmarshal(got.Data, &ms) != nil || len(ms) != 1 || !ms[0].PasswordProtected {
+		t.Fatalf("protected mission with the subscription's token: %d %s", r.Status, r.Body)
 	}
 }

@@ -30,7 +30,7 @@ func BenchmarkMission(b *testing.B) {
 	for i := range uids {
 		uids[i] = fmt.Sprintf("ANDROID-%04d", i)
 		ev := takclient.SA(uids[i], fmt.Sprintf("UNIT-%d", i), 50+float64(i)/1000, 8)
-		if !h.Add(ev, ev.AppendXML(nil), now, "bench", 0) {
+		if !h.Add(ev, ev.AppendXML(nil), now, "bench", 0, store.AnonGroup) {
 			b.Fatal("history refused an event")
 		}
 	}

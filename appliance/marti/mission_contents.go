@@ -27,10 +27,11 @@ type contentsBody struct {
 // a MissionContentCreatedNotification per new hash and uid to the
 // mission's subscribers once committed.
 func (h *Handler) missionAddContents(w http.ResponseWriter, r *http.Request) error {
-	name, who, err := missionAndActor(r)
+	m, who, err := h.missionAndActor(r, readMission)
 	if err != nil {
 		return err
 	}
+	name := m.Name
 	var body contentsBody
 	if err := httpapi.DecodeJSON(r, maxMissionJSON, &body); err != nil {
 		return err
@@ -46,12 +47,17 @@ func (h *Handler) missionAddContents(w http.ResponseWriter, r *http.Request) err
 			return err
 		}
 	}
+	// A file joins the mission only when the caller may read it.
+	for _, hs := range body.Hashes {
+		if _, err := h.readablePackage(r, hs); err != nil {
+			return err
+		}
+	}
 	added, err := h.opts.Missions.AddMissionContents(r.Context(), name, body.Hashes, body.UIDs, who)
 	if err != nil {
 		return err
 	}
-	m, err := h.opts.Missions.MissionByName(r.Context(), name)
-	if err != nil {
+	if m, err = h.opts.Missions.MissionByName(r.Context(), name); err != nil {
 		return err
 	}
 	h.log.Info("mission contents added", "mission", logx.Clip(name), "by", logx.Clip(who), "added", len(added))
@@ -62,10 +68,11 @@ func (h *Handler) missionAddContents(w http.ResponseWriter, r *http.Request) err
 // missionRemoveContent answers DELETE /Marti/api/missions/{id}/contents
 // with hash= or uid=: envelope 2.13 with the mission.
 func (h *Handler) missionRemoveContent(w http.ResponseWriter, r *http.Request) error {
-	name, who, err := missionAndActor(r)
+	m, who, err := h.missionAndActor(r, readMission)
 	if err != nil {
 		return err
 	}
+	name := m.Name
 	q := r.URL.Query()
 	hash, uid := q.Get("hash"), q.Get("uid")
 	switch {
@@ -83,8 +90,7 @@ func (h *Handler) missionRemoveContent(w http.ResponseWriter, r *http.Request) e
 	if _, err := h.opts.Missions.RemoveMissionContent(r.Context(), name, hash, uid, who); err != nil {
 		return err
 	}
-	m, err := h.opts.Missions.MissionByName(r.Context(), name)
-	if err != nil {
+	if m, err = h.opts.Missions.MissionByName(r.Context(), name); err != nil {
 		return err
 	}
 	h.log.Info("mission content removed", "mission", logx.Clip(name), "by", logx.Clip(who), "hash", hash, "uid", logx.Clip(uid))
@@ -95,14 +101,15 @@ func (h *Handler) missionRemoveContent(w http.ResponseWriter, r *http.Request) e
 // the body is stored as an enterprise sync file (as /Marti/sync/upload
 // does) and added to the mission; envelope 2.13 with the mission.
 func (h *Handler) missionPackage(w http.ResponseWriter, r *http.Request) error {
-	name, err := missionName(r, "mission_id")
+	m, who, err := h.missionAndActor(r, readMission)
 	if err != nil {
 		return err
 	}
+	name := m.Name
 	// The mission and the caller's right to change it are checked first
 	// (an empty change), so nothing is stored for a request that cannot
 	// complete.
-	if _, err := h.opts.Missions.AddMissionContents(r.Context(), name, nil, nil, r.URL.Query().Get("creatorUid")); err != nil {
+	if _, err := h.opts.Missions.AddMissionContents(r.Context(), name, nil, nil, who); err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -126,8 +133,7 @@ func (h *Handler) missionPackage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := h.opts.Missions.MissionByName(r.Context(), name)
-	if err != nil {
+	if m, err = h.opts.Missions.MissionByName(r.Context(), name); err != nil {
 		return err
 	}
 	h.notifyContents(m, u.creator, added)
@@ -145,10 +151,11 @@ type externalDataBody struct {
 // adds (or replaces, by uid) the external data, records the change and
 // sends MissionExternalDataCreatedNotification to the subscribers.
 func (h *Handler) missionExternalData(w http.ResponseWriter, r *http.Request) error {
-	name, who, err := missionAndActor(r)
+	m, who, err := h.missionAndActor(r, readMission)
 	if err != nil {
 		return err
 	}
+	name := m.Name
 	var body externalDataBody
 	if err := httpapi.DecodeJSON(r, maxMissionJSON, &body); err != nil {
 		return err
@@ -160,8 +167,7 @@ func (h *Handler) missionExternalData(w http.ResponseWriter, r *http.Request) er
 	if x.UID == "" {
 		return httpapi.BadRequest("uid", "required (the external data's uid)")
 	}
-	m, err := h.opts.Missions.PutExternalData(r.Context(), name, x, who)
-	if err != nil {
+	if m, err = h.opts.Missions.PutExternalData(r.Context(), name, x, who); err != nil {
 		return err
 	}
 	h.log.Info("mission external data added", "mission", logx.Clip(name), "uid", logx.Clip(x.UID), "by", logx.Clip(who))

@@ -12,14 +12,26 @@ import (
 )
 
 // missionClients are CoT clients on both CoT listeners: two that subscribe
-// (TCP and TLS), one that never does, and one that sends fences.
+// (TCP and TLS), one that never does, and one that sends fences. The TLS
+// client holds alice's certificate, the one the HTTPS client holds: its uid
+// sub-tls is alice's (access.md "Uids belong to identities"), so what is
+// done for it goes through HTTPS (via).
 type missionClients struct {
 	subTCP, subTLS, other, sender *takclient.Client
 }
 
+// via is the listener a request acting for uid goes to: HTTPS for the TLS
+// client's uid, which is bound to its certificate; l for the others.
+func via(l, uid string) string {
+	if uid == "sub-tls" {
+		return appliance.ListenerHTTPS
+	}
+	return l
+}
+
 func dialMissionClients(t *testing.T, e *env) missionClients {
 	t.Helper()
-	c := missionClients{subTCP: e.DialTCP(t), subTLS: e.DialTLS(t, e.Issue(t, "carol")), other: e.DialTCP(t), sender: e.DialTCP(t)}
+	c := missionClients{subTCP: e.DialTCP(t), subTLS: e.DialTLS(t, e.cert), other: e.DialTCP(t), sender: e.DialTCP(t)}
 	c.subTCP.Send(takclient.SA("sub-tcp", "SUBTCP", 59.1, 18.1))
 	c.subTLS.Send(takclient.SA("sub-tls", "SUBTLS", 59.2, 18.2))
 	c.other.Send(takclient.SA("other", "OTHER", 59.3, 18.3))
@@ -82,7 +94,7 @@ func TestMissionLifecycle(t *testing.T) {
 					Token, ClientUID string
 					Role             struct{ Type string }
 				}
-				env := e.call(t, l, "PUT", p+"/subscription?uid="+uid, nil, 201, &sub)
+				env := e.call(t, via(l, uid), "PUT", p+"/subscription?uid="+uid, nil, 201, &sub)
 				if env.Type != "com.bbn.marti.sync.model.MissionSubscription" || sub.Token == "" || sub.ClientUID != uid || sub.Role.Type != "MISSION_SUBSCRIBER" {
 					t.Fatalf("subscribe %s: %+v", uid, sub)
 				}
@@ -110,13 +122,13 @@ func TestMissionLifecycle(t *testing.T) {
 				ID, Content, CreatorUID string
 				MissionNames            []string
 			}
-			env = e.call(t, l, "POST", "/Marti/api/missions/logs/entries",
+			env = e.call(t, via(l, "sub-tls"), "POST", "/Marti/api/missions/logs/entries",
 				map[string]any{"content": "contact at the bridge", "creatorUid": "sub-tls", "missionNames": []string{name}, "keywords": []string{"k"}}, 201, &entry)
 			if env.Type != "com.bbn.marti.sync.model.LogEntry" || entry.ID == "" || entry.Content != "contact at the bridge" || len(entry.MissionNames) != 1 {
 				t.Fatalf("log create: %+v", entry)
 			}
 			expect(t, "log notification", notice("t-x-m-c-l", `id="`+entry.ID+`"`), subs...)
-			e.call(t, l, "PUT", "/Marti/api/missions/logs/entries",
+			e.call(t, via(l, "sub-tls"), "PUT", "/Marti/api/missions/logs/entries",
 				map[string]any{"mission_log_data": map[string]any{"id": entry.ID, "content": "bridge clear", "creatorUid": "sub-tls", "missionNames": []string{name}}}, 200, &entry)
 			if entry.Content != "bridge clear" {
 				t.Fatalf("log update: %+v", entry)
@@ -133,14 +145,17 @@ func TestMissionLifecycle(t *testing.T) {
 			if !containsID(all, entry.ID) {
 				t.Fatalf("all logs: %+v", all)
 			}
-			e.call(t, l, "DELETE", "/Marti/api/missions/logs/entries/"+entry.ID, nil, 200, nil)
+			// An anonymous client may not remove the entry of alice's uid;
+			// alice may.
+			e.call(t, appliance.ListenerHTTP, "DELETE", "/Marti/api/missions/logs/entries/"+entry.ID, nil, 403, nil)
+			e.call(t, via(l, "sub-tls"), "DELETE", "/Marti/api/missions/logs/entries/"+entry.ID, nil, 200, nil)
 			var none []struct{ ID string }
 			if e.call(t, l, "GET", p+"/log", nil, 200, &none); len(none) != 0 {
 				t.Fatalf("log after delete: %+v", none)
 			}
 
 			// External data.
-			e.call(t, l, "POST", p+"/externaldata?creatorUid=sub-tls", map[string]any{"uid": "ext-" + l, "name": "board", "tool": "web",
+			e.call(t, via(l, "sub-tls"), "POST", p+"/externaldata?creatorUid=sub-tls", map[string]any{"uid": "ext-" + l, "name": "board", "tool": "web",
 				"urlData": "https://example.org/d", "urlView": "https://example.org/v", "notes": "n"}, 200, &struct{}{})
 			expect(t, "external data notification", notice("t-x-m-c-e", "<uid>ext-"+l+"</uid>"), subs...)
 
@@ -194,7 +209,7 @@ func TestMissionLifecycle(t *testing.T) {
 
 			// disconnectOnly: no more notifications, the subscription kept.
 			e.call(t, l, "DELETE", p+"/subscription?uid=sub-tcp&disconnectOnly=true", nil, 200, nil)
-			e.call(t, l, "PUT", p+"/contents?creatorUid=sub-tls", map[string]any{"uids": []string{"marker2-" + l}}, 200, &ms)
+			e.call(t, via(l, "sub-tls"), "PUT", p+"/contents?creatorUid=sub-tls", map[string]any{"uids": []string{"marker2-" + l}}, 200, &ms)
 			expect(t, "content notification to the one still subscribed", notice("t-x-m-c", "marker2-"+l), c.subTLS)
 			fence(t, c.sender, anyChange, c.subTCP)
 			var again struct{ Token string }
@@ -242,7 +257,7 @@ func TestMissionLifecycle(t *testing.T) {
 
 			// A mission package uploaded into the mission.
 			pkg := missionPackage(t, "pkg-"+l)
-			resp := e.do(t, l, "PUT", p+"/contents/missionpackage?filename=pkg-"+l+".zip&creatorUid=sub-tls", pkg, "Content-Type", "application/zip")
+			resp := e.do(t, via(l, "sub-tls"), "PUT", p+"/contents/missionpackage?filename=pkg-"+l+".zip&creatorUid=sub-tls", pkg, "Content-Type", "application/zip")
 			if resp.Status != 200 {
 				t.Fatalf("missionpackage: %d %s", resp.Status, resp.Body)
 			}

@@ -5,11 +5,11 @@ package marti
 // ISO-8601 UTC with milliseconds.
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"time"
 
+	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/store"
 )
@@ -80,7 +80,8 @@ type missionJSON struct {
 }
 
 // missionView reads a mission's contents, uids and external data.
-func (h *Handler) missionView(ctx context.Context, m store.Mission) (missionJSON, error) {
+func (h *Handler) missionView(r *http.Request, m store.Mission) (missionJSON, error) {
+	ctx := r.Context()
 	st := &h.opts
 	v := missionJSON{Name: m.Name, GUID: m.GUID, Description: m.Description, ChatRoom: m.ChatRoom, BaseLayer: m.BaseLayer,
 		BBox: m.BBox, Path: m.Path, Classification: m.Classification, Tool: m.Tool, Keywords: m.Keywords,
@@ -100,7 +101,7 @@ func (h *Handler) missionView(ctx context.Context, m store.Mission) (missionJSON
 		v.Contents[i] = contentJSON{Data: c.Data, Timestamp: httpapi.FormatTime(c.Added), CreatorUID: c.CreatorUID}
 	}
 	if m.Name == store.TemplatesMission && m.Tool == store.ToolExCheck {
-		tpls, err := h.templateContents(ctx)
+		tpls, err := h.templateContents(ctx, access.From(r).Reads())
 		if err != nil {
 			return v, err
 		}
@@ -115,6 +116,17 @@ func (h *Handler) missionView(ctx context.Context, m store.Mission) (missionJSON
 		v.UIDs[i] = uidJSON{Data: u.UID, Timestamp: httpapi.FormatTime(u.Added), CreatorUID: u.CreatorUID, Details: u.Details}
 	}
 	return v, nil
+}
+
+// protectedView is a password-protected mission as whoever has not
+// subscribed sees it in a list: that it exists and is protected, nothing
+// more (access.md "Missions").
+func protectedView(m store.Mission) missionJSON {
+	return missionJSON{Name: m.Name, GUID: m.GUID, Tool: m.Tool, Keywords: []string{}, Groups: []string{},
+		CreateTime: httpapi.FormatTime(m.Created), LastEdited: httpapi.FormatTime(m.Updated),
+		ExternalData: []store.ExternalData{}, Feeds: []any{}, MapLayers: []any{}, DefaultRole: role(m.DefaultRole),
+		OwnerRole: role(store.RoleOwner), InviteOnly: m.InviteOnly, PasswordProtected: true, Expiration: m.Expiration,
+		UIDs: []uidJSON{}, Contents: []contentJSON{}}
 }
 
 type subscriptionJSON struct {
@@ -221,43 +233,6 @@ func (h *Handler) missionFail(w http.ResponseWriter, r *http.Request, err error)
 		err = httpapi.InField("password", err)
 	}
 	httpapi.Fail(w, r, err, missionError)
-}
-
-// missionName is the {mission_id} path value, checked.
-func missionName(r *http.Request, key string) (string, error) {
-	name := r.PathValue(key)
-	if err := httpapi.CheckText(key, name, true, store.MaxMissionName); err != nil {
-		return "", err
-	}
-	return name, nil
-}
-
-// actor is the client uid a request acts for: creatorUid, else clientUid.
-func actor(r *http.Request) (string, error) {
-	q := r.URL.Query()
-	field, v := "creatorUid", q.Get("creatorUid")
-	if v == "" {
-		field, v = "clientUid", q.Get("clientUid")
-	}
-	return v, httpapi.CheckText(field, v, false, 255)
-}
-
-// missionAndActor reads the {mission_id} path value and the acting uid.
-func missionAndActor(r *http.Request) (name, who string, err error) {
-	if name, err = missionName(r, "mission_id"); err == nil {
-		who, err = actor(r)
-	}
-	return name, who, err
-}
-
-// missionAndSubscriber reads the mission name and the subscribing client's
-// uid= of a subscription request.
-func missionAndSubscriber(r *http.Request) (name, uid string, err error) {
-	if name, err = missionName(r, "mission_id"); err != nil {
-		return "", "", err
-	}
-	uid = r.URL.Query().Get("uid")
-	return name, uid, httpapi.CheckText("uid", uid, true, 255)
 }
 
 // timeRange reads secago, start and end (api.md §4.4): secago wins over

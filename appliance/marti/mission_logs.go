@@ -87,6 +87,22 @@ func (h *Handler) logUpdate(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) putLog(w http.ResponseWriter, r *http.Request, e store.LogEntry, status int) error {
+	// access.md "Missions": the entry's author is one of the caller's uids,
+	// and every mission it goes to is one the caller may read; an update
+	// changes an entry of such missions only.
+	if err := h.actFor(r, "creatorUid", e.CreatorUID); err != nil {
+		return err
+	}
+	for _, name := range e.Missions {
+		if _, err := h.missionByName(r, name, readMission); err != nil {
+			return err
+		}
+	}
+	if e.ID != "" {
+		if err := h.mayChangeLog(r, e.ID); err != nil {
+			return err
+		}
+	}
 	saved, created, err := h.opts.Missions.PutLogEntry(r.Context(), e)
 	if err != nil {
 		return err
@@ -107,6 +123,9 @@ func (h *Handler) logDelete(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.CheckText("id", id, true, 64); err != nil {
 		return err
 	}
+	if err := h.mayChangeLog(r, id); err != nil {
+		return err
+	}
 	e, err := h.opts.Missions.DeleteLogEntry(r.Context(), id)
 	if err != nil {
 		return err
@@ -117,13 +136,29 @@ func (h *Handler) logDelete(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// missionLogs answers GET /Marti/api/missions/{id}/log.
-func (h *Handler) missionLogs(w http.ResponseWriter, r *http.Request) error {
-	name, err := missionName(r, "mission_id")
+// mayChangeLog checks that the caller may change or remove the entry id:
+// it may read every mission of it, and its author is one of the caller's
+// uids (or bound to no certificate, on 8080).
+func (h *Handler) mayChangeLog(r *http.Request, id string) error {
+	old, err := h.opts.Missions.LogEntry(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	return h.writeLogs(w, r, name)
+	for _, name := range old.Missions {
+		if _, err := h.missionByName(r, name, readMission); err != nil {
+			return err
+		}
+	}
+	return h.actFor(r, "creatorUid", old.CreatorUID)
+}
+
+// missionLogs answers GET /Marti/api/missions/{id}/log.
+func (h *Handler) missionLogs(w http.ResponseWriter, r *http.Request) error {
+	m, err := h.openMission(r, "mission_id", readMission)
+	if err != nil {
+		return err
+	}
+	return h.writeLogs(w, r, m.Name)
 }
 
 // allLogs answers GET /Marti/api/missions/all/logs.
@@ -138,9 +173,23 @@ func (h *Handler) writeLogs(w http.ResponseWriter, r *http.Request, name string)
 	if err != nil {
 		return err
 	}
-	out := make([]logJSON, len(list))
-	for i, e := range list {
-		out[i] = logView(e)
+	// Every mission's log, or one: an entry is shown when one of its
+	// missions is readable (access.md "Missions").
+	readable := map[string]bool{}
+	out := make([]logJSON, 0, len(list))
+	for _, e := range list {
+		shown := false
+		for _, mn := range e.Missions {
+			if shown, err = h.readable(r, mn, readable); err != nil {
+				return err
+			}
+			if shown {
+				break
+			}
+		}
+		if shown {
+			out = append(out, logView(e))
+		}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeLogEntry, out))
 	return nil

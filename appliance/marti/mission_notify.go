@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"outpost/appliance/access"
 	"outpost/appliance/cot"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
@@ -96,12 +97,13 @@ func notification(typ string, detail []byte, now time.Time) *cot.Event {
 	return ev
 }
 
-// send delivers a notification (uids nil: to every client).
-func (h *Handler) send(ev *cot.Event, uids []string) {
+// send delivers a notification to the connections of uids (nil: to every
+// client of groups, a mask).
+func (h *Handler) send(ev *cot.Event, uids []string, groups uint64) {
 	if h.opts.Broker == nil || (uids != nil && len(uids) == 0) {
 		return
 	}
-	if err := h.opts.Broker.Notify(ev, uids); err != nil {
+	if err := h.opts.Broker.Notify(ev, uids, groups); err != nil {
 		h.log.Warn("a mission notification was not sent", "type", ev.Type, "err", err)
 	}
 }
@@ -119,7 +121,14 @@ func (h *Handler) notifyCreated(m store.Mission, author string) {
 	var b xb
 	b.missionOpen("CREATE", m, author)
 	b.WriteString("</mission>")
-	h.send(notification(typeMissionCreated, b.Bytes(), h.opts.Now()), nil)
+	// access.md "Missions": only the clients whose groups see the mission
+	// hear of it.
+	groups, err := h.groupList(context.Background())
+	if err != nil {
+		h.log.Warn("a mission notification was not sent: the groups could not be read", "err", err)
+		return
+	}
+	h.send(notification(typeMissionCreated, b.Bytes(), h.opts.Now()), nil, access.MaskOf(groups, m.Groups))
 }
 
 // notifyContents sends one MissionContentCreatedNotification per file and
@@ -151,7 +160,7 @@ func (h *Handler) notifyContents(m store.Mission, author string, added []store.C
 		}
 		b.changeTail(m, author, store.ChangeAddContent, now)
 		b.WriteString("</MissionChange></MissionChanges></mission>")
-		h.send(notification(typeMissionChange, b.Bytes(), now), subs)
+		h.send(notification(typeMissionChange, b.Bytes(), now), subs, store.AllGroups)
 	}
 }
 
@@ -179,7 +188,7 @@ func (h *Handler) notifyLog(e store.LogEntry, changeType string) {
 		b.WriteString("</logEntry>")
 		b.changeTail(m, e.CreatorUID, changeType, now)
 		b.WriteString("</MissionChange></MissionChanges></mission>")
-		h.send(notification(typeMissionLog, b.Bytes(), now), subs)
+		h.send(notification(typeMissionLog, b.Bytes(), now), subs, store.AllGroups)
 	}
 }
 
@@ -202,7 +211,7 @@ func (h *Handler) notifyExternalData(m store.Mission, author string, x store.Ext
 	b.WriteString("</externalData>")
 	b.changeTail(m, author, store.ChangeAddContent, now)
 	b.WriteString("</MissionChange></MissionChanges></mission>")
-	h.send(notification(typeMissionExternal, b.Bytes(), now), subs)
+	h.send(notification(typeMissionExternal, b.Bytes(), now), subs, store.AllGroups)
 }
 
 // notifyChecklist sends ChecklistUpdateNotification for a changed task to
@@ -228,7 +237,7 @@ func (h *Handler) notifyChecklist(checklistUID, author, taskUID string, task []b
 	b.WriteString("</MissionChange></MissionChanges>")
 	b.elem("content", string(task))
 	b.WriteString("</mission>")
-	h.send(notification(typeMissionChange, b.Bytes(), now), subs)
+	h.send(notification(typeMissionChange, b.Bytes(), now), subs, store.AllGroups)
 }
 
 // notifyInvitation sends the invitation to the invitee: a client uid, or
@@ -268,7 +277,7 @@ func (h *Handler) notifyInvitation(inv store.Invitation) {
 		b.WriteString("/>")
 	}
 	b.WriteString("</permissions></role></mission>")
-	h.send(notification(typeMissionInvite, b.Bytes(), h.opts.Now()), uids)
+	h.send(notification(typeMissionInvite, b.Bytes(), h.opts.Now()), uids, store.AllGroups)
 }
 
 // sendMissionCoT sends a new subscriber the latest event of each uid of
@@ -287,6 +296,6 @@ func (h *Handler) sendMissionCoT(ctx context.Context, mission, uid string, from,
 		if err != nil {
 			continue
 		}
-		h.send(ev, []string{uid})
+		h.send(ev, []string{uid}, store.AllGroups)
 	}
 }

@@ -7,10 +7,13 @@ package marti
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -21,7 +24,8 @@ const maxMissionJSON = 256 << 10
 
 func parseInt64(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }
 
-func (h *Handler) missionRoutes(m *httpapi.Mux) {
+func (h *Handler) missionRoutes(rt *access.Routes) {
+	m := clientRoutes{rt}
 	const p = "/Marti/api/missions"
 	m.HandleFunc("GET "+p, h.mission(h.missionList))
 	m.HandleFunc("GET "+p+"/{mission_id}", h.mission(h.missionGet))
@@ -71,16 +75,32 @@ func (h *Handler) missionList(w http.ResponseWriter, r *http.Request) error {
 	return h.writeMissions(w, r, list)
 }
 
-// writeMissions answers with envelope 2.13 of the missions in list, but
-// the ExCheck templates, which are not a team's mission (as on the
-// official server).
+// writeMissions answers with envelope 2.13 of the missions in list the
+// caller's groups see, but the ExCheck templates, which are not a team's
+// mission (as on the official server). A password-protected mission the
+// caller has not subscribed to shows that it exists and is protected,
+// nothing more (access.md "Missions").
 func (h *Handler) writeMissions(w http.ResponseWriter, r *http.Request, list []store.Mission) error {
+	list, err := h.visibleMissions(r, list)
+	if err != nil {
+		return err
+	}
 	out := make([]missionJSON, 0, len(list))
 	for _, m := range list {
 		if m.Name == store.TemplatesMission && m.Tool == store.ToolExCheck {
 			continue
 		}
-		v, err := h.missionView(r.Context(), m)
+		if m.PasswordProtected {
+			ok, err := h.subscribed(r, m)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				out = append(out, protectedView(m))
+				continue
+			}
+		}
+		v, err := h.missionView(r, m)
 		if err != nil {
 			return err
 		}
@@ -93,22 +113,52 @@ func (h *Handler) writeMissions(w http.ResponseWriter, r *http.Request, list []s
 // missionGet answers GET /Marti/api/missions/{mission_id}: the mission
 // with its contents, uids and subscriptions; logs=true and changes=true
 // add its log entries and change history.
+//
+// A password-protected mission is shown to its subscribers, or with
+// password= right (the answer then carries a token for the requests that
+// follow, as the official server's does: the mission's owner's subscription
+// token is not given away, a new subscription is not made either).
 func (h *Handler) missionGet(w http.ResponseWriter, r *http.Request) error {
-	name, err := missionName(r, "mission_id")
-	if err != nil {
-		return err
+	if pw := r.URL.Query().Get("password"); pw != "" {
+		m, err := h.openMission(r, "mission_id", seeMission)
+		if err != nil {
+			return err
+		}
+		if m.PasswordProtected {
+			if err := h.checkMissionPassword(r, m.Name, pw); err != nil {
+				return err
+			}
+			return h.writeMission(w, r, m, http.StatusOK, "", true)
+		}
 	}
-	m, err := h.opts.Missions.MissionByName(r.Context(), name)
+	m, err := h.openMission(r, "mission_id", readMission)
 	if err != nil {
 		return err
 	}
 	return h.writeMission(w, r, m, http.StatusOK, "", true)
 }
 
+// checkMissionPassword checks a mission's password within the password
+// guard's budgets (access.md "Password guesses cost the guesser").
+func (h *Handler) checkMissionPassword(r *http.Request, name, password string) error {
+	return h.guardMission(r, name, func() error { return h.opts.Missions.CheckPassword(r.Context(), name, password) })
+}
+
+// guardMission runs check, a check of mission name's password, within the
+// password guard's budgets.
+func (h *Handler) guardMission(r *http.Request, name string, check func() error) error {
+	addr := httpapi.ClientAddr(r)
+	blocked, err := h.opts.Guard.Check(addr, "mission:"+name, check)
+	if blocked {
+		h.log.Warn("mission password: address refused after repeated failed passwords", "remote", addr.String(), "mission", logx.Clip(name))
+	}
+	return err
+}
+
 // writeMission answers with envelope 2.13 holding the one mission.
 func (h *Handler) writeMission(w http.ResponseWriter, r *http.Request, m store.Mission, status int, token string, detail bool) error {
 	ctx := r.Context()
-	v, err := h.missionView(ctx, m)
+	v, err := h.missionView(r, m)
 	if err != nil {
 		return err
 	}
@@ -289,6 +339,37 @@ func (h *Handler) missionPut(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := h.actFor(r, "creatorUid", in.CreatorUID); err != nil {
+		return err
+	}
+	// access.md "Missions": an existing mission changes only when the
+	// caller may read it (and, the store checks, owns it); a new one is in
+	// the caller's groups, or in those it names that it sends to.
+	switch _, err := h.missionByName(r, name, readMission); {
+	case err == nil:
+	case errors.Is(err, store.ErrNotFound):
+		if _, gone := h.opts.Missions.MissionByName(r.Context(), name); gone == nil {
+			return fmt.Errorf("%w: the mission name %q is taken", store.ErrConflict, name)
+		}
+		if in.Groups == nil {
+			names, err := h.creatorGroups(r)
+			if err != nil {
+				return err
+			}
+			in.Groups = &names
+		}
+	default:
+		return err
+	}
+	if in.Groups != nil && len(*in.Groups) > 0 {
+		groups, err := h.groupList(r.Context())
+		if err != nil {
+			return err
+		}
+		if _, err := access.Restrict(access.From(r), groups, *in.Groups); err != nil {
+			return httpapi.InField("groups", err)
+		}
+	}
 	m, created, sub, err := h.opts.Missions.PutMission(r.Context(), name, in)
 	if err != nil {
 		return err
@@ -310,11 +391,11 @@ func (h *Handler) missionPut(w http.ResponseWriter, r *http.Request) error {
 // missionCoT answers GET /Marti/api/missions/{id}/cot: <events> holding
 // the latest stored event of every uid of the mission.
 func (h *Handler) missionCoT(w http.ResponseWriter, r *http.Request) error {
-	name, err := missionName(r, "mission_id")
+	m, err := h.openMission(r, "mission_id", readMission)
 	if err != nil {
 		return err
 	}
-	events, err := h.opts.Missions.MissionCoT(r.Context(), name)
+	events, err := h.opts.Missions.MissionCoT(r.Context(), m.Name)
 	if err != nil {
 		return err
 	}
@@ -347,7 +428,7 @@ func stripDeclaration(x []byte) []byte {
 // missionChanges answers GET /Marti/api/missions/{id}/changes: the change
 // history (secago, start, end narrow it), oldest first.
 func (h *Handler) missionChanges(w http.ResponseWriter, r *http.Request) error {
-	name, err := missionName(r, "mission_id")
+	m, err := h.openMission(r, "mission_id", readMission)
 	if err != nil {
 		return err
 	}
@@ -355,7 +436,7 @@ func (h *Handler) missionChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	changes, err := h.opts.Missions.MissionChanges(r.Context(), name, from, to)
+	changes, err := h.opts.Missions.MissionChanges(r.Context(), m.Name, from, to)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -20,10 +21,11 @@ import (
 // of the mission's uids (received within secago, or start..end, when
 // given).
 func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) error {
-	name, uid, err := missionAndSubscriber(r)
+	m, uid, err := h.missionAndSubscriber(r)
 	if err != nil {
 		return err
 	}
+	name := m.Name
 	q := r.URL.Query()
 	if err := httpapi.CheckText("topic", q.Get("topic"), false, 255); err != nil {
 		return err
@@ -33,7 +35,7 @@ func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	user, _ := h.identity(r)
-	sub, err := h.opts.Missions.Subscribe(r.Context(), name, uid, user, q.Get("password"))
+	sub, err := h.subscribeChecked(r, m, uid, user, q.Get("password"))
 	if err != nil {
 		return err
 	}
@@ -43,13 +45,42 @@ func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// subscribeChecked subscribes uid to m. A password-protected mission's
+// password is checked within the password guard's budgets (access.md
+// "Password guesses cost the guesser"); its owner needs none when it is
+// known by its certificate, but on 8080, where anyone may claim the
+// owner's uid, it does.
+func (h *Handler) subscribeChecked(r *http.Request, m store.Mission, uid, user, password string) (store.Subscription, error) {
+	if !m.PasswordProtected {
+		return h.opts.Missions.Subscribe(r.Context(), m.Name, uid, user, password)
+	}
+	owner := uid == m.CreatorUID
+	if owner && access.From(r).Identity() != "" {
+		return h.opts.Missions.Subscribe(r.Context(), m.Name, uid, user, password)
+	}
+	if owner {
+		// The store would not check the owner's password: check it here.
+		if err := h.checkMissionPassword(r, m.Name, password); err != nil {
+			return store.Subscription{}, err
+		}
+		return h.opts.Missions.Subscribe(r.Context(), m.Name, uid, user, password)
+	}
+	var sub store.Subscription
+	err := h.guardMission(r, m.Name, func() (err error) {
+		sub, err = h.opts.Missions.Subscribe(r.Context(), m.Name, uid, user, password)
+		return err
+	})
+	return sub, err
+}
+
 // unsubscribe answers DELETE /Marti/api/missions/{id}/subscription?uid=
 // (disconnectOnly=true keeps the subscription's token and role).
 func (h *Handler) unsubscribe(w http.ResponseWriter, r *http.Request) error {
-	name, uid, err := missionAndSubscriber(r)
+	m, uid, err := h.missionAndSubscriber(r)
 	if err != nil {
 		return err
 	}
+	name := m.Name
 	q := r.URL.Query()
 	disconnectOnly := false
 	if v := q.Get("disconnectOnly"); v != "" {
@@ -96,20 +127,32 @@ func (h *Handler) subscriptionRoles(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (h *Handler) missionSubs(r *http.Request) ([]store.Subscription, error) {
-	name, err := missionName(r, "mission_id")
+	m, err := h.openMission(r, "mission_id", readMission)
 	if err != nil {
 		return nil, err
 	}
-	return h.opts.Missions.Subscriptions(r.Context(), name)
+	return h.opts.Missions.Subscriptions(r.Context(), m.Name)
 }
 
-// allSubscriptions answers GET /Marti/api/missions/all/subscriptions.
+// allSubscriptions answers GET /Marti/api/missions/all/subscriptions: those
+// of the missions the caller may read (access.md "Missions").
 func (h *Handler) allSubscriptions(w http.ResponseWriter, r *http.Request) error {
 	subs, err := h.opts.Missions.Subscriptions(r.Context(), "")
 	if err != nil {
 		return err
 	}
-	h.writeSubscriptions(w, subs, true)
+	readable := map[string]bool{}
+	kept := subs[:0]
+	for _, s := range subs {
+		ok, err := h.readable(r, s.MissionName, readable)
+		if err != nil {
+			return err
+		}
+		if ok {
+			kept = append(kept, s)
+		}
+	}
+	h.writeSubscriptions(w, kept, true)
 	return nil
 }
 
@@ -127,15 +170,16 @@ func (h *Handler) writeSubscriptions(w http.ResponseWriter, subs []store.Subscri
 }
 
 func (h *Handler) setParent(w http.ResponseWriter, r *http.Request) error {
-	child, err := missionName(r, "child_mission_id")
+	c, err := h.openMission(r, "child_mission_id", readMission)
 	if err != nil {
 		return err
 	}
-	parent, err := missionName(r, "parent_mission_id")
+	p, err := h.openMission(r, "parent_mission_id", readMission)
 	if err != nil {
 		return err
 	}
-	who, err := actor(r)
+	child, parent := c.Name, p.Name
+	who, err := h.actor(r)
 	if err != nil {
 		return err
 	}
@@ -148,11 +192,12 @@ func (h *Handler) setParent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) clearParent(w http.ResponseWriter, r *http.Request) error {
-	child, err := missionName(r, "child_mission_id")
+	c, err := h.openMission(r, "child_mission_id", readMission)
 	if err != nil {
 		return err
 	}
-	who, err := actor(r)
+	child := c.Name
+	who, err := h.actor(r)
 	if err != nil {
 		return err
 	}
@@ -165,23 +210,26 @@ func (h *Handler) clearParent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) getParent(w http.ResponseWriter, r *http.Request) error {
-	child, err := missionName(r, "child_mission_id")
+	c, err := h.openMission(r, "child_mission_id", readMission)
 	if err != nil {
 		return err
 	}
-	p, err := h.opts.Missions.MissionParent(r.Context(), child)
+	p, err := h.opts.Missions.MissionParent(r.Context(), c.Name)
 	if err != nil {
+		return err
+	}
+	if p, err = h.missionByName(r, p.Name, readMission); err != nil {
 		return err
 	}
 	return h.writeMission(w, r, p, http.StatusOK, "", false)
 }
 
 func (h *Handler) getChildren(w http.ResponseWriter, r *http.Request) error {
-	parent, err := missionName(r, "parent_mission_id")
+	p, err := h.openMission(r, "parent_mission_id", readMission)
 	if err != nil {
 		return err
 	}
-	list, err := h.opts.Missions.MissionChildren(r.Context(), parent)
+	list, err := h.opts.Missions.MissionChildren(r.Context(), p.Name)
 	if err != nil {
 		return err
 	}
@@ -191,11 +239,15 @@ func (h *Handler) getChildren(w http.ResponseWriter, r *http.Request) error {
 // invitePut answers PUT /Marti/api/missions/{id}/invite/{type}/{invitee}
 // (creatorUid defaults to "unknown"; role= a role name).
 func (h *Handler) invitePut(w http.ResponseWriter, r *http.Request) error {
-	name, err := missionName(r, "mission_id")
+	m, err := h.openMission(r, "mission_id", readMission)
 	if err != nil {
 		return err
 	}
+	name := m.Name
 	q := r.URL.Query()
+	if err := h.actFor(r, "creatorUid", q.Get("creatorUid")); err != nil {
+		return err
+	}
 	inv := store.Invitation{Type: r.PathValue("type"), Invitee: r.PathValue("invitee"), CreatorUID: q.Get("creatorUid"), Role: q.Get("role")}
 	if inv.CreatorUID == "" {
 		inv.CreatorUID = "unknown"
@@ -216,11 +268,15 @@ type inviteBody struct {
 // invitee (a client uid unless type says otherwise) and every client uid
 // of contacts= (comma-separated) are invited.
 func (h *Handler) invitePost(w http.ResponseWriter, r *http.Request) error {
-	name, err := missionName(r, "mission_id")
+	m, err := h.openMission(r, "mission_id", readMission)
 	if err != nil {
 		return err
 	}
+	name := m.Name
 	q := r.URL.Query()
+	if err := h.actFor(r, "creatorUid", q.Get("creatorUid")); err != nil {
+		return err
+	}
 	var b inviteBody
 	if r.ContentLength != 0 {
 		if err := httpapi.DecodeJSON(r, maxMissionJSON, &b); err != nil {
@@ -294,6 +350,9 @@ func (h *Handler) invitations(w http.ResponseWriter, r *http.Request) error {
 	}
 	uid := r.URL.Query().Get("clientUid")
 	if err := httpapi.CheckText("clientUid", uid, true, 255); err != nil {
+		return err
+	}
+	if err := h.actFor(r, "clientUid", uid); err != nil {
 		return err
 	}
 	user, _ := h.identity(r)

@@ -9,12 +9,14 @@ package marti
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -32,19 +34,25 @@ func (h *Handler) packageByQuery(r *http.Request, hashOnly bool) (store.DataPack
 			}
 			return store.DataPackage{}, err
 		}
-		p, err := h.opts.Files.DataPackageByHash(r.Context(), hash)
-		if errors.Is(err, store.ErrNotFound) {
-			return p, httpapi.Errorf(http.StatusNotFound, "hash: no file with hash %s", hash)
-		}
-		return p, err
+		return h.readablePackage(r, hash)
 	}
 	uid := q.Get("uid")
 	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
 		return store.DataPackage{}, err
 	}
 	p, err := h.opts.Files.DataPackageByUID(r.Context(), uid)
-	if errors.Is(err, store.ErrNotFound) {
-		return p, httpapi.Errorf(http.StatusNotFound, "uid: no file with uid %q", httpapi.ClipValue(uid))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !access.From(r).CanRead(p.Groups, p.Owner)) {
+		return store.DataPackage{}, httpapi.Errorf(http.StatusNotFound, "uid: no file with uid %q", httpapi.ClipValue(uid))
+	}
+	return p, err
+}
+
+// readablePackage is the package of hash when the caller may read it
+// (access.md "Groups"); any other is answered as a missing one.
+func (h *Handler) readablePackage(r *http.Request, hash string) (store.DataPackage, error) {
+	p, err := h.opts.Files.DataPackageByHash(r.Context(), hash)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !access.From(r).CanRead(p.Groups, p.Owner)) {
+		return store.DataPackage{}, httpapi.Errorf(http.StatusNotFound, "hash: no file with hash %s", hash)
 	}
 	return p, err
 }
@@ -145,9 +153,10 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteMessage(w, http.StatusInternalServerError, syncError+"the search failed")
 		return
 	}
+	caller := access.From(r)
 	results := make([]syncRecord, 0, len(list))
 	for _, p := range list {
-		if p.Tool == tool && p.Privacy == 0 {
+		if p.Tool == tool && p.Privacy == 0 && caller.CanRead(p.Groups, p.Owner) {
 			results = append(results, newRecord(p))
 		}
 	}
@@ -209,13 +218,13 @@ func (h *Handler) setPrivacy(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, "")
 		return
 	}
-	p, err := h.opts.Files.DataPackageByHash(r.Context(), hash)
-	if errors.Is(err, store.ErrNotFound) {
-		httpapi.WriteMessage(w, http.StatusNotFound, "hash: no file with hash "+hash)
-		return
-	}
+	p, err := h.readablePackage(r, hash)
 	if err != nil {
 		h.lookupFailed(w, r, err)
+		return
+	}
+	if !access.From(r).CanChange(p.Owner) {
+		httpapi.Fail(w, r, fmt.Errorf("%w: another user's file; only its owner may change it", access.ErrForbidden), "")
 		return
 	}
 	private := privacy == store.ToolPrivate
@@ -243,11 +252,7 @@ func (h *Handler) metadataDownload(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, "")
 		return
 	}
-	p, err := h.opts.Files.DataPackageByHash(r.Context(), hash)
-	if errors.Is(err, store.ErrNotFound) {
-		httpapi.WriteMessage(w, http.StatusNotFound, "hash: no file with hash "+hash)
-		return
-	}
+	p, err := h.readablePackage(r, hash)
 	if err != nil {
 		h.lookupFailed(w, r, err)
 		return

@@ -17,6 +17,7 @@ import (
 	"mime"
 	"net/http"
 
+	"outpost/appliance/access"
 	"outpost/appliance/fault"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
@@ -155,6 +156,10 @@ func fileType(ct string) string {
 // receive streams the request's file into the store and reports whether it
 // was stored; when not, the answer has been written.
 func (h *Handler) receive(w http.ResponseWriter, r *http.Request, u upload) (store.DataPackage, bool) {
+	if err := h.actFor(r, "creatorUid", u.creator); err != nil {
+		httpapi.Fail(w, r, err, syncError)
+		return store.DataPackage{}, false
+	}
 	up := httpapi.Upload{What: "enterprise sync", Name: u.name, MaxBytes: h.opts.MaxUploadBytes, Internal: syncError + "the upload could not be stored"}
 	if !up.Begin(w, r) {
 		return store.DataPackage{}, false
@@ -189,6 +194,8 @@ func (h *Handler) receive(w http.ResponseWriter, r *http.Request, u upload) (sto
 	p, err := h.opts.Files.PutDataPackage(r.Context(), store.DataPackageInput{
 		Name: u.name, SubmissionUser: submitter, CreatorUID: u.creator, Keywords: u.keywords,
 		MIMEType: mimeType, Private: u.private, ExpectedHash: u.hash,
+		// Shared with the sender's IN groups (access.md "Groups").
+		Groups: access.From(r).In, Owner: owner(r),
 	}, content)
 	if errors.Is(err, store.ErrHashMismatch) {
 		h.log.Info("enterprise sync upload refused: content does not match its hash; nothing stored", "name", logx.Clip(u.name),

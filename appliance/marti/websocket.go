@@ -23,13 +23,13 @@ package marti
 import (
 	"context"
 	"log/slog"
-	"math/big"
 	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"outpost/appliance/access"
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
 	"outpost/appliance/cotsession"
@@ -112,13 +112,11 @@ func (s *cotSockets) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			"CoT over websocket needs mutual TLS: connect to the HTTPS port (8443) with a client certificate")
 		return
 	}
-	user, serial := "", (*big.Int)(nil)
-	if s.opts.Identify != nil {
-		if u, sn, ok := s.opts.Identify(*r.TLS); ok {
-			user, serial = u, sn
-		}
-	}
-	if user == "" {
+	// The caller the handler resolved from its certificate (access.md
+	// "Principals"): its name, serial and groups are the socket's.
+	p := access.From(r)
+	id := cotsession.Identity{User: p.Identity(), Serial: p.Serial, In: p.In, Out: p.Out, Grouped: true}
+	if id.User == "" {
 		httpapi.WriteMessage(w, http.StatusForbidden, "CoT over websocket needs a client certificate with a common name")
 		return
 	}
@@ -137,7 +135,7 @@ func (s *cotSockets) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A message may hold a stream frame header around the TakMessage.
 	ws.SetReadLimit(int64(s.cfg.MaxMessage) + 16)
-	c := s.newConn(ws, r, user, serial)
+	c := s.newConn(ws, r, id)
 	defer s.sessions.Leave(c)
 	if !s.sessions.Add(c) {
 		// Shutdown began during the handshake: no close handshake with a

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"sync"
@@ -44,11 +43,11 @@ type wsConn struct {
 
 // newConn joins the broker for a fresh socket; the broker queues the
 // latest-SA replay to it at once.
-func (s *cotSockets) newConn(ws *websocket.Conn, r *http.Request, user string, serial *big.Int) *wsConn {
+func (s *cotSockets) newConn(ws *websocket.Conn, r *http.Request, id cotsession.Identity) *wsConn {
 	c := &wsConn{s: s, ws: ws, writerDone: make(chan struct{})}
 	c.readCtx, c.cancelRead = context.WithCancel(context.Background())
 	c.lastRead.Store(s.opts.Now().UnixNano())
-	s.sessions.Join(&c.Session, broker.SessionInfo{Addr: r.RemoteAddr, User: user, Closed: c.onSessionClosed}, serial)
+	s.sessions.Join(&c.Session, broker.SessionInfo{Addr: r.RemoteAddr, Closed: c.onSessionClosed}, id)
 	return c
 }
 

@@ -216,7 +216,7 @@ func TestWebsocketRefusals(t *testing.T) {
 	e := start(t, func(c *config.Config) { c.MaxConnections = 3 })
 	resp := e.do(t, appliance.ListenerHTTP, "GET", "/takproto/1", nil, "Connection", "Upgrade", "Upgrade", "websocket",
 		"Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
-	if resp.Status != http.StatusForbidden || !strings.Contains(resp.Message(), "mutual TLS") {
+	if resp.Status != http.StatusForbidden || !strings.Contains(resp.Message(), "client certificate") {
 		t.Fatalf("plain HTTP: %d %s", resp.Status, resp.Body)
 	}
 	cert := e.Issue(t, "wsuser")

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -50,7 +51,7 @@ func setAuditNote(r *http.Request, format string, args ...any) {
 }
 
 // audited runs next and records the call of system user p.
-func (a *API) audited(w http.ResponseWriter, r *http.Request, p store.Principal, next http.Handler) {
+func (a *API) audited(w http.ResponseWriter, r *http.Request, p access.Principal, next http.Handler) {
 	start := a.opts.Now()
 	capture := &captureBody{rc: r.Body, keep: !isMultipart(r)}
 	r.Body = capture
@@ -70,7 +71,7 @@ func (a *API) audited(w http.ResponseWriter, r *http.Request, p store.Principal,
 const statusClientGone = 499
 
 // recordAudit writes one audit record; a failure is logged, never answered.
-func (a *API) recordAudit(r *http.Request, p store.Principal, at time.Time, status int, body *captureBody, note string) {
+func (a *API) recordAudit(r *http.Request, p access.Principal, at time.Time, status int, body *captureBody, note string) {
 	e := store.AuditEntry{
 		At:       at,
 		UserUID:  p.UID,

@@ -16,7 +16,7 @@ import (
 // masked at any depth, uploads by size); API users' calls are not.
 func TestAudit(t *testing.T) {
 	e := newEnv(t, nil)
-	kimUID, kimToken := e.createUser("kim", "kim-pw")
+	kimUID, kimToken := e.createAdmin("kim", "kim-pw")
 	if n := e.count("audit_log", ""); n != 0 {
 		t.Fatalf("API user calls were audited: %d records", n)
 	}

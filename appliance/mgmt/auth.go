@@ -1,35 +1,27 @@
 package mgmt
 
-// Authentication of the management API (api.md §5.1-5.3): one middleware in
-// front of every route but the public ones (handlePublic). The bearer token is
-// looked up per request (API users, then system users, then login tokens;
-// store.Authenticate), never cached, so a token revoked by `outpost token
-// revoke` or a rotated user token stops working at once. Unknown tokens and
-// failed logins count against the client address in one FailureLimiter; an
-// address past the limit gets 429 with Retry-After. Calls authenticated as a
-// system user are audited (audit.go).
+// Authentication of the management API (api.md §5.1-5.3, access.md): one
+// middleware in front of every route resolves the caller to a principal
+// (access.Directory: API users, then system users, then login tokens; looked
+// up per request, never cached, so a token revoked by `outpost token revoke`
+// or a rotated user token stops working at once), then the route's rule
+// (access.Routes) decides. Unknown tokens count against the client address
+// in the password guard, with failed logins (access.Guard); an address past
+// its failures gets 429 with Retry-After. Calls authenticated as a system user are audited (audit.go).
 
 import (
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
+	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
-	"outpost/appliance/store"
 )
-
-type principalKey struct{}
-
-// principalOf is the authenticated caller of a request that passed the
-// middleware.
-func principalOf(r *http.Request) (store.Principal, bool) {
-	p, ok := r.Context().Value(principalKey{}).(store.Principal)
-	return p, ok
-}
 
 // bearerToken reads "Authorization: Bearer <token>" (scheme case-insensitive).
 func bearerToken(r *http.Request) (string, bool) {
@@ -42,42 +34,50 @@ func bearerToken(r *http.Request) (string, bool) {
 	return token, token != ""
 }
 
-// authenticate is the middleware.
+// authenticate is the middleware: it puts the caller's principal in the
+// request's context (anonymous without a token). A public route is served
+// whatever the token; on any other route an unknown token is a 401.
 func (a *API) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.isPublic(r.URL.Path) {
-			next.ServeHTTP(w, r)
+		rule, routed := a.ruleFor(r)
+		// Public and allow-list routes decide without a token: a bad one
+		// does not stop them.
+		lenient := rule == access.Public || rule == access.AllowList
+		token, hasToken := bearerToken(r)
+		if !hasToken || a.opts.Directory == nil {
+			if !routed && rule != access.Public {
+				// No route answers this: without a token the caller
+				// learns nothing about which paths exist.
+				access.Refuse(w, r, access.Check(access.Any, access.Anon()))
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(access.With(r.Context(), access.Anon())))
 			return
 		}
-		addr := httpapi.ClientAddr(r).String()
-		if wait, blocked := a.limiter.Blocked(addr); blocked {
+		addr := httpapi.ClientAddr(r)
+		if wait, blocked := a.opts.Guard.Blocked(addr); blocked && !lenient {
 			a.refuseBlocked(w, r, addr, wait)
 			return
 		}
-		token, ok := bearerToken(r)
-		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="Outpost"`)
-			httpapi.WriteMessage(w, http.StatusUnauthorized, "authentication required: send the header Authorization: Bearer followed by your token")
-			return
-		}
-		if a.opts.Accounts == nil {
-			httpapi.WriteMessage(w, http.StatusInternalServerError, "An error occurred attempting to retrieve user(s).")
-			return
-		}
-		p, err := a.opts.Accounts.Authenticate(r.Context(), token, a.opts.Now())
+		p, err := a.opts.Directory.Token(r.Context(), token, a.opts.Now())
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, access.ErrUnauthorized):
+			if lenient {
+				next.ServeHTTP(w, r.WithContext(access.With(r.Context(), access.Anon())))
+				return
+			}
 			a.refuseToken(w, r, addr)
 			return
 		case errors.Is(err, context.Canceled):
 			return // the client went away
 		case err != nil:
-			a.log.Error("bearer token could not be checked", "remote", addr, "path", logx.Clip(r.URL.Path), "err", err)
+			a.log.Error("bearer token could not be checked", "remote", addr.String(), "path", logx.Clip(r.URL.Path), "err", err)
 			httpapi.WriteMessage(w, http.StatusInternalServerError, "An error occurred attempting to retrieve user(s).")
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
-		if p.Kind == store.SystemUser && !pollingRead(r) {
+		p.SeesAll = p.Admin() // access.md "Groups": an administrator reads every group here
+		r = r.WithContext(access.With(r.Context(), p))
+		if p.Kind == access.SystemUser && !pollingRead(r) && rule != access.Public {
 			a.audited(w, r, p, next) // api.md §5.5
 			return
 		}
@@ -85,22 +85,44 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// ruleFor is the rule of the route r reaches, and whether one does. A path
+// no route serves takes the rule Any (a token is needed to learn it does not
+// exist), unless it is the path of a public route (GET or POST) called with
+// another method: that 405 is public too.
+func (a *API) ruleFor(r *http.Request) (access.Rule, bool) {
+	_, pattern := a.mux.Handler(r)
+	if rule, ok := a.routes.Rule(pattern); ok {
+		return rule, true
+	}
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		if m == r.Method {
+			continue
+		}
+		other := r.Clone(r.Context())
+		other.Method = m
+		_, pattern = a.mux.Handler(other)
+		if rule, ok := a.routes.Rule(pattern); ok && rule == access.Public {
+			return access.Public, false
+		}
+	}
+	return access.Any, false
+}
+
 // refuseToken answers an unknown or expired token and counts it against addr.
 // The token itself is never logged.
-func (a *API) refuseToken(w http.ResponseWriter, r *http.Request, addr string) {
-	if a.limiter.Fail(addr) {
-		a.log.Warn("management API: address blocked after repeated failed logins or unknown tokens",
-			"remote", addr, "failures", authMaxFailures, "window", authWindow, "blocked_for", authBlock)
+func (a *API) refuseToken(w http.ResponseWriter, r *http.Request, addr netip.Addr) {
+	if a.opts.Guard.Fail(addr) {
+		a.log.Warn("management API: address blocked after repeated failed logins or unknown tokens", "remote", addr.String())
 	}
-	a.authLog.Log(slog.LevelWarn, "management API request refused", "remote", addr,
+	a.authLog.Log(slog.LevelWarn, "management API request refused", "remote", addr.String(),
 		"method", r.Method, "path", logx.Clip(r.URL.Path), "reason", "unknown or expired bearer token")
 	w.Header().Set("WWW-Authenticate", `Bearer realm="Outpost", error="invalid_token"`)
 	httpapi.WriteMessage(w, http.StatusUnauthorized, "unknown or expired token")
 }
 
 // refuseBlocked answers 429 to an address past the failure limit.
-func (a *API) refuseBlocked(w http.ResponseWriter, r *http.Request, addr string, wait time.Duration) {
-	a.authLog.Log(slog.LevelWarn, "management API request refused", "remote", addr, "method", r.Method,
+func (a *API) refuseBlocked(w http.ResponseWriter, r *http.Request, addr netip.Addr, wait time.Duration) {
+	a.authLog.Log(slog.LevelWarn, "management API request refused", "remote", addr.String(), "method", r.Method,
 		"path", logx.Clip(r.URL.Path), "reason", "too many failed logins or unknown tokens", "retry_after_s", httpapi.RetryAfter(wait))
 	httpapi.WriteTooManyRequests(w, wait, "too many failed logins or unknown tokens from this address; retry later")
 }
@@ -143,7 +165,7 @@ func pollingRead(r *http.Request) bool {
 		return false
 	}
 	switch r.URL.Path {
-	case "/api/map", "/api/server", "/api/logs":
+	case "/api/map", "/api/server", "/api/logs", "/api/whoami":
 		return true
 	}
 	return false

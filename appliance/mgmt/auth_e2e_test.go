@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"outpost/appliance"
+	"outpost/appliance/admin"
 	"outpost/appliance/config"
 	"outpost/internal/testkit"
 )
@@ -78,7 +79,8 @@ func TestAuthentication(t *testing.T) {
 		{"wrong scheme", "GET", "/ManageSystemUser/getAll", "", 401, "authentication required"},
 		{"unknown token", "GET", "/ManageSystemUser/getAll", "not-a-token", 401, "unknown or expired token"},
 		{"api user", "GET", "/ManageSystemUser/getAll", e.admin, 200, ""},
-		{"system user's own token", "GET", "/ManageSystemUser/getAll", kimToken, 200, ""},
+		{"system user's own token", "GET", "/DataPackageTable", kimToken, 200, ""},
+		{"a user on an administrator's route", "GET", "/ManageSystemUser/getAll", kimToken, 403, "only an administrator"},
 		{"unknown route with a token", "GET", "/NoSuchThing", e.admin, 404, "no such endpoint"},
 		{"unknown route without one", "GET", "/NoSuchThing", "", 401, "authentication required"},
 		{"wrong method", "PATCH", "/DataPackageTable", e.admin, 405, "not allowed"},
@@ -114,28 +116,28 @@ func TestAuthentication(t *testing.T) {
 	if err != nil || time.Until(exp) > 3*time.Second {
 		t.Fatalf("expires %q", login.Expires)
 	}
-	r = e.do("GET", "/api/users", login.Token, nil)
-	want(t, "GET /api/users with the login token", r, 200)
-	if !strings.Contains(string(r.Body), `"username":"kim"`) || strings.Contains(string(r.Body), "password") {
-		t.Fatalf("/api/users: %s", r.Body)
+	r = e.do("GET", "/api/whoami", login.Token, nil)
+	want(t, "GET /api/whoami with the login token", r, 200)
+	if !strings.Contains(string(r.Body), `"name":"kim"`) || !strings.Contains(string(r.Body), `"role":"user"`) {
+		t.Fatalf("/api/whoami: %s", r.Body)
 	}
 	if n := e.count("login_tokens", "user_uid = ?", kimUID); n != 1 {
 		t.Fatalf("%d login tokens stored", n)
 	}
 	testkit.WaitFor(t, "the login token to expire", func() bool {
-		return e.do("GET", "/api/users", login.Token, nil).Status == 401
+		return e.do("GET", "/api/whoami", login.Token, nil).Status == 401
 	})
 	want(t, "wrong password", e.do("POST", "/api/login", "", map[string]string{"username": "kim", "password": "nope"}), 401)
 	want(t, "unknown user", e.do("POST", "/api/login", "", map[string]string{"username": "nobody", "password": "nope"}), 401)
 
 	// A token revoked with `outpost token revoke` (another process, same
 	// file) is refused at the next request: nothing is cached.
-	ops, err := appliance.TokenCreate(context.Background(), e.app.Cfg, testkit.Discard(), "ops")
+	ops, err := admin.TokenCreate(context.Background(), e.app.Cfg, testkit.Discard(), "ops")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want(t, "new API token", e.do("GET", "/DataPackageTable", ops.Token, nil), 200)
-	if err := appliance.TokenRevoke(context.Background(), e.app.Cfg, testkit.Discard(), "ops"); err != nil {
+	if err := admin.TokenRevoke(context.Background(), e.app.Cfg, testkit.Discard(), "ops"); err != nil {
 		t.Fatal(err)
 	}
 	want(t, "revoked API token", e.do("GET", "/DataPackageTable", ops.Token, nil), 401)

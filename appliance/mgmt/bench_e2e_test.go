@@ -71,7 +71,7 @@ func BenchmarkGetGeoObject100k(b *testing.B) {
 		if i%10 == 0 {
 			ev = takclient.SA(fmt.Sprintf("ANDROID-%06d", i), fmt.Sprint("C", i), p.Lat, p.Lon)
 		}
-		for !h.Add(ev, nil, now, "cot-tcp", 0) {
+		for !h.Add(ev, nil, now, "cot-tcp", 0, store.AnonGroup) {
 			if err := h.Flush(ctx); err != nil {
 				b.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func BenchmarkGetGeoObject100k(b *testing.B) {
 	b.Run("store-query/radius=10000m", func(b *testing.B) {
 		box := geo.BoundingBox(center, 10000)
 		for b.Loop() {
-			if _, err := e.app.Store().Objects().GeoObjectsInBox(ctx, box.MinLat, box.MinLon, box.MaxLat, box.MaxLon, time.Now()); err != nil {
+			if _, err := e.app.Store().Objects().GeoObjectsInBox(ctx, box.MinLat, box.MinLon, box.MaxLat, box.MaxLon, time.Now(), store.AllGroups); err != nil {
 				b.Fatal(err)
 			}
 		}

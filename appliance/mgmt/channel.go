@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"outpost/appliance/access"
 	"outpost/appliance/broker"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
@@ -92,7 +93,7 @@ type Channel struct {
 	limited *logx.Limiter
 	srv     *socketio.Server
 	keyHash [32]byte
-	auth    *httpapi.FailureLimiter // failed authentications per address
+	auth    *access.Guard // failed authentications per address
 	cpu     sysinfo.CPU
 	health  cached[healthInfo]
 	status  cached[map[string]string]
@@ -135,7 +136,7 @@ func NewChannel(opts ChannelOptions) *Channel {
 		log:            opts.Logger,
 		limited:        logx.NewLimiter(opts.Logger, 10, time.Minute),
 		keyHash:        sha256.Sum256([]byte(opts.WebsocketKey)),
-		auth:           httpapi.NewFailureLimiter(opts.MaxAuthFailures, opts.AuthWindow, opts.AuthWindow, authMaxTracked, nil),
+		auth:           access.NewGuard(access.GuardOptions{SourceFailures: opts.MaxAuthFailures, FailureWindow: opts.AuthWindow}),
 		clientsChanged: make(chan struct{}, 1),
 		stop:           make(chan struct{}),
 		pusherDone:     make(chan struct{}),
@@ -203,7 +204,7 @@ func (c *Channel) authenticate(s *socketio.Socket, args []json.RawMessage, _ fun
 		Authenticate string `json:"Authenticate"`
 	}
 	parsed := decodeArg(args, &req)
-	addr := s.Addr().String()
+	addr := s.Addr()
 	_, blocked := c.auth.Blocked(addr)
 	ok := false
 	switch {

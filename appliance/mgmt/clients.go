@@ -7,9 +7,11 @@ import (
 	"net/netip"
 	"strings"
 
+	"outpost/appliance/access"
 	"outpost/appliance/broker"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
+	"outpost/appliance/store"
 )
 
 // clientItem is one connected client (api.md §2.11). User is the identity
@@ -25,10 +27,14 @@ type clientItem struct {
 	User     string `json:"user"`
 }
 
-// clients answers GET /Clients (api.md §4.1, §2.11). It is protected by the IP
-// allow-list AllowedCLIIPs instead of a token (api.md §5.4).
+// clients answers GET /Clients (api.md §4.1, §2.11). It is protected by the
+// IP allow-list AllowedCLIIPs instead of a token (api.md §5.4): an allowed
+// address, like an administrator's token, lists every client; a user's
+// token lists the clients its groups see (access.md "Groups").
 func (h *API) clients(w http.ResponseWriter, r *http.Request) {
-	if !h.allowedByIP(r) {
+	p := access.From(r)
+	all := h.allowedByIP(r) || p.Admin()
+	if !all && !p.Authenticated() {
 		h.authLog.Log(slog.LevelWarn, "/Clients refused: address not in AllowedCLIIPs", "remote", r.RemoteAddr,
 			"x_forwarded_for", logx.Clip(r.Header.Get("X-Forwarded-For")), "x_real_ip", logx.Clip(r.Header.Get("X-Real-IP")))
 		// api.md §7: the exact body.
@@ -39,7 +45,21 @@ func (h *API) clients(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Broker != nil {
 		cs = h.opts.Broker.Clients()
 	}
+	if !all {
+		cs = visibleClients(cs, p.Reads())
+	}
 	httpapi.WriteJSON(w, http.StatusOK, clientItems(cs))
+}
+
+// visibleClients keeps the clients whose events reach the groups of out.
+func visibleClients(cs []broker.ClientInfo, out uint64) []broker.ClientInfo {
+	kept := cs[:0:0]
+	for _, c := range cs {
+		if store.Seen(c.Groups, out) {
+			kept = append(kept, c)
+		}
+	}
+	return kept
 }
 
 // clientItems renders connected clients as /Clients and the channel's

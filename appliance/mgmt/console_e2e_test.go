@@ -403,7 +403,7 @@ func TestConsolePollingNotAudited(t *testing.T) {
 	e := newEnv(t, nil)
 	const tok = "a-system-user-token-for-polling"
 	want(t, "create", e.do("POST", "/ManageSystemUser/postSystemUser", e.admin,
-		map[string]string{"username": "watcher", "password": "watcher password", "token": tok}), 201)
+		map[string]string{"username": "watcher", "password": "watcher password", "token": tok, "role": "admin"}), 201)
 	for _, p := range []string{"/api/map", "/api/map?bbox=0,0,1,1", "/api/server", "/api/logs"} {
 		want(t, p, e.do("GET", p, tok, nil), 200)
 	}

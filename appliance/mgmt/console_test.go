@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"outpost/appliance/access"
 	"outpost/internal/testkit"
 )
 
@@ -159,8 +160,8 @@ func TestConsolePublicOnlyWhereMeant(t *testing.T) {
 		"/index.html": false, "/api/map": false, "/api/server": false, "/api/logs": false, "/assets/../api/map": false,
 		"/tiles/../api/map": false, "/x/..": true,
 	} {
-		if got := a.isPublic(p); got != want {
-			t.Errorf("isPublic(%q) = %v, want %v", p, got, want)
+		if got, _ := a.ruleFor(httptest.NewRequest("GET", p, nil)); (got == access.Public) != want {
+			t.Errorf("ruleFor(%q) = %v, want public %v", p, got, want)
 		}
 	}
 	srv := httptest.NewServer(a)

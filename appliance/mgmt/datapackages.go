@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"outpost/appliance/access"
 	"outpost/appliance/fault"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
@@ -42,9 +43,13 @@ func (a *API) listPackages(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, packagesError+"the list could not be read")
 		return
 	}
-	items := make([]packageItem, len(list))
-	for i, p := range list {
-		items[i] = packageItem{
+	caller := access.From(r)
+	items := make([]packageItem, 0, len(list))
+	for _, p := range list {
+		if !caller.CanRead(p.Groups, p.Owner) {
+			continue // access.md "Groups"
+		}
+		items = append(items, packageItem{
 			PrimaryKey:         strconv.FormatInt(p.PrimaryKey, 10),
 			Name:               p.Name,
 			Hash:               p.Hash,
@@ -53,7 +58,7 @@ func (a *API) listPackages(w http.ResponseWriter, r *http.Request) {
 			Size:               p.Size,
 			Privacy:            p.Privacy,
 			Keywords:           store.JoinKeywords(p.Keywords),
-		}
+		})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, struct {
 		JSONList []packageItem `json:"json_list"`
@@ -131,6 +136,21 @@ func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
 		if _, ok := fields[up.PrimaryKey]; !ok {
 			fields[up.PrimaryKey] = field
 		}
+		// access.md "Roles": a user changes its own packages only; one it
+		// cannot see is not there.
+		if p, err := a.opts.Files.DataPackageByID(r.Context(), up.PrimaryKey); err == nil {
+			if !access.From(r).CanRead(p.Groups, p.Owner) {
+				httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "%s.PrimaryKey: no data package %d", field, up.PrimaryKey), packagesError)
+				return
+			}
+			if !access.From(r).CanChange(p.Owner) {
+				httpapi.Fail(w, r, fmt.Errorf("%w: %s: another user's data package; only its owner or an administrator may change it", access.ErrForbidden, field), packagesError)
+				return
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			httpapi.Fail(w, r, err, packagesError+"the packages could not be read")
+			return
+		}
 		ups = append(ups, up)
 	}
 	if err := a.opts.Files.UpdateDataPackages(r.Context(), ups); err != nil {
@@ -177,11 +197,16 @@ func (a *API) deletePackages(w http.ResponseWriter, r *http.Request) {
 			httpapi.Fail(w, r, err, packagesError)
 			return
 		}
-		if _, err := a.opts.Files.DataPackageByHash(r.Context(), h); errors.Is(err, store.ErrNotFound) {
+		p, err := a.opts.Files.DataPackageByHash(r.Context(), h)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && !access.From(r).CanRead(p.Groups, p.Owner)) {
 			httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "%s: no data package with hash %s", field, h), packagesError)
 			return
 		} else if err != nil {
 			httpapi.Fail(w, r, err, packagesError+"the packages could not be read")
+			return
+		}
+		if !access.From(r).CanChange(p.Owner) {
+			httpapi.Fail(w, r, fmt.Errorf("%w: %s: another user's data package; only its owner or an administrator may delete it", access.ErrForbidden, field), packagesError)
 			return
 		}
 		hashes = append(hashes, h)
@@ -202,7 +227,7 @@ func (a *API) downloadPackage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := a.opts.Files.DataPackageByHash(r.Context(), h)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !access.From(r).CanRead(p.Groups, p.Owner)) {
 		httpapi.WriteMessage(w, http.StatusNotFound, "hash: no data package with hash "+h)
 		return
 	}

@@ -2,10 +2,12 @@
 // api.md §4.1 and, later, the socket.io channel (api.md §6.1) and the web
 // console's files.
 //
-//   - handler.go: options, routes, the public-route hook, maintenance
-//     (audit retention, expired login tokens);
-//   - auth.go: the one authentication middleware (api.md §5.1-5.3) and the
-//     per-address failure limiter's use;
+//   - handler.go: options, routes and their rules (access.md "Route
+//     matrix"), maintenance (audit retention, expired login tokens);
+//   - auth.go: the one authentication middleware (api.md §5.1-5.3): the
+//     caller's principal, and the password guard's count of unknown tokens;
+//   - groups.go, sharing.go: whoami, roles, groups, and the groups and
+//     owner of what a request makes (access.md);
 //   - audit.go: records of calls made as system users (api.md §5.5);
 //   - login.go: POST /api/login;
 //   - users*.go, certpkg.go: system users and their certificate packages;

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/objects"
 )
@@ -32,7 +33,7 @@ type emergencyItem struct {
 // getEmergency answers GET /ManageEmergency/getEmergency: {"json_list":
 // [...]}, the active emergencies, oldest first.
 func (a *API) getEmergency(w http.ResponseWriter, r *http.Request) {
-	list, err := a.opts.Objects.Emergencies(r.Context())
+	list, err := a.opts.Objects.Emergencies(r.Context(), access.From(r).Reads())
 	if err != nil {
 		httpapi.Fail(w, r, err, emergencyGetError)
 		return
@@ -56,6 +57,7 @@ func (a *API) postEmergency(w http.ResponseWriter, r *http.Request) {
 		Address       *string `json:"address"`
 		Name          *string `json:"name"`
 		Remarks       *string `json:"remarks"`
+		Groups        any     `json:"groups"`
 	}
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &b); err != nil {
 		httpapi.Fail(w, r, err, emergencyAddError)
@@ -89,6 +91,11 @@ func (a *API) postEmergency(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in.Point = p
+	if in.Groups, err = a.shareWith(r, "groups", b.Groups); err != nil {
+		httpapi.Fail(w, r, err, emergencyAddError)
+		return
+	}
+	in.Owner = owner(r)
 	uid, err := a.opts.Objects.PostEmergency(r.Context(), in)
 	if err != nil {
 		httpapi.Fail(w, r, objectsFault(err, "emergencyType"), emergencyAddError)
@@ -119,7 +126,7 @@ func (a *API) deleteEmergency(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, emergencyCancelError)
 		return
 	}
-	if err := a.opts.Objects.CancelEmergency(r.Context(), uid); err != nil {
+	if err := a.opts.Objects.CancelEmergency(r.Context(), uid, caller(r)); err != nil {
 		httpapi.Fail(w, r, objectsFault(err, "uid"), emergencyCancelError)
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"outpost/appliance/access"
 	"outpost/appliance/geo"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/objects"
@@ -48,6 +49,7 @@ type geoBody struct {
 	LinkUID   *string `json:"link_uid"`
 	Distance  any     `json:"distance"`
 	Bearing   any     `json:"bearing"`
+	Groups    any     `json:"groups"` // names; access.md "Groups": who receives it
 }
 
 // postGeoObject answers POST /ManageGeoObject/postGeoObject:
@@ -74,7 +76,7 @@ func (a *API) putGeoObject(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, geoAddError)
 		return
 	}
-	if err := a.opts.Objects.PutGeo(r.Context(), in); err != nil {
+	if err := a.opts.Objects.PutGeo(r.Context(), in, caller(r)); err != nil {
 		httpapi.Fail(w, r, objectsFault(err, "uid"), geoAddError)
 		return
 	}
@@ -97,6 +99,13 @@ func (a *API) readGeo(r *http.Request, update bool) (objects.GeoInput, error) {
 	}
 	if err := checkText("geoObject", str(b.GeoObject), true, 200); err != nil {
 		return in, err
+	}
+	if !update {
+		var err error
+		if in.Groups, err = a.shareWith(r, "groups", b.Groups); err != nil {
+			return in, err
+		}
+		in.Owner = owner(r)
 	}
 	if err := checkText("attitude", str(b.Attitude), true, 40); err != nil {
 		return in, err
@@ -220,7 +229,7 @@ func (a *API) getGeoObject(w http.ResponseWriter, r *http.Request) {
 		}
 		letter = l
 	}
-	found, err := a.opts.Objects.Near(r.Context(), center, radius, letter)
+	found, err := a.opts.Objects.Near(r.Context(), center, radius, letter, access.From(r).Reads())
 	if errors.Is(err, objects.ErrTooLarge) {
 		err = httpapi.BadRequest("radius", "%s; ask for a smaller radius", err.Error())
 	}
@@ -251,7 +260,7 @@ func round(v, scale float64) float64 { return math.Round(v*scale) / scale }
 // {"messages": {"<uid>": "<CoT XML>"}}, every geo object kept for replay
 // (posted with repeat, or persistent).
 func (a *API) getRepeatedMessages(w http.ResponseWriter, r *http.Request) {
-	msgs, err := a.opts.Objects.Repeated(r.Context())
+	msgs, err := a.opts.Objects.Repeated(r.Context(), access.From(r).Reads())
 	if err != nil {
 		httpapi.Fail(w, r, err, geoGetError)
 		return
@@ -288,7 +297,7 @@ func (a *API) deleteRepeatedMessage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := a.opts.Objects.DeleteRepeated(r.Context(), ids); err != nil {
+	if err := a.opts.Objects.DeleteRepeated(r.Context(), ids, caller(r)); err != nil {
 		httpapi.Fail(w, r, objectsFault(err, "ids"), geoAddError)
 		return
 	}

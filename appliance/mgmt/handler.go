@@ -6,16 +6,15 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"path"
-	"strings"
 	"time"
 
+	"outpost/appliance/access"
 	"outpost/appliance/broker"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/objects"
-	"outpost/appliance/pki"
 	"outpost/appliance/store"
+	"outpost/appliance/users"
 )
 
 // Defaults of Options.
@@ -26,15 +25,11 @@ const (
 
 // Limits of the management API.
 const (
-	maxJSONBody     = 1 << 20     // every JSON request body
-	maxBatch        = 100         // users in one postSystemUser / putSystemUser / deleteSystemUser
-	maxPackageBatch = 1000        // items of one PUT or DELETE /DataPackageTable
-	authMaxFailures = 10          // failed logins or unknown tokens per client address...
-	authWindow      = time.Minute // ...within this window...
-	authBlock       = time.Minute // ...block the address this long (429)
-	authMaxTracked  = 4096        // client addresses the limiter remembers
-	maintainEvery   = time.Hour   // audit and login-token pruning
-	minClientToken  = 16          // shortest bearer token a client may choose
+	maxJSONBody     = 1 << 20   // every JSON request body
+	maxBatch        = 100       // users in one postSystemUser / putSystemUser / deleteSystemUser
+	maxPackageBatch = 1000      // items of one PUT or DELETE /DataPackageTable
+	maintainEvery   = time.Hour // audit and login-token pruning
+	minClientToken  = 16        // shortest bearer token a client may choose
 )
 
 // Options configure the management API.
@@ -42,11 +37,16 @@ type Options struct {
 	Broker *broker.Broker
 	// What the API reads and changes (store areas); nil Accounts: only the
 	// public routes work.
-	Accounts  *store.Accounts // users, tokens, audit
-	Files     *store.Files    // data packages, certificate packages, the basemap
-	Missions  *store.Missions // the console's missions page
-	Events    *store.Events   // the console's map
-	Authority *pki.Authority  // certificate packages and revocation of deleted users
+	Accounts *store.Accounts // tokens, audit
+	Files    *store.Files    // data packages, certificate packages, the basemap
+	Missions *store.Missions // the console's missions page
+	Events   *store.Events   // the console's map
+	// Users creates, changes and deletes system users and groups.
+	Users *users.Service
+	// Directory resolves bearer tokens to principals (access.md); Guard
+	// budgets password checks (login).
+	Directory *access.Directory
+	Guard     *access.Guard // nil: a guard of the defaults
 	// Objects keeps geo objects and emergencies (/ManageGeoObject,
 	// /ManageEmergency). Nil: those routes are not served.
 	Objects *objects.Service
@@ -89,12 +89,9 @@ type API struct {
 	mux     *httpapi.Mux
 	handler http.Handler // mux behind authentication
 
-	// Routes served without a bearer token (see handlePublic).
-	publicPaths    map[string]bool
-	publicPrefixes []string
+	routes *access.Routes // every route with its rule (access.md "Route matrix")
 
-	limiter *httpapi.FailureLimiter // failed logins and unknown tokens, per address
-	authLog *logx.Limiter           // refused-token warnings a client can cause at will
+	authLog *logx.Limiter // refused-token warnings a client can cause at will
 
 	channel *Channel      // Options.Channel when it is the socket.io channel
 	console consoleFiles  // the console's files by path
@@ -111,6 +108,9 @@ func New(opts Options) *API {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Guard == nil {
+		opts.Guard = access.NewGuard(access.GuardOptions{Now: opts.Now})
+	}
 	if opts.MaxUploadBytes <= 0 {
 		opts.MaxUploadBytes = DefaultMaxUploadBytes
 	}
@@ -118,114 +118,87 @@ func New(opts Options) *API {
 		opts.LoginTokenLifetime = DefaultLoginTokenLifetime
 	}
 	a := &API{
-		opts:        opts,
-		log:         opts.Logger,
-		mux:         httpapi.NewMux(opts.Logger),
-		publicPaths: map[string]bool{},
-		limiter:     httpapi.NewFailureLimiter(authMaxFailures, authWindow, authBlock, authMaxTracked, opts.Now),
-		authLog:     logx.NewLimiter(opts.Logger, 10, time.Minute),
+		opts:    opts,
+		log:     opts.Logger,
+		mux:     httpapi.NewMux(opts.Logger),
+		authLog: logx.NewLimiter(opts.Logger, 10, time.Minute),
 	}
+	a.routes = access.NewRoutes(a.mux)
+	rt := a.routes
+	// The rule of every route: docs/access.md "Route matrix".
 	// api.md §4.1: the only route without authentication.
-	a.handlePublic("GET /Alive", func(w http.ResponseWriter, r *http.Request) {
+	rt.Handle("GET /Alive", access.Public, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("API is running"))
 	})
-	// api.md §5.4: an IP allow-list instead of a token.
-	a.handlePublic("GET /Clients", a.clients)
+	// api.md §5.4: an IP allow-list instead of a token (or an
+	// administrator's token).
+	rt.Handle("GET /Clients", access.AllowList, a.clients)
 	// api.md §5.7: the credential is the body's user name and password.
-	a.handlePublic("POST /api/login", a.login)
+	rt.Handle("POST /api/login", access.Public, a.login)
 	if opts.Metrics != nil {
-		// The allow-list or a bearer token (checked by the handler).
-		a.handlePublic("GET /metrics", a.metrics)
+		rt.Handle("GET /metrics", access.AllowList, a.metrics)
 	}
 	if opts.Channel != nil {
 		// api.md §5.9: the channel's own key, in band.
-		a.handlePublic("GET /socket.io/", opts.Channel.ServeHTTP)
+		rt.Handle("GET /socket.io/", access.Public, opts.Channel.ServeHTTP)
 		a.channel, _ = opts.Channel.(*Channel)
 	}
 	if opts.Console != nil {
 		// The console's page and files: no data; the console authenticates
 		// in the browser with a bearer token (console.go).
 		a.console = a.loadConsole(opts.Console)
-		a.handlePublic("GET /{$}", a.consoleIndex)
-		a.handlePublic("GET /assets/", a.consoleAsset)
+		rt.Handle("GET /{$}", access.Public, a.consoleIndex)
+		rt.Handle("GET /assets/", access.Public, a.consoleAsset)
 	}
 	// Basemap tiles and the ATAK map source: TAK clients fetch them without
 	// a token (tiles.go).
 	a.basemap = &basemap{path: opts.BasemapPath, dir: opts.BasemapDir, files: opts.Files, log: opts.Logger}
-	a.handlePublic("GET /tiles/", a.tiles)
-	// The console's live map and server state, behind the token like the
-	// rest (mapview.go, serverinfo.go).
-	a.mux.HandleFunc("GET /api/map", a.mapView)
-	a.mux.HandleFunc("GET /api/map/event", a.mapEventByUID)
-	a.mux.HandleFunc("GET /api/server", a.serverInfo)
-	a.mux.HandleFunc("GET /api/logs", a.serverLogs)
+	rt.Handle("GET /tiles/", access.Public, a.tiles)
+	// The console's live map and server state (mapview.go, serverinfo.go).
+	rt.Handle("GET /api/whoami", access.Any, a.whoami)
+	rt.Handle("GET /api/map", access.Any, a.mapView)
+	rt.Handle("GET /api/map/event", access.Any, a.mapEventByUID)
+	rt.Handle("GET /api/server", access.Admin, a.serverInfo)
+	rt.Handle("GET /api/logs", access.Admin, a.serverLogs)
 
-	a.mux.HandleFunc("GET /api/users", a.getAllUsers)
-	a.mux.HandleFunc("GET /ManageSystemUser/getAll", a.getAllUsers)
-	a.mux.HandleFunc("GET /ManageSystemUser/getSystemUser", a.getSystemUser)
-	a.mux.HandleFunc("POST /ManageSystemUser/postSystemUser", a.postSystemUser)
-	a.mux.HandleFunc("PUT /ManageSystemUser/putSystemUser", a.putSystemUser)
-	a.mux.HandleFunc("DELETE /ManageSystemUser/deleteSystemUser", a.deleteSystemUser)
-	a.mux.HandleFunc("GET /ManageSystemUser/certificatePackage", a.certificatePackage)
+	rt.Handle("GET /api/users", access.Admin, a.getAllUsers)
+	rt.Handle("GET /ManageSystemUser/getAll", access.Admin, a.getAllUsers)
+	rt.Handle("GET /ManageSystemUser/getSystemUser", access.Self, a.getSystemUser)
+	rt.Handle("POST /ManageSystemUser/postSystemUser", access.Admin, a.postSystemUser)
+	rt.Handle("PUT /ManageSystemUser/putSystemUser", access.Self, a.putSystemUser)
+	rt.Handle("DELETE /ManageSystemUser/deleteSystemUser", access.Admin, a.deleteSystemUser)
+	rt.Handle("GET /ManageSystemUser/certificatePackage", access.Self, a.certificatePackage)
+	// Roles and groups (groups.go).
+	rt.Handle("PUT /api/users/{uid}/role", access.Admin, a.putRole)
+	rt.Handle("PUT /api/users/{uid}/groups", access.Admin, a.putGroups)
+	rt.Handle("GET /api/groups", access.Any, a.listGroups)
+	rt.Handle("POST /api/groups", access.Admin, a.postGroup)
+	rt.Handle("DELETE /api/groups/{name}", access.Admin, a.deleteGroup)
 
-	a.mux.HandleFunc("GET /DataPackageTable", a.listPackages)
-	a.mux.HandleFunc("POST /DataPackageTable", a.uploadPackage)
-	a.mux.HandleFunc("PUT /DataPackageTable", a.updatePackages)
-	a.mux.HandleFunc("DELETE /DataPackageTable", a.deletePackages)
-	a.mux.HandleFunc("GET /DataPackageTable/{hash}", a.downloadPackage)
+	rt.Handle("GET /DataPackageTable", access.Any, a.listPackages)
+	rt.Handle("POST /DataPackageTable", access.Any, a.uploadPackage)
+	rt.Handle("PUT /DataPackageTable", access.Any, a.updatePackages)
+	rt.Handle("DELETE /DataPackageTable", access.Any, a.deletePackages)
+	rt.Handle("GET /DataPackageTable/{hash}", access.Any, a.downloadPackage)
 
 	// The console's Missions page (missions.go): read only.
-	a.mux.HandleFunc("GET /api/missions", a.listMissions)
-	a.mux.HandleFunc("GET /api/missions/{name}", a.getMission)
+	rt.Handle("GET /api/missions", access.Any, a.listMissions)
+	rt.Handle("GET /api/missions/{name}", access.Any, a.getMission)
 
 	if opts.Objects != nil {
-		a.mux.HandleFunc("POST /ManageGeoObject/postGeoObject", a.postGeoObject)
-		a.mux.HandleFunc("PUT /ManageGeoObject/putGeoObject", a.putGeoObject)
-		a.mux.HandleFunc("GET /ManageGeoObject/getGeoObject", a.getGeoObject)
-		a.mux.HandleFunc("GET /ManageGeoObject/GetRepeatedMessages", a.getRepeatedMessages)
-		a.mux.HandleFunc("DELETE /ManageGeoObject/DeleteRepeatedMessage", a.deleteRepeatedMessage)
-		a.mux.HandleFunc("GET /ManageEmergency/getEmergency", a.getEmergency)
-		a.mux.HandleFunc("POST /ManageEmergency/postEmergency", a.postEmergency)
-		a.mux.HandleFunc("DELETE /ManageEmergency/deleteEmergency", a.deleteEmergency)
+		rt.Handle("POST /ManageGeoObject/postGeoObject", access.Any, a.postGeoObject)
+		rt.Handle("PUT /ManageGeoObject/putGeoObject", access.Any, a.putGeoObject)
+		rt.Handle("GET /ManageGeoObject/getGeoObject", access.Any, a.getGeoObject)
+		rt.Handle("GET /ManageGeoObject/GetRepeatedMessages", access.Any, a.getRepeatedMessages)
+		rt.Handle("DELETE /ManageGeoObject/DeleteRepeatedMessage", access.Any, a.deleteRepeatedMessage)
+		rt.Handle("GET /ManageEmergency/getEmergency", access.Any, a.getEmergency)
+		rt.Handle("POST /ManageEmergency/postEmergency", access.Any, a.postEmergency)
+		rt.Handle("DELETE /ManageEmergency/deleteEmergency", access.Any, a.deleteEmergency)
 	}
 
 	a.handler = a.authenticate(a.mux)
 	return a
-}
-
-// handlePublic registers a route served WITHOUT a bearer token. It is the one
-// place a route opts out of authentication: /Alive, /Clients (IP allow-list)
-// and /api/login, the socket.io channel (/socket.io/, its own key), the
-// console's files and the basemap tiles. A pattern whose path ends in "/"
-// makes everything below it public; one ending in "/{$}" only that path.
-func (a *API) handlePublic(pattern string, h http.HandlerFunc) {
-	a.mux.HandleFunc(pattern, h)
-	p := pattern
-	if i := strings.IndexByte(p, ' '); i >= 0 {
-		p = strings.TrimSpace(p[i+1:])
-	}
-	if exact, ok := strings.CutSuffix(p, "{$}"); ok {
-		a.publicPaths[path.Clean(exact)] = true
-	} else if strings.HasSuffix(p, "/") {
-		a.publicPrefixes = append(a.publicPrefixes, p)
-	} else {
-		a.publicPaths[p] = true
-	}
-}
-
-// isPublic reports whether the (cleaned) path is a public route.
-func (a *API) isPublic(p string) bool {
-	p = path.Clean("/" + p)
-	if a.publicPaths[p] {
-		return true
-	}
-	for _, pre := range a.publicPrefixes {
-		if strings.HasPrefix(p+"/", pre) {
-			return true
-		}
-	}
-	return false
 }
 
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.handler.ServeHTTP(w, r) }

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"outpost/appliance/access"
 )
 
 // TestPublicRoutesWithoutStore: the public routes answer without a token
@@ -47,16 +49,21 @@ func TestPublicRoutesWithoutStore(t *testing.T) {
 	}
 }
 
-func TestIsPublic(t *testing.T) {
-	a := New(Options{})
-	a.handlePublic("GET /socket.io/", func(http.ResponseWriter, *http.Request) {})
-	for p, want := range map[string]bool{
-		"/Alive": true, "/Clients": true, "/api/login": true, "/socket.io/": true, "/socket.io/x": true, "/socket.io": true,
-		"/Alive/": true, "/api/users": false, "/Alive/../DataPackageTable": false, "/socket.io/../DataPackageTable": false,
-		"/AliveX": false, "/": false,
+func TestRuleFor(t *testing.T) {
+	a := New(Options{Channel: http.NotFoundHandler()})
+	for p, want := range map[string]access.Rule{
+		"/Alive": access.Public, "/Clients": access.AllowList, "/api/login": access.Public, "/socket.io/": access.Public,
+		"/socket.io/x": access.Public, "/api/users": access.Admin, "/Alive/../DataPackageTable": access.Any,
+		"/socket.io/../DataPackageTable": access.Any, "/AliveX": access.Any, "/": access.Any,
+		"/ManageSystemUser/getSystemUser": access.Self,
 	} {
-		if got := a.isPublic(p); got != want {
-			t.Errorf("isPublic(%q) = %v, want %v", p, got, want)
+		req := httptest.NewRequest("GET", p, nil)
+		if got, _ := a.ruleFor(req); got != want {
+			t.Errorf("ruleFor(%q) = %v, want %v", p, got, want)
 		}
+	}
+	// Another method on a public path learns its 405 without a token.
+	if got, routed := a.ruleFor(httptest.NewRequest("POST", "/Alive", nil)); got != access.Public || routed {
+		t.Errorf("POST /Alive: %v %v", got, routed)
 	}
 }

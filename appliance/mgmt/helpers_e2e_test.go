@@ -172,7 +172,18 @@ func sameSnapshot(t testing.TB, what string, before, after map[string]string) {
 // its uid and token.
 func (e *env) createUser(name, password string) (uid, token string) {
 	e.t.Helper()
-	r := e.do("POST", "/ManageSystemUser/postSystemUser", e.admin, map[string]string{"username": name, "password": password})
+	return e.createUserAs(name, password, "user")
+}
+
+// createAdmin creates a system user with the role admin (access.md "Roles").
+func (e *env) createAdmin(name, password string) (uid, token string) {
+	e.t.Helper()
+	return e.createUserAs(name, password, "admin")
+}
+
+func (e *env) createUserAs(name, password, role string) (uid, token string) {
+	e.t.Helper()
+	r := e.do("POST", "/ManageSystemUser/postSystemUser", e.admin, map[string]string{"username": name, "password": password, "role": role})
 	want(e.t, "create "+name, r, 201)
 	var out struct {
 		SystemUsers []struct{ ID, Username, Token string }

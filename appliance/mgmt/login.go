@@ -8,9 +8,10 @@ package mgmt
 //
 //	{"token": "...", "expires": "<ISO 8601>", "id": "<uid>", "username": "..."}
 //
-// Failed logins count against the client address in the same limiter as
-// unknown tokens; every password check passes the store's process-wide
-// password gate (PBKDF2 is deliberately slow), answered 429 when it is full.
+// Every password check passes the password guard's budgets per address, per
+// user and in total (access.md "Password guesses cost the guesser") and the
+// store's process-wide password gate (PBKDF2 is deliberately slow); a
+// refusal is 429 with Retry-After.
 
 import (
 	"context"
@@ -19,6 +20,7 @@ import (
 	"net/http"
 	"time"
 
+	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -36,11 +38,7 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteMessage(w, http.StatusInternalServerError, usersError)
 		return
 	}
-	addr := httpapi.ClientAddr(r).String()
-	if wait, blocked := a.limiter.Blocked(addr); blocked {
-		a.refuseBlocked(w, r, addr, wait)
-		return
-	}
+	addr := httpapi.ClientAddr(r)
 	capture := &captureBody{rc: r.Body, keep: true}
 	r.Body = capture
 	var body struct {
@@ -60,19 +58,23 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, httpapi.BadRequest("password", "required"), usersError)
 		return
 	}
-	if wait, ok := a.limiter.Begin(addr); !ok {
-		a.refuseBlocked(w, r, addr, wait)
-		return
-	}
-	u, err := a.opts.Accounts.VerifyPassword(r.Context(), name, password)
-	failed := errors.Is(err, store.ErrBadCredentials)
-	if a.limiter.End(addr, failed) {
-		a.log.Warn("management API: address blocked after repeated failed logins or unknown tokens",
-			"remote", addr, "failures", authMaxFailures, "window", authWindow, "blocked_for", authBlock)
-	}
+	// access.md "Password guesses cost the guesser".
+	var u store.User
+	blocked, err := a.opts.Guard.Check(addr, "user:"+name, func() (err error) {
+		u, err = a.opts.Accounts.VerifyPassword(r.Context(), name, password)
+		return err
+	})
+	var ref *access.Refusal
 	switch {
-	case failed:
-		a.authLog.Log(slog.LevelWarn, "management API login failed", "user", logx.Clip(name), "remote", addr, "reason", "bad user name or password")
+	case errors.As(err, &ref):
+		a.authLog.Log(slog.LevelWarn, "management API login refused: password budget spent", "user", logx.Clip(name), "remote", addr.String(), "err", err)
+		httpapi.Fail(w, r, err, usersError)
+		return
+	case errors.Is(err, store.ErrBadCredentials):
+		if blocked {
+			a.log.Warn("management API: address blocked after repeated failed logins or unknown tokens", "remote", addr.String())
+		}
+		a.authLog.Log(slog.LevelWarn, "management API login failed", "user", logx.Clip(name), "remote", addr.String(), "reason", "bad user name or password")
 		httpapi.WriteMessage(w, http.StatusUnauthorized, "bad user name or password")
 		return
 	case errors.Is(err, context.Canceled):
@@ -80,7 +82,7 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrBusy):
 		// The process-wide password gate (store) is full: logins and
 		// enrollments, from anywhere, slow down together.
-		a.authLog.Log(slog.LevelWarn, "management API login deferred: too many password checks right now", "remote", addr)
+		a.authLog.Log(slog.LevelWarn, "management API login deferred: too many password checks right now", "remote", addr.String())
 		httpapi.WriteTooManyRequests(w, time.Second, "the server is busy checking passwords; retry in a second")
 		return
 	case err != nil:
@@ -94,8 +96,8 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, usersError)
 		return
 	}
-	a.log.Info("management API login", "user", logx.Clip(u.Name), "uid", u.UID, "remote", addr, "expires", expires.UTC())
+	a.log.Info("management API login", "user", logx.Clip(u.Name), "uid", u.UID, "remote", addr.String(), "expires", expires.UTC())
 	// A login is a call authenticated as a system user (api.md §5.5).
-	a.recordAudit(r, store.Principal{Kind: store.SystemUser, Name: u.Name, UID: u.UID, Login: true}, now, http.StatusOK, capture, "")
+	a.recordAudit(r, access.Principal{Kind: access.SystemUser, Name: u.Name, UID: u.UID, Login: true}, now, http.StatusOK, capture, "")
 	httpapi.WriteJSON(w, http.StatusOK, loginAnswer{Token: token, Expires: httpapi.FormatTime(expires), ID: u.UID, Username: u.Name})
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"outpost/appliance/access"
 	"outpost/appliance/cot"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
@@ -110,6 +111,7 @@ func (a *API) mapView(w http.ResponseWriter, r *http.Request) {
 		maxStale = d
 	}
 	now := a.opts.Now()
+	sees := access.From(r).Reads() // access.md "Groups": what the caller's groups see
 	out := mapAnswer{Time: httpapi.FormatTime(now), Clients: []mapClient{}, Items: []mapItem{}}
 	connected := map[string]bool{}
 	if a.opts.Broker != nil {
@@ -120,7 +122,7 @@ func (a *API) mapView(w http.ResponseWriter, r *http.Request) {
 				positions[s.Identity().UID] = sa
 			}
 		}
-		for _, c := range a.opts.Broker.Clients() {
+		for _, c := range visibleClients(a.opts.Broker.Clients(), sees) {
 			connected[c.UID] = true
 			out.Clients = append(out.Clients, newMapClient(positions[c.UID], clientItemOf(c), c.Listener))
 		}
@@ -129,7 +131,7 @@ func (a *API) mapView(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteJSON(w, http.StatusOK, out)
 		return
 	}
-	events, err := a.opts.Events.LatestInBox(r.Context(), box[1], box[0], box[3], box[2], limit)
+	events, err := a.opts.Events.LatestInBox(r.Context(), box[1], box[0], box[3], box[2], limit, sees)
 	if err != nil {
 		a.mapFailed(w, r, err)
 		return
@@ -197,7 +199,9 @@ func (a *API) deletions(r *http.Request, now time.Time) (map[string]deletion, er
 	if m := c.mark.Add(-deleteOverlap); m.After(since) {
 		since = m
 	}
-	evs, err := a.opts.Events.RecentOfType(r.Context(), "t-x-d-d", since, mapDeleteLimit)
+	// Every reader shares the cache: a deletion only ever hides an item
+	// the reader's own query returned.
+	evs, err := a.opts.Events.RecentOfType(r.Context(), "t-x-d-d", since, mapDeleteLimit, store.AllGroups)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +348,7 @@ func (a *API) mapEventByUID(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteMessage(w, http.StatusNotFound, "no event of this uid")
 		return
 	}
-	e, err := a.opts.Events.LatestEvent(r.Context(), uid)
+	e, err := a.opts.Events.LatestEvent(r.Context(), uid, access.From(r).Reads())
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		httpapi.WriteMessage(w, http.StatusNotFound, "no event of uid "+strconv.Quote(logx.Clip(uid)))

@@ -8,8 +8,10 @@ package mgmt
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
+	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/store"
 )
@@ -62,9 +64,17 @@ func (a *API) listMissions(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, missionsError+"the list could not be read")
 		return
 	}
-	items := make([]missionItem, len(list))
-	for i, s := range list {
-		items[i] = missionItemOf(s)
+	groups, err := a.opts.Users.Groups(r.Context())
+	if err != nil {
+		httpapi.Fail(w, r, err, missionsError+"the list could not be read")
+		return
+	}
+	p := access.From(r)
+	items := make([]missionItem, 0, len(list))
+	for _, s := range list {
+		if p.Sees(access.MaskOf(groups, s.Mission.Groups)) {
+			items = append(items, missionItemOf(s))
+		}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, struct {
 		Missions  []missionItem `json:"missions"`
@@ -96,6 +106,27 @@ type missionTruncation struct {
 	Logs         bool `json:"logs"`
 }
 
+// mayReadMission applies access.md "Missions" to the console: a mission the
+// caller's groups do not see is not there; a password-protected one shows
+// its details to administrators only (the list shows that it exists).
+func (a *API) mayReadMission(r *http.Request, m store.Mission) error {
+	p := access.From(r)
+	if p.Admin() {
+		return nil
+	}
+	groups, err := a.opts.Users.Groups(r.Context())
+	if err != nil {
+		return err
+	}
+	if !p.Sees(access.MaskOf(groups, m.Groups)) {
+		return fmt.Errorf("%w: no mission named %q", store.ErrNotFound, m.Name)
+	}
+	if m.PasswordProtected {
+		return fmt.Errorf("%w: mission %q is password protected: its details are for its subscribers and administrators", access.ErrForbidden, m.Name)
+	}
+	return nil
+}
+
 // getMission answers GET /api/missions/{name}.
 func (a *API) getMission(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -105,6 +136,9 @@ func (a *API) getMission(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sum, err := a.opts.Missions.MissionSummaryByName(ctx, name)
+	if err == nil {
+		err = a.mayReadMission(r, sum.Mission)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "name: no mission named %q", httpapi.ClipValue(name)), missionsError)
 		return

@@ -37,11 +37,18 @@ func (a *API) uploadPackage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	groups, err := a.shareWith(r, "groups", r.URL.Query().Get("groups"))
+	if err != nil {
+		up.Failed(w, r, err)
+		return
+	}
 	p, err := a.opts.Files.PutDataPackage(r.Context(), store.DataPackageInput{
 		Name:           name,
 		SubmissionUser: creator,
 		CreatorUID:     creator,
 		Keywords:       store.UploadKeywords(),
+		Groups:         groups,
+		Owner:          owner(r),
 	}, part)
 	if errors.Is(err, store.ErrInvalid) {
 		err = httpapi.InField("filename", err)

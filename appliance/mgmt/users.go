@@ -10,57 +10,60 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
+	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
-	"outpost/appliance/logx"
 	"outpost/appliance/store"
+	"outpost/appliance/users"
 )
 
 // usersError is the contract's 500 text for every system-user route (api.md §7).
 const usersError = "An error occurred attempting to retrieve user(s)."
 
-// userItem is a system user as the API returns it (api.md §2.3).
+// userItem is a system user as the API returns it: api.md §2.3's id,
+// username, token and certificatePackageName; the keys FreeTAKServer's
+// scripts and web UI read (Name, Group, Certs, Uid, DeviceType); and its
+// role and groups (access.md).
 type userItem struct {
-	ID                     string `json:"id"`
-	Username               string `json:"username"`
-	Token                  string `json:"token"`
-	CertificatePackageName string `json:"certificatePackageName"`
+	ID                     string           `json:"id"`
+	Username               string           `json:"username"`
+	Token                  string           `json:"token"`
+	CertificatePackageName string           `json:"certificatePackageName"`
+	Role                   string           `json:"role"`
+	Groups                 []membershipJSON `json:"groups"`
+	Name                   string           `json:"Name"`
+	Group                  string           `json:"Group"`
+	Certs                  string           `json:"Certs"`
+	UID                    string           `json:"Uid"`
+	DeviceType             string           `json:"DeviceType"`
 }
 
-func itemOf(u store.User) userItem {
-	return userItem{ID: u.UID, Username: u.Name, Token: u.Token, CertificatePackageName: u.CertificatePackageName}
+// userView shows a user (with the token it was just given, if any).
+func (a *API) userView(u users.User, _ bool) userItem {
+	certs := "false"
+	if u.CertificatePackageHash != "" {
+		certs = "true"
+	}
+	return userItem{ID: u.UID, Username: u.Name, Token: u.Token, CertificatePackageName: u.CertificatePackageName,
+		Role: u.Role, Groups: membershipsView(u.Groups), Name: u.Name, Group: strings.Join(u.GroupNames(), ","),
+		Certs: certs, UID: u.UID, DeviceType: u.DeviceType}
 }
 
 type usersList struct {
 	SystemUsers []userItem `json:"SystemUsers"`
 }
 
-// fail answers err (a client mistake with its status, or an internal fault
-// with internalMsg, logged with what). A request whose client hung up
-// fails with its context: that is the client's doing, logged at debug
-// level only (a client could otherwise fill the log with errors).
-func (a *API) fail(w http.ResponseWriter, r *http.Request, err error, internalMsg, what string) {
-	var he *httpapi.Error
-	switch {
-	case errors.As(err, &he):
-	case r.Context().Err() != nil:
-		a.log.Debug(what+": the client went away", "method", r.Method, "path", logx.Clip(r.URL.Path), "err", err)
-	default:
-		a.log.Error(what, "method", r.Method, "path", logx.Clip(r.URL.Path), "err", err)
-	}
-	httpapi.Fail(w, r, err, internalMsg)
-}
-
 // getAllUsers answers GET /ManageSystemUser/getAll and GET /api/users.
 func (a *API) getAllUsers(w http.ResponseWriter, r *http.Request) {
-	users, err := a.opts.Accounts.Users(r.Context())
+	list, err := a.opts.Users.List(r.Context())
 	if err != nil {
 		httpapi.Fail(w, r, err, usersError)
 		return
 	}
-	out := usersList{SystemUsers: make([]userItem, 0, len(users))}
-	for _, u := range users {
-		out.SystemUsers = append(out.SystemUsers, itemOf(u))
+	out := usersList{SystemUsers: make([]userItem, 0, len(list))}
+	for _, u := range list {
+		out.SystemUsers = append(out.SystemUsers, a.userView(u, false))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 }
@@ -90,15 +93,17 @@ func (a *API) getSystemUser(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, httpapi.BadRequest("username or id", "at least one is required"), usersError)
 		return
 	}
-	users, err := a.opts.Accounts.Users(r.Context())
+	list, err := a.opts.Users.List(r.Context())
 	if err != nil {
 		httpapi.Fail(w, r, err, usersError)
 		return
 	}
+	// access.md "Roles": a user finds itself only.
+	p := access.From(r)
 	out := usersList{SystemUsers: []userItem{}}
-	for _, u := range users {
-		if (name == "" || u.Name == name) && (id == "" || u.UID == id) {
-			out.SystemUsers = append(out.SystemUsers, itemOf(u))
+	for _, u := range list {
+		if (name == "" || u.Name == name) && (id == "" || u.UID == id) && (p.Admin() || p.IsUser(u.UID)) {
+			out.SystemUsers = append(out.SystemUsers, a.userView(u, false))
 		}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
@@ -151,48 +156,23 @@ func (a *API) deleteSystemUser(w http.ResponseWriter, r *http.Request) {
 		}
 		targets = append(targets, target{"id", *body.ID})
 	}
-	users := make([]store.User, 0, len(targets))
-	seen := map[string]bool{}
-	for _, t := range targets {
-		if seen[t.uid] {
-			continue
-		}
-		seen[t.uid] = true
-		u, err := a.opts.Accounts.UserByUID(r.Context(), t.uid)
+	uids := make([]string, len(targets))
+	for i, t := range targets {
+		uids[i] = t.uid
+	}
+	// The users service revokes the certificates first: a failure leaves
+	// the users in place, never a deleted user with a valid certificate.
+	if _, err := a.opts.Users.Delete(r.Context(), uids); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "%s: no system user with id %q", t.field, httpapi.ClipValue(t.uid)), usersError)
-			return
-		}
-		if err != nil {
-			httpapi.Fail(w, r, err, usersError)
-			return
-		}
-		users = append(users, u)
-	}
-	// Revoke before deleting: a failure leaves the users in place, never a
-	// deleted user with a valid certificate.
-	revoked := map[string]int{}
-	if a.opts.Authority != nil {
-		for _, u := range users {
-			n, err := a.opts.Authority.RevokeName(u.Name, "cessation_of_operation")
-			if err != nil {
-				httpapi.Fail(w, r, err, usersError)
-				return
+			for _, t := range targets {
+				if strings.Contains(err.Error(), t.uid) {
+					err = httpapi.Errorf(http.StatusNotFound, "%s: no system user with id %q", t.field, httpapi.ClipValue(t.uid))
+					break
+				}
 			}
-			revoked[u.UID] = n
 		}
-	}
-	uids := make([]string, len(users))
-	for i, u := range users {
-		uids[i] = u.UID
-	}
-	if err := a.opts.Accounts.DeleteUsers(r.Context(), uids); err != nil {
 		httpapi.Fail(w, r, httpapi.InField("id", err), usersError)
 		return
-	}
-	for _, u := range users {
-		a.removeCertificatePackage(u)
-		a.log.Info("system user deleted", "user", logx.Clip(u.Name), "uid", u.UID, "certificates_revoked", revoked[u.UID])
 	}
 	httpapi.WriteMessage(w, http.StatusOK, "user deleted")
 }

@@ -25,6 +25,7 @@ import (
 	"outpost/appliance/logx"
 	"outpost/appliance/pki"
 	"outpost/appliance/store"
+	"outpost/appliance/users"
 )
 
 // newUser is one user to create, checked.
@@ -44,6 +45,7 @@ type batchUser struct {
 	Password   *string `json:"Password"`
 	DeviceType *string `json:"DeviceType"`
 	Certs      any     `json:"Certs"`
+	Role       *string `json:"Role"`
 }
 
 func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
@@ -52,6 +54,8 @@ func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
 		Password               *string           `json:"password"`
 		Token                  *string           `json:"token"`
 		CertificatePackageName *string           `json:"certificatePackageName"`
+		Role                   *string           `json:"role"`
+		Group                  *string           `json:"group"`
 		SystemUsers            []json.RawMessage `json:"systemUsers"`
 	}
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
@@ -81,6 +85,12 @@ func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		u, err := checkFlatUser(str(body.Username), str(body.Password), body.Token, str(body.CertificatePackageName))
+		if err == nil {
+			u.in.Role, err = checkRole("role", str(body.Role))
+		}
+		if err == nil {
+			u.in.Group, err = checkGroups("group", str(body.Group))
+		}
 		if err != nil {
 			httpapi.Fail(w, r, err, usersError)
 			return
@@ -107,8 +117,7 @@ func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
 			}
 			continue
 		}
-		a.log.Info("system user created", "user", logx.Clip(u.Name), "uid", u.UID, "certificate_package", u.CertificatePackageName)
-		created = append(created, itemOf(u))
+		created = append(created, a.userView(u, true))
 	}
 	msg := "user(s) created"
 	if len(failures) > 0 {
@@ -161,7 +170,12 @@ func checkBatchUser(raw json.RawMessage, field string) (newUser, error) {
 	if err := checkText(field+".Password", password, true, 256); err != nil {
 		return u, err
 	}
-	if err := checkText(field+".Group", str(b.Group), false, 255); err != nil {
+	group, err := checkGroups(field+".Group", str(b.Group))
+	if err != nil {
+		return u, err
+	}
+	role, err := checkRole(field+".Role", str(b.Role))
+	if err != nil {
 		return u, err
 	}
 	if b.Token != nil {
@@ -184,9 +198,31 @@ func checkBatchUser(raw json.RawMessage, field string) (newUser, error) {
 	if err != nil {
 		return u, httpapi.BadRequest(field+".DeviceType", "must be mobile, desktop, wintak, atak or itak, not %q", httpapi.ClipValue(str(b.DeviceType)))
 	}
-	u.in = store.UserInput{Name: name, Password: password, Group: str(b.Group), Token: u.in.Token, DeviceType: dt}
+	u.in = store.UserInput{Name: name, Password: password, Group: group, Role: role, Token: u.in.Token, DeviceType: dt}
 	u.certs, u.device = certs, d
 	return u, checkUserName(field+".Name", name, certs)
+}
+
+// checkRole reads a role ("" is the default, user; any case).
+func checkRole(field, v string) (string, error) {
+	r := strings.ToLower(strings.TrimSpace(v))
+	if r != "" && !store.ValidUserRole(r) {
+		return "", httpapi.BadRequest(field, "must be %s or %s, not %q", store.UserRoleUser, store.UserRoleAdmin, httpapi.ClipValue(v))
+	}
+	return r, nil
+}
+
+// checkGroups reads the seed's group field: group names separated by
+// commas (access.md "Groups").
+func checkGroups(field, v string) (string, error) {
+	if err := checkText(field, v, false, 255); err != nil {
+		return "", err
+	}
+	names, err := store.ParseGroupField(v)
+	if err != nil {
+		return "", httpapi.InField(field, err)
+	}
+	return strings.Join(names, ","), nil
 }
 
 // checkUserName applies the store's name rules (and, for users who get a
@@ -206,29 +242,8 @@ func checkUserName(field, name string, certs bool) error {
 	return nil
 }
 
-// createUser stores one user and, when asked, builds its certificate
-// package. If the package fails, the user is removed again.
-func (a *API) createUser(ctx context.Context, nu newUser) (store.User, error) {
-	u, err := a.opts.Accounts.CreateUser(ctx, nu.in)
-	if err != nil {
-		if errors.Is(err, store.ErrConflict) && strings.Contains(err.Error(), "token") {
-			return store.User{}, fmt.Errorf("%w: token already in use", store.ErrConflict)
-		}
-		if errors.Is(err, store.ErrConflict) {
-			return store.User{}, fmt.Errorf("%w: a user with this name exists", store.ErrConflict)
-		}
-		return store.User{}, err
-	}
-	if !nu.certs {
-		return u, nil
-	}
-	name, hash, err := a.issueCertificatePackage(ctx, u, nu.device)
-	if err != nil {
-		if derr := a.opts.Accounts.DeleteUser(context.WithoutCancel(ctx), u.UID); derr != nil {
-			a.log.Error("could not remove a user whose certificate package failed", "user", logx.Clip(u.Name), "uid", u.UID, "err", derr)
-		}
-		return store.User{}, err
-	}
-	u.CertificatePackageName, u.CertificatePackageHash = name, hash
-	return u, nil
+// createUser creates one user through the users service: the user and
+// its certificate package together or not at all.
+func (a *API) createUser(ctx context.Context, nu newUser) (users.User, error) {
+	return a.opts.Users.Create(ctx, users.NewUser{UserInput: nu.in, Certs: nu.certs, Device: nu.device})
 }

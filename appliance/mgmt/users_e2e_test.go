@@ -66,8 +66,9 @@ func TestSystemUsers(t *testing.T) {
 	const leeToken = "lee-chosen-token-0123456789"
 	r = e.do("POST", "/ManageSystemUser/postSystemUser", e.admin, map[string]string{"username": "lee", "password": "lee-pw", "token": leeToken, "certificatePackageName": "lee.zip"})
 	want(t, "flat create with token", r, 201)
-	want(t, "lee's own token", e.do("GET", "/ManageSystemUser/getAll", leeToken, nil), 200)
-	want(t, "kim's generated token", e.do("GET", "/ManageSystemUser/getAll", kimToken, nil), 200)
+	want(t, "lee's own token", e.do("GET", "/api/whoami", leeToken, nil), 200)
+	want(t, "kim's generated token", e.do("GET", "/api/whoami", kimToken, nil), 200)
+	want(t, "a user lists users", e.do("GET", "/ManageSystemUser/getAll", kimToken, nil), 403)
 	var pwHash, tokHash string
 	e.db().QueryRow(`SELECT password_hash, token_hash FROM system_users WHERE uid = ?`, kimID).Scan(&pwHash, &tokHash)
 	if !strings.HasPrefix(pwHash, "pbkdf2-sha256$") || tokHash != sha([]byte(kimToken)) {
@@ -100,10 +101,13 @@ func TestSystemUsers(t *testing.T) {
 	if !strings.HasSuffix(pkgs["ann"], "_ann_atak.zip") || !strings.HasSuffix(pkgs["ben"], "_ben_wintak.zip") || pkgs["cid"] != "" {
 		t.Fatalf("certificate packages %v", pkgs)
 	}
+	// The Group field is a membership, both ways (access.md "Groups").
 	var grp, dt string
-	e.db().QueryRow(`SELECT grp, device_type FROM system_users WHERE name = 'ben'`).Scan(&grp, &dt)
-	if grp != "Red" || dt != "wintak" {
-		t.Fatalf("ben stored with group %q device %q", grp, dt)
+	var in, out bool
+	e.db().QueryRow(`SELECT m.group_name, m.dir_in, m.dir_out, u.device_type FROM system_users u
+		JOIN group_members m ON m.user_uid = u.uid WHERE u.name = 'ben'`).Scan(&grp, &in, &out, &dt)
+	if grp != "Red" || !in || !out || dt != "wintak" {
+		t.Fatalf("ben stored with group %q (in %v, out %v) device %q", grp, in, out, dt)
 	}
 	if n := e.count("system_users", ""); n != 5 {
 		t.Fatalf("%d users stored, want 5", n)
@@ -161,7 +165,7 @@ func TestSystemUsers(t *testing.T) {
 	if r.Message() != "user updated" {
 		t.Fatalf("update answer %s", r.Body)
 	}
-	want(t, "login token after a password change", e.do("GET", "/api/users", lt.Token, nil), 401)
+	want(t, "login token after a password change", e.do("GET", "/api/whoami", lt.Token, nil), 401)
 	want(t, "old password", e.do("POST", "/api/login", "", map[string]string{"username": "cid2", "password": "cid-pw"}), 401)
 	want(t, "new name and password", e.do("POST", "/api/login", "", map[string]string{"username": "cid2", "password": "cid-pw-2"}), 200)
 	r = e.do("PUT", "/ManageSystemUser/putSystemUser", e.admin, map[string]string{"id": cidID, "username": "kim"})
@@ -171,8 +175,8 @@ func TestSystemUsers(t *testing.T) {
 	// A user's token changed through the flat shape.
 	const cidToken = "cid-new-token-0123456789abcdef"
 	want(t, "token update", e.do("PUT", "/ManageSystemUser/putSystemUser", e.admin, map[string]string{"id": cidID, "token": cidToken}), 200)
-	want(t, "old cid token", e.do("GET", "/api/users", "cid-token-0123456789abcdef", nil), 401)
-	want(t, "new cid token", e.do("GET", "/api/users", cidToken, nil), 200)
+	want(t, "old cid token", e.do("GET", "/api/whoami", "cid-token-0123456789abcdef", nil), 401)
+	want(t, "new cid token", e.do("GET", "/api/whoami", cidToken, nil), 200)
 
 	// putSystemUser, batch: token rotation, all or nothing.
 	const kimNew, leeNew = "kim-rotated-0123456789abcdef", "lee-rotated-0123456789abcdef"
@@ -184,14 +188,14 @@ func TestSystemUsers(t *testing.T) {
 	if !strings.Contains(r.Message(), "systemUsers[1].uid") {
 		t.Fatalf("message %q", r.Message())
 	}
-	want(t, "kim's token after a refused rotation", e.do("GET", "/api/users", kimToken, nil), 200)
+	want(t, "kim's token after a refused rotation", e.do("GET", "/api/whoami", kimToken, nil), 200)
 	r = e.do("PUT", "/ManageSystemUser/putSystemUser", e.admin, map[string]any{"systemUsers": []map[string]string{
 		{"uid": kimID, "Token": kimNew}, {"uid": leeID, "Token": leeNew},
 	}})
 	want(t, "rotation", r, 200)
-	want(t, "kim's old token", e.do("GET", "/api/users", kimToken, nil), 401)
-	want(t, "kim's new token", e.do("GET", "/api/users", kimNew, nil), 200)
-	want(t, "lee's new token", e.do("GET", "/api/users", leeNew, nil), 200)
+	want(t, "kim's old token", e.do("GET", "/api/whoami", kimToken, nil), 401)
+	want(t, "kim's new token", e.do("GET", "/api/whoami", kimNew, nil), 200)
+	want(t, "lee's new token", e.do("GET", "/api/whoami", leeNew, nil), 200)
 
 	// Delete: {"id"}, then the batch shape; an unknown id changes nothing.
 	before := e.snapshot()
@@ -204,7 +208,7 @@ func TestSystemUsers(t *testing.T) {
 	if r.Message() != "user deleted" {
 		t.Fatalf("delete answer %s", r.Body)
 	}
-	want(t, "deleted user's token", e.do("GET", "/api/users", kimNew, nil), 401)
+	want(t, "deleted user's token", e.do("GET", "/api/whoami", kimNew, nil), 401)
 	r = e.do("DELETE", "/ManageSystemUser/deleteSystemUser", e.admin, map[string]any{"systemUsers": []map[string]string{{"uid": leeID}, {"uid": cidID}}})
 	want(t, "batch delete", r, 200)
 	if n := e.count("system_users", ""); n != 2 {

@@ -17,9 +17,9 @@ import (
 	"fmt"
 	"net/http"
 
+	"outpost/appliance/access"
 	"outpost/appliance/fault"
 	"outpost/appliance/httpapi"
-	"outpost/appliance/logx"
 	"outpost/appliance/store"
 )
 
@@ -35,13 +35,28 @@ func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, usersError)
 		return
 	}
+	p := access.From(r)
 	if body.SystemUsers != nil {
+		if !p.Admin() {
+			httpapi.Fail(w, r, fmt.Errorf("%w: systemUsers: only an administrator rotates other users' tokens", access.ErrForbidden), usersError)
+			return
+		}
 		a.rotateTokens(w, r, body.SystemUsers)
 		return
 	}
 	id := str(body.ID)
 	if err := checkText("id", id, true, 255); err != nil {
 		httpapi.Fail(w, r, err, usersError)
+		return
+	}
+	// access.md "Roles": a user changes its own password and token; its
+	// name and everything of other users are an administrator's.
+	if err := access.SelfOrAdmin(p, id); err != nil {
+		httpapi.Fail(w, r, err, usersError)
+		return
+	}
+	if body.Username != nil && !p.Admin() {
+		httpapi.Fail(w, r, fmt.Errorf("%w: username: only an administrator renames users", access.ErrForbidden), usersError)
 		return
 	}
 	var up store.UserUpdate
@@ -74,30 +89,11 @@ func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, httpapi.BadRequest("username, password or token", "at least one is required"), usersError)
 		return
 	}
-	old, err := a.opts.Accounts.UserByUID(r.Context(), id)
+	_, err := a.opts.Users.Update(r.Context(), id, up)
 	if errors.Is(err, store.ErrNotFound) {
 		httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "id: no system user with id %q", httpapi.ClipValue(id)), usersError)
 		return
 	}
-	if err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
-	}
-	if up.Name != nil && *up.Name != old.Name && a.opts.Authority != nil {
-		certs, err := a.opts.Authority.Issued(old.Name)
-		if err != nil {
-			httpapi.Fail(w, r, err, usersError)
-			return
-		}
-		for _, c := range certs {
-			if !c.Revoked {
-				httpapi.Fail(w, r, httpapi.Errorf(http.StatusConflict,
-					"username: %q holds certificates issued to its name; delete and re-create the user to rename it", httpapi.ClipValue(old.Name)), usersError)
-				return
-			}
-		}
-	}
-	u, err := a.opts.Accounts.UpdateUser(r.Context(), id, up)
 	if err != nil {
 		field := "username"
 		if isTokenConflict(err) {
@@ -106,8 +102,6 @@ func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, httpapi.InField(field, err), usersError)
 		return
 	}
-	a.log.Info("system user updated", "user", logx.Clip(u.Name), "uid", u.UID,
-		"renamed", up.Name != nil && *up.Name != old.Name, "password_changed", up.Password != nil, "token_changed", up.Token != nil)
 	httpapi.WriteMessage(w, http.StatusOK, "user updated")
 }
 
@@ -157,10 +151,9 @@ func (a *API) rotateTokens(w http.ResponseWriter, r *http.Request, items []json.
 			return
 		}
 	}
-	if err := a.opts.Accounts.SetUserTokens(r.Context(), changes); err != nil {
+	if err := a.opts.Users.RotateTokens(r.Context(), changes); err != nil {
 		httpapi.Fail(w, r, httpapi.InField("systemUsers", err), usersError)
 		return
 	}
-	a.log.Info("system user tokens rotated", "users", len(changes))
 	httpapi.WriteMessage(w, http.StatusOK, "user updated")
 }

@@ -29,6 +29,8 @@ type EmergencyInput struct {
 	Point   geo.Point
 	Name    string // callsign of the source or a description; "" is DefaultEmergencyName
 	Remarks string
+	Groups  uint64 // the groups it is sent to (a mask), access.md "Groups"
+	Owner   string // the user who raises it
 }
 
 // DefaultEmergencyName names an emergency raised through the API without a
@@ -60,12 +62,13 @@ func (s *Service) PostEmergency(ctx context.Context, in EmergencyInput) (string,
 		return "", err
 	}
 	o := store.ServerObject{UID: uid, Kind: store.KindEmergency, Origin: store.OriginAPI, Type: code, Label: words,
-		Name: name, Lat: in.Point.Lat, Lon: in.Point.Lon, Stale: ev.Stale, Replay: true, Repeat: true, UpdatedAt: now, XML: xml}
+		Name: name, Lat: in.Point.Lat, Lon: in.Point.Lon, Stale: ev.Stale, Replay: true, Repeat: true, UpdatedAt: now, XML: xml,
+		Groups: in.Groups, Owner: in.Owner}
 	if err := s.opts.Objects.PutServerObject(ctx, o); err != nil {
 		return "", fmt.Errorf("objects: keep emergency: %w", err)
 	}
-	s.opts.Broker.Retain(retainKey(store.KindEmergency, uid), ev, s.every(o))
-	s.publish(ev)
+	s.opts.Broker.Retain(retainKey(store.KindEmergency, uid), ev, s.every(o), o.Groups)
+	s.publish(ev, o.Groups)
 	s.log.Info("emergency raised", "uid", uid, "type", words, "lat", in.Point.Lat, "lon", in.Point.Lon)
 	return uid, nil
 }
@@ -79,10 +82,10 @@ type Emergency struct {
 	Origin   string // store.OriginAPI or store.OriginClient
 }
 
-// Emergencies lists the active emergencies, oldest first. A record missing
-// one of its attributes (a client's alert without a name or a known type)
-// is left out, with a log line saying so.
-func (s *Service) Emergencies(ctx context.Context) ([]Emergency, error) {
+// Emergencies lists the active emergencies sent to one of groups (a mask),
+// oldest first. A record missing one of its attributes (a client's alert
+// without a name or a known type) is left out, with a log line saying so.
+func (s *Service) Emergencies(ctx context.Context, groups uint64) ([]Emergency, error) {
 	all, err := s.opts.Objects.ServerObjects(ctx, store.KindEmergency)
 	if err != nil {
 		return nil, fmt.Errorf("objects: emergencies: %w", err)
@@ -90,7 +93,7 @@ func (s *Service) Emergencies(ctx context.Context) ([]Emergency, error) {
 	now := s.now()
 	out := []Emergency{}
 	for _, o := range all {
-		if !o.Stale.After(now) {
+		if !o.Stale.After(now) || !store.Seen(o.Groups, groups) {
 			continue
 		}
 		var missing []string
@@ -114,18 +117,22 @@ func (s *Service) Emergencies(ctx context.Context) ([]Emergency, error) {
 }
 
 // CancelEmergency cancels the active emergency uid, raised through the API
-// or by a client: b-a-o-can with its uid to every client, and it is no
-// longer kept or repeated. Errors: a *NotFoundError.
-func (s *Service) CancelEmergency(ctx context.Context, uid string) error {
+// or by a client: b-a-o-can with its uid to the clients that saw it, and it
+// is no longer kept or repeated. Errors: a *NotFoundError (none the caller
+// sees), ErrForbidden (another user's).
+func (s *Service) CancelEmergency(ctx context.Context, uid string, c Caller) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	o, err := s.opts.Objects.ServerObject(ctx, uid)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (o.Kind != store.KindEmergency || !o.Stale.After(now))) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (o.Kind != store.KindEmergency || !o.Stale.After(now) || !store.Seen(o.Groups, c.Sees))) {
 		return &NotFoundError{What: "active emergency", UIDs: []string{uid}}
 	}
 	if err != nil {
 		return fmt.Errorf("objects: cancel emergency: %w", err)
+	}
+	if err := c.mayChange(o); err != nil {
+		return err
 	}
 	ev, err := buildCancel(uid, o.Name, geo.Point{Lat: o.Lat, Lon: o.Lon}, now)
 	if err != nil {
@@ -135,7 +142,7 @@ func (s *Service) CancelEmergency(ctx context.Context, uid string) error {
 		return fmt.Errorf("objects: cancel emergency: %w", err)
 	}
 	s.opts.Broker.Release(retainKey(store.KindEmergency, uid))
-	s.publish(ev)
+	s.publish(ev, o.Groups)
 	s.log.Info("emergency cancelled", "uid", logx.Clip(uid), "type", logx.Clip(o.Label))
 	return nil
 }
@@ -144,15 +151,17 @@ func (s *Service) CancelEmergency(ctx context.Context, uid string) error {
 type observed struct {
 	ev       *cot.Event
 	directed bool
+	groups   uint64 // the groups it was sent to
 }
 
 // Observe is the relay's hook (the appliance's broker observer): it is
 // given every event a client sent, after routing, and whether it was
-// addressed to chosen recipients. Emergencies and their cancellations are
+// addressed to chosen recipients, and the groups it was sent to.
+// Emergencies and their cancellations are
 // queued for Run to track; everything else returns at once. It never
 // blocks: when the queue is full the event is relayed but not tracked, and
 // a (rate-limited) line says so.
-func (s *Service) Observe(ev *cot.Event, directed bool) {
+func (s *Service) Observe(ev *cot.Event, directed bool, groups uint64) {
 	if !strings.HasPrefix(ev.Type, "b-a") {
 		return
 	}
@@ -160,7 +169,7 @@ func (s *Service) Observe(ev *cot.Event, directed bool) {
 		return
 	}
 	select {
-	case s.observed <- observed{ev: ev, directed: directed}:
+	case s.observed <- observed{ev: ev, directed: directed, groups: groups}:
 	default:
 		s.obsLog.Warn("an emergency from a client was relayed but not tracked: too many at once",
 			"uid", logx.Clip(ev.UID), "type", logx.Clip(ev.Type))
@@ -239,11 +248,11 @@ func (s *Service) track(ctx context.Context, o observed) {
 	row := store.ServerObject{UID: ev.UID, Kind: store.KindEmergency, Origin: store.OriginClient, Type: ev.Type,
 		Label: logx.ClipN(strings.TrimSpace(words), 200), Name: logx.ClipN(strings.TrimSpace(name), 200),
 		Lat: p.Lat, Lon: p.Lon, Stale: now.Add(PersistentFor), Replay: !o.directed, Repeat: !o.directed,
-		UpdatedAt: now, XML: kept.AppendXML(nil)}
+		UpdatedAt: now, XML: kept.AppendXML(nil), Groups: o.groups}
 	// ATAK repeats an active alert every few seconds: write only what
 	// changed (the replayed copy in the broker is always the newest).
 	same := exists && old.Type == row.Type && old.Label == row.Label && old.Name == row.Name && old.Lat == row.Lat &&
-		old.Lon == row.Lon && old.Replay == row.Replay
+		old.Lon == row.Lon && old.Replay == row.Replay && old.Groups == row.Groups
 	if !same {
 		if err := s.opts.Objects.PutServerObject(ctx, row); err != nil {
 			s.log.Error("could not keep a client's emergency", "uid", logx.Clip(ev.UID), "err", err)
@@ -254,7 +263,7 @@ func (s *Service) track(ctx context.Context, o observed) {
 	if o.directed {
 		s.opts.Broker.Release(key)
 	} else {
-		s.opts.Broker.Retain(key, &kept, s.every(row))
+		s.opts.Broker.Retain(key, &kept, s.every(row), row.Groups)
 	}
 	if !exists {
 		s.log.Info("emergency raised by a client is tracked", "uid", logx.Clip(ev.UID), "type", logx.Clip(row.Label),

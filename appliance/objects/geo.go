@@ -31,6 +31,8 @@ type GeoInput struct {
 	LinkUID  string        // an object to link to ("" none)
 	Timeout  time.Duration // until stale; 0 persistent
 	Repeat   bool          // re-broadcast every RepeatInterval
+	Groups   uint64        // the groups it is sent to (a mask; PostGeo), access.md "Groups"
+	Owner    string        // the user who makes it (PostGeo)
 }
 
 // defaultLinkType is a link's type when the linked uid is unknown: the
@@ -43,28 +45,36 @@ const defaultLinkType = "a-f-G-U-C"
 // repeated one is re-broadcast every RepeatInterval.
 func (s *Service) PostGeo(ctx context.Context, in GeoInput) (string, error) {
 	in.UID = uuid.NewString()
-	return in.UID, s.saveGeo(ctx, in, true)
+	return in.UID, s.saveGeo(ctx, in, nil)
 }
 
-// PutGeo changes the geo object in.UID (made through the API and not yet
-// stale): same uid, so clients move the marker rather than add one. Errors:
-// a *NotFoundError.
-func (s *Service) PutGeo(ctx context.Context, in GeoInput) error {
-	return s.saveGeo(ctx, in, false)
+// PutGeo changes the geo object in.UID (made through the API, not yet
+// stale, and visible to the caller): same uid, so clients move the marker
+// rather than add one; it keeps its groups and owner. Errors: a
+// *NotFoundError, ErrForbidden (another user's object).
+func (s *Service) PutGeo(ctx context.Context, in GeoInput, c Caller) error {
+	return s.saveGeo(ctx, in, &c)
 }
 
-func (s *Service) saveGeo(ctx context.Context, in GeoInput, create bool) error {
+// saveGeo keeps and sends a geo object: a new one (c nil) or a change of
+// one the caller c may change.
+func (s *Service) saveGeo(ctx context.Context, in GeoInput, c *Caller) error {
+	create := c == nil
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	if !create {
 		old, err := s.opts.Objects.ServerObject(ctx, in.UID)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && (old.Kind != store.KindGeo || !old.Stale.After(now))) {
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (old.Kind != store.KindGeo || !old.Stale.After(now) || !store.Seen(old.Groups, c.Sees))) {
 			return &NotFoundError{What: "geo object made through this API", UIDs: []string{in.UID}}
 		}
 		if err != nil {
 			return fmt.Errorf("objects: put geo object: %w", err)
 		}
+		if err := c.mayChange(old); err != nil {
+			return err
+		}
+		in.Groups, in.Owner = old.Groups, old.Owner
 	}
 	g := geoEvent{uid: in.UID, typ: in.Type, how: in.How, point: in.Point, callsign: in.Callsign,
 		remarks: in.Remarks, linkUID: in.LinkUID, stale: now.Add(in.Timeout), persistent: in.Timeout == 0}
@@ -89,7 +99,7 @@ func (s *Service) saveGeo(ctx context.Context, in GeoInput, create bool) error {
 	}
 	o := store.ServerObject{UID: in.UID, Kind: store.KindGeo, Origin: store.OriginAPI, Type: in.Type, Name: g.callsign,
 		Lat: in.Point.Lat, Lon: in.Point.Lon, Stale: ev.Stale, Replay: in.Repeat || g.persistent, Repeat: in.Repeat,
-		UpdatedAt: now, XML: xml}
+		UpdatedAt: now, XML: xml, Groups: in.Groups, Owner: in.Owner}
 	if err := s.opts.Objects.PutServerObject(ctx, o); err != nil {
 		return fmt.Errorf("objects: keep geo object: %w", err)
 	}
@@ -97,11 +107,11 @@ func (s *Service) saveGeo(ctx context.Context, in GeoInput, create bool) error {
 	// (same uid, harmless), never not at all.
 	key := retainKey(store.KindGeo, in.UID)
 	if o.Replay {
-		s.opts.Broker.Retain(key, ev, s.every(o))
+		s.opts.Broker.Retain(key, ev, s.every(o), o.Groups)
 	} else {
 		s.opts.Broker.Release(key)
 	}
-	s.publish(ev)
+	s.publish(ev, o.Groups)
 	verb := "created"
 	if !create {
 		verb = "moved or changed"
@@ -117,15 +127,16 @@ func (s *Service) typeOf(ctx context.Context, uid string) string {
 	if o, err := s.opts.Objects.ServerObject(ctx, uid); err == nil {
 		return o.Type
 	}
-	if e, err := s.opts.Events.LatestEvent(ctx, uid); err == nil {
+	if e, err := s.opts.Events.LatestEvent(ctx, uid, store.AllGroups); err == nil {
 		return e.Type
 	}
 	return defaultLinkType
 }
 
 // Repeated returns the geo objects kept for replay (posted with repeat, or
-// persistent), uid to the event's XML (without the XML declaration).
-func (s *Service) Repeated(ctx context.Context) (map[string]string, error) {
+// persistent) that were sent to one of groups (a mask), uid to the event's
+// XML (without the XML declaration).
+func (s *Service) Repeated(ctx context.Context, groups uint64) (map[string]string, error) {
 	all, err := s.opts.Objects.ServerObjects(ctx, store.KindGeo)
 	if err != nil {
 		return nil, fmt.Errorf("objects: repeated: %w", err)
@@ -133,7 +144,7 @@ func (s *Service) Repeated(ctx context.Context) (map[string]string, error) {
 	now := s.now()
 	out := map[string]string{}
 	for _, o := range all {
-		if o.Replay && o.Stale.After(now) {
+		if o.Replay && o.Stale.After(now) && store.Seen(o.Groups, groups) {
 			out[o.UID] = stripDeclaration(o.XML)
 		}
 	}
@@ -141,10 +152,11 @@ func (s *Service) Repeated(ctx context.Context) (map[string]string, error) {
 }
 
 // DeleteRepeated stops keeping the repeated (or persistent) geo objects
-// uids and sends, for each, a forced delete so clients remove it. Every
-// uid must name one (a *NotFoundError names those that do not), or
-// nothing changes.
-func (s *Service) DeleteRepeated(ctx context.Context, uids []string) error {
+// uids and sends, for each, a forced delete so the clients that saw it
+// remove it. Every uid must name one the caller sees (a *NotFoundError
+// names those that do not) and may change (ErrForbidden), or nothing
+// changes.
+func (s *Service) DeleteRepeated(ctx context.Context, uids []string, c Caller) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	all, err := s.opts.Objects.ServerObjects(ctx, store.KindGeo)
@@ -154,7 +166,7 @@ func (s *Service) DeleteRepeated(ctx context.Context, uids []string) error {
 	now := s.now()
 	kept := map[string]store.ServerObject{}
 	for _, o := range all {
-		if o.Replay && o.Stale.After(now) {
+		if o.Replay && o.Stale.After(now) && store.Seen(o.Groups, c.Sees) {
 			kept[o.UID] = o
 		}
 	}
@@ -173,6 +185,11 @@ func (s *Service) DeleteRepeated(ctx context.Context, uids []string) error {
 	if len(unknown) > 0 {
 		return &NotFoundError{What: "repeated message", UIDs: unknown}
 	}
+	for _, u := range list {
+		if err := c.mayChange(kept[u]); err != nil {
+			return err
+		}
+	}
 	dels := make([]*cot.Event, len(list))
 	for i, u := range list {
 		if dels[i], err = buildForceDelete(u, kept[u].Type, now); err != nil {
@@ -184,7 +201,7 @@ func (s *Service) DeleteRepeated(ctx context.Context, uids []string) error {
 	}
 	for i, u := range list {
 		s.opts.Broker.Release(retainKey(store.KindGeo, u))
-		s.publish(dels[i])
+		s.publish(dels[i], kept[u].Groups)
 	}
 	s.log.Info("repeated geo objects deleted", "objects", len(list))
 	return nil
@@ -200,14 +217,15 @@ type GeoItem struct {
 	Attitude  string  // the attitude word
 }
 
-// Near returns the geo objects within radius metres (geodesic) of center,
-// nearest first: the API's own and the markers clients placed (not their
-// own positions), not stale. attitude is a letter (f, h, n, u) or 0 for
-// every attitude. An area holding more than store.MaxMapObjects candidates
-// is refused (ErrTooLarge).
-func (s *Service) Near(ctx context.Context, center geo.Point, radius float64, attitude byte) ([]GeoItem, error) {
+// Near returns the geo objects within radius metres (geodesic) of center
+// that were sent to one of groups (a mask), nearest first: the API's own
+// and the markers clients placed (not their own positions), not stale.
+// attitude is a letter (f, h, n, u) or 0 for every attitude. An area
+// holding more than store.MaxMapObjects candidates is refused
+// (ErrTooLarge).
+func (s *Service) Near(ctx context.Context, center geo.Point, radius float64, attitude byte, groups uint64) ([]GeoItem, error) {
 	box := geo.BoundingBox(center, radius)
-	rows, err := s.opts.Objects.GeoObjectsInBox(ctx, box.MinLat, box.MinLon, box.MaxLat, box.MaxLon, s.now())
+	rows, err := s.opts.Objects.GeoObjectsInBox(ctx, box.MinLat, box.MinLon, box.MaxLat, box.MaxLon, s.now(), groups)
 	if errors.Is(err, store.ErrTooLarge) {
 		return nil, fmt.Errorf("%w: more than %d objects lie in the area", ErrTooLarge, store.MaxMapObjects)
 	}

@@ -158,7 +158,7 @@ func (f *fixture) advance(d time.Duration) {
 }
 
 func geoInput(timeout time.Duration, repeat bool) GeoInput {
-	return GeoInput{Type: "a-h-G", How: "m-g", Point: geo.Point{Lat: 1, Lon: 2}, Timeout: timeout, Repeat: repeat}
+	return GeoInput{Type: "a-h-G", How: "m-g", Point: geo.Point{Lat: 1, Lon: 2}, Timeout: timeout, Repeat: repeat, Groups: store.AllGroups}
 }
 
 // TestRestoreAndExpire: kept objects are retained again after a restart,
@@ -174,7 +174,7 @@ func TestRestoreAndExpire(t *testing.T) {
 	}
 	pers, _ := f.svc.PostGeo(ctx, geoInput(0, false))
 	plain, _ := f.svc.PostGeo(ctx, geoInput(time.Hour, false))
-	em, err := f.svc.PostEmergency(ctx, EmergencyInput{Type: "911 alert", Point: geo.Point{Lat: 3, Lon: 4}})
+	em, err := f.svc.PostEmergency(ctx, EmergencyInput{Type: "911 alert", Point: geo.Point{Lat: 3, Lon: 4}, Groups: store.AllGroups})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestRestoreAndExpire(t *testing.T) {
 	if _, err := g.store.Objects().ServerObject(ctx, short); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the stale object is still kept: %v", err)
 	}
-	list, _ := g.svc.Emergencies(ctx)
+	list, _ := g.svc.Emergencies(ctx, store.AllGroups)
 	if len(list) != 1 || list[0].Name != DefaultEmergencyName || list[0].Type != "911 Alert" {
 		t.Fatalf("emergencies after restore: %+v", list)
 	}
@@ -211,7 +211,7 @@ func TestRestoreAndExpire(t *testing.T) {
 	})
 	stop()
 	<-done
-	if err := g.svc.PutGeo(ctx, GeoInput{UID: plain, Type: "a-h-G", How: "m-g", Timeout: time.Minute}); !errors.Is(err, ErrNotFound) {
+	if err := g.svc.PutGeo(ctx, GeoInput{UID: plain, Type: "a-h-G", How: "m-g", Timeout: time.Minute}, Caller{Admin: true, Sees: store.AllGroups}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("put of an expired object: %v", err)
 	}
 }
@@ -234,9 +234,9 @@ func TestClientEmergencyLimits(t *testing.T) {
 	}
 	// Not running: the queue fills and Observe drops without blocking.
 	for i := 0; i < cap(f.svc.observed)+5; i++ {
-		f.svc.Observe(alert("flood-9-1-1", "b-a-o-tbl", `<emergency type="911 Alert">x</emergency>`, 1), false)
+		f.svc.Observe(alert("flood-9-1-1", "b-a-o-tbl", `<emergency type="911 Alert">x</emergency>`, 1), false, store.AnonGroup)
 	}
-	f.svc.Observe(alert("not-an-alert", "a-f-G", `<contact callsign="x"/>`, 1), false) // ignored at once
+	f.svc.Observe(alert("not-an-alert", "a-f-G", `<contact callsign="x"/>`, 1), false, store.AnonGroup) // ignored at once
 	if !strings.Contains(f.logs.String(), "relayed but not tracked: too many at once") {
 		t.Fatalf("no log line for a full queue: %s", f.logs.String())
 	}
@@ -249,12 +249,12 @@ func TestClientEmergencyLimits(t *testing.T) {
 		alert("c-9-1-1", "b-a-o-pan", `<emergency type="Ring The Bell">cid</emergency>`, 3),
 		alert("nowhere-9-1-1", "b-a-g", `<emergency type="Geo-fence Breached">x</emergency>`, 95),
 	} {
-		f.svc.track(ctx, observed{ev: ev})
+		f.svc.track(ctx, observed{ev: ev, groups: store.AnonGroup})
 	}
 	if n, _ := f.store.Objects().CountServerObjects(ctx, store.KindEmergency, store.OriginClient); n != 2 {
 		t.Fatalf("%d client emergencies tracked, want the limit 2", n)
 	}
-	list, err := f.svc.Emergencies(ctx)
+	list, err := f.svc.Emergencies(ctx, store.AllGroups)
 	if err != nil || len(list) != 1 || list[0].UID != "a-9-1-1" || list[0].Name != "ann" || list[0].Origin != store.OriginClient {
 		t.Fatalf("list %+v %v", list, err)
 	}
@@ -267,17 +267,17 @@ func TestClientEmergencyLimits(t *testing.T) {
 	// ATAK repeating its alert rewrites nothing; a moved alert is kept moved.
 	before, _ := f.store.Objects().ServerObject(ctx, "a-9-1-1")
 	f.advance(5 * time.Second)
-	f.svc.track(ctx, observed{ev: alert("a-9-1-1", "b-a-o-tbl", `<emergency type="911 Alert">ann</emergency>`, 1)})
+	f.svc.track(ctx, observed{ev: alert("a-9-1-1", "b-a-o-tbl", `<emergency type="911 Alert">ann</emergency>`, 1), groups: store.AnonGroup})
 	if after, _ := f.store.Objects().ServerObject(ctx, "a-9-1-1"); !after.UpdatedAt.Equal(before.UpdatedAt) {
 		t.Fatalf("a repeated alert was written again: %v -> %v", before.UpdatedAt, after.UpdatedAt)
 	}
-	f.svc.track(ctx, observed{ev: alert("a-9-1-1", "b-a-o-tbl", `<emergency type="911 Alert">ann</emergency>`, 1.5)})
+	f.svc.track(ctx, observed{ev: alert("a-9-1-1", "b-a-o-tbl", `<emergency type="911 Alert">ann</emergency>`, 1.5), groups: store.AnonGroup})
 	if after, _ := f.store.Objects().ServerObject(ctx, "a-9-1-1"); after.Lat != 1.5 {
 		t.Fatalf("a moved alert was not kept: %+v", after)
 	}
 	// A cancel by <emergency cancel="true"> on another type works too.
-	f.svc.track(ctx, observed{ev: alert("a-9-1-1", "b-a-o-tbl", `<emergency cancel="true">ann</emergency>`, 1)})
-	if list, _ := f.svc.Emergencies(ctx); len(list) != 0 {
+	f.svc.track(ctx, observed{ev: alert("a-9-1-1", "b-a-o-tbl", `<emergency cancel="true">ann</emergency>`, 1), groups: store.AnonGroup})
+	if list, _ := f.svc.Emergencies(ctx, store.AllGroups); len(list) != 0 {
 		t.Fatalf("after cancel: %+v", list)
 	}
 }

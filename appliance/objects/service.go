@@ -55,7 +55,29 @@ var (
 	// ErrTooLarge: the object's event would be larger than clients can
 	// receive (64 KiB), or a query's area holds too many objects.
 	ErrTooLarge error = fault.New(fault.TooLarge, "objects: too large")
+	// ErrForbidden: the caller may see the object but not change it (it is
+	// another user's; access.md "Roles").
+	ErrForbidden error = fault.New(fault.Forbidden, "objects: forbidden")
 )
+
+// Caller is who asks (access.md): the user name that owns what it makes,
+// whether it is an administrator (it may change anyone's objects), and the
+// groups it sees (a mask).
+type Caller struct {
+	Name  string
+	Admin bool
+	Sees  uint64
+}
+
+// mayChange reports whether c may change or remove o: an administrator, its
+// owner, or, for what a client raised over CoT (no owner), anyone who sees
+// it.
+func (c Caller) mayChange(o store.ServerObject) error {
+	if c.Admin || (o.Owner != "" && o.Owner == c.Name) || (o.Owner == "" && o.Origin == store.OriginClient) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s was made by another user; only its maker or an administrator may change it", ErrForbidden, logx.Cut(o.UID, 60))
+}
 
 // Service keeps the server's own objects. Its methods are safe for
 // concurrent use; changes are serialised (they are rare and each is a
@@ -145,7 +167,7 @@ func (s *Service) Restore(ctx context.Context) (int, error) {
 			s.log.Error("a kept object's event does not decode; it is not replayed", "uid", logx.Clip(o.UID), "kind", o.Kind, "err", err)
 			continue
 		}
-		s.opts.Broker.Retain(retainKey(o.Kind, o.UID), ev, s.every(o))
+		s.opts.Broker.Retain(retainKey(o.Kind, o.UID), ev, s.every(o), o.Groups)
 		n++
 	}
 	if n > 0 {
@@ -200,9 +222,10 @@ func (s *Service) expire(ctx context.Context) error {
 	return nil
 }
 
-// publish sends a server event to every client (and so to the history).
-func (s *Service) publish(ev *cot.Event) {
-	if err := s.opts.Broker.Publish(ev, nil); err != nil {
+// publish sends a server event to the clients of groups (and so to the
+// history).
+func (s *Service) publish(ev *cot.Event, groups uint64) {
+	if err := s.opts.Broker.PublishTo(ev, groups); err != nil {
 		s.log.Error("the broker refused a server event", "uid", logx.Clip(ev.UID), "type", ev.Type, "err", err)
 	}
 }

@@ -13,9 +13,10 @@ import (
 )
 
 // PackageSink stores a connection package as a data package (the store's
-// blob table behind /Marti/sync and /DataPackageTable).
+// blob table behind /Marti/sync and /DataPackageTable), submitted by the
+// server and owned by the user it is for.
 type PackageSink interface {
-	PutPackage(ctx context.Context, filename, creatorUID string, r io.Reader) (hash string, err error)
+	PutPackage(ctx context.Context, filename, submitter, owner string, r io.Reader) (hash string, err error)
 }
 
 // UserPackage describes a package made by IssueUserPackage.
@@ -73,7 +74,7 @@ func (a *Authority) IssueUserPackage(ctx context.Context, name string, d Device,
 	written = path
 	up := &UserPackage{Name: name, Device: d, FileName: filename, Cert: cc}
 	if sink != nil {
-		hash, err := sink.PutPackage(ctx, filename, a.cfg.ServerName, bytes.NewReader(data))
+		hash, err := sink.PutPackage(ctx, filename, a.cfg.ServerName, name, bytes.NewReader(data))
 		if err != nil {
 			return nil, undo(fmt.Errorf("user package: store %s: %w", filename, err))
 		}

@@ -25,7 +25,7 @@ type memorySink struct {
 	fail  error
 }
 
-func (s *memorySink) PutPackage(ctx context.Context, filename, creatorUID string, r io.Reader) (string, error) {
+func (s *memorySink) PutPackage(ctx context.Context, filename, submitter, owner string, r io.Reader) (string, error) {
 	if s.fail != nil {
 		return "", s.fail
 	}
@@ -38,7 +38,7 @@ func (s *memorySink) PutPackage(ctx context.Context, filename, creatorUID string
 	if s.files == nil {
 		s.files, s.who = map[string][]byte{}, map[string]string{}
 	}
-	s.files[filename], s.who[filename] = data, creatorUID
+	s.files[filename], s.who[filename] = data, submitter+"|"+owner
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:]), nil
 }
@@ -61,8 +61,8 @@ func TestIssueUserPackage(t *testing.T) {
 				t.Fatal("the stored package differs from the file")
 			}
 			sum := sha256.Sum256(stored)
-			if up.Hash != hex.EncodeToString(sum[:]) || sink.who[up.FileName] != a.ServerName() {
-				t.Errorf("hash %q creator %q", up.Hash, sink.who[up.FileName])
+			if up.Hash != hex.EncodeToString(sum[:]) || sink.who[up.FileName] != a.ServerName()+"|kim "+string(d) {
+				t.Errorf("hash %q submitter|owner %q", up.Hash, sink.who[up.FileName])
 			}
 			if runtime.GOOS != "windows" {
 				if st, _ := os.Stat(filepath.Join(a.cfg.ClientPackagesDir, up.FileName)); st.Mode().Perm() != 0o600 {

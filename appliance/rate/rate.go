@@ -82,6 +82,15 @@ func (b *Bucket) Debit(now time.Time, n float64) time.Duration {
 	return time.Duration(-b.tokens / b.Rate * float64(time.Second))
 }
 
+// Refund gives back n tokens taken for something that turned out not to
+// count, up to the bucket's capacity.
+func (b *Bucket) Refund(n float64) {
+	if b.Rate <= 0 || !b.primed {
+		return
+	}
+	b.tokens = min(b.capacity(), b.tokens+n)
+}
+
 // Idle reports whether the bucket is full again at now (a holder may
 // forget it: a new one starts full).
 func (b *Bucket) Idle(now time.Time) bool {

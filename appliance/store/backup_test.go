@@ -67,7 +67,7 @@ func TestBackupWhileWriting(t *testing.T) {
 				return
 			default:
 			}
-			h.Add(testEvent(fmt.Sprint("u", i%50), "c", 1, 1, timeNow()), nil, timeNow(), "s", 0)
+			h.Add(testEvent(fmt.Sprint("u", i%50), "c", 1, 1, timeNow()), nil, timeNow(), "s", 0, AnonGroup)
 			if i%50 == 49 {
 				if err := h.Flush(ctx); err != nil {
 					t.Error(err)

@@ -25,7 +25,7 @@ func BenchmarkHistoryAddFlush(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for !h.Add(evs[i%len(evs)], nil, now, "tcp", 0) {
+		for !h.Add(evs[i%len(evs)], nil, now, "tcp", 0, AnonGroup) {
 			if err := h.Flush(ctx); err != nil {
 				b.Fatal(err)
 			}
@@ -51,7 +51,7 @@ func BenchmarkHistoryAdd(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h.Add(ev, nil, now, "tcp", 0)
+		h.Add(ev, nil, now, "tcp", 0, AnonGroup)
 	}
 }
 

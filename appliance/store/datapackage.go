@@ -58,6 +58,11 @@ type DataPackageInput struct {
 	Private        bool      // api.md §2.8 Privacy 1 / api.md §2.9 Tool "private"
 	ExpectedHash   string    // optional: the SHA-256 (hex) the content must have
 	SubmittedAt    time.Time // zero: now
+	// Groups are the groups the package is shared with (a mask;
+	// access.md "Groups"); Owner the user who may change or remove it
+	// besides administrators ("" for an anonymous upload).
+	Groups uint64
+	Owner  string
 }
 
 // DataPackage is a stored package's metadata.
@@ -75,6 +80,8 @@ type DataPackage struct {
 	Privacy        int    // 0 public, 1 private
 	Tool           string // ToolPublic or ToolPrivate
 	SubmittedAt    time.Time
+	Groups         uint64 // the groups it is shared with (a mask)
+	Owner          string // the user who uploaded it ("" when anonymous)
 }
 
 // PutDataPackage stores content read from r (to EOF) with in's metadata.
@@ -112,6 +119,8 @@ func (s *Files) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Re
 		MIMEType:       in.MIMEType,
 		Tool:           ToolPublic,
 		SubmittedAt:    in.SubmittedAt.UTC().Truncate(time.Millisecond),
+		Groups:         in.Groups,
+		Owner:          in.Owner,
 	}
 	if in.Private {
 		p.Privacy, p.Tool = 1, ToolPrivate
@@ -122,15 +131,19 @@ func (s *Files) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Re
 			return fmt.Errorf("%w: announced %s, content has %s", ErrHashMismatch, in.ExpectedHash, info.SHA256)
 		}
 		p.Hash, p.Size, p.BlobID = info.SHA256, info.Size, info.ID
-		err := tx.QueryRowContext(ctx, `SELECT id, uid, blob_id FROM data_packages WHERE hash = ?`, info.SHA256).
-			Scan(&p.PrimaryKey, &p.UID, &p.BlobID)
+		var groups int64
+		err := tx.QueryRowContext(ctx, `SELECT id, uid, blob_id, groups, owner FROM data_packages WHERE hash = ?`, info.SHA256).
+			Scan(&p.PrimaryKey, &p.UID, &p.BlobID, &groups, &p.Owner)
 		switch {
 		case err == nil:
+			// The same content again: whoever uploads it shares it with
+			// their groups too; the first owner keeps it.
 			duplicate = true
+			p.Groups |= maskFromDB(groups)
 			if _, err := tx.ExecContext(ctx, `UPDATE data_packages SET name = ?, submission_user = ?, creator_uid = ?,
-				keywords = ?, mime_type = ?, privacy = ?, tool = ?, submitted_at = ? WHERE id = ?`,
+				keywords = ?, mime_type = ?, privacy = ?, tool = ?, submitted_at = ?, groups = ? WHERE id = ?`,
 				p.Name, p.SubmissionUser, p.CreatorUID, string(kw), p.MIMEType, p.Privacy, p.Tool,
-				unixMilli(p.SubmittedAt), p.PrimaryKey); err != nil {
+				unixMilli(p.SubmittedAt), maskToDB(p.Groups), p.PrimaryKey); err != nil {
 				return err
 			}
 			// Discard the new copy: invisible now, chunks removed after commit.
@@ -140,9 +153,9 @@ func (s *Files) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Re
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO data_packages(uid, name, hash, blob_id, submission_user,
-			creator_uid, keywords, mime_type, size, privacy, tool, submitted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+			creator_uid, keywords, mime_type, size, privacy, tool, submitted_at, groups, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			p.UID, p.Name, p.Hash, p.BlobID, p.SubmissionUser, p.CreatorUID, string(kw), p.MIMEType, p.Size,
-			p.Privacy, p.Tool, unixMilli(p.SubmittedAt))
+			p.Privacy, p.Tool, unixMilli(p.SubmittedAt), maskToDB(p.Groups), p.Owner)
 		if isUniqueViolation(err) {
 			return fmt.Errorf("%w: a data package with uid %q exists", ErrConflict, p.UID)
 		}
@@ -203,18 +216,22 @@ func validatePackageInput(in *DataPackageInput) error {
 	return nil
 }
 
-const packageColumns = `id, uid, name, hash, blob_id, submission_user, creator_uid, keywords, mime_type, size, privacy, tool, submitted_at`
+const packageColumns = `id, uid, name, hash, blob_id, submission_user, creator_uid, keywords, mime_type, size, privacy, tool, submitted_at, groups, owner`
 
-func scanPackage(sc interface{ Scan(...any) error }) (DataPackage, error) {
+// scanPackage reads packageColumns, then any extra columns into extra.
+func scanPackage(sc interface{ Scan(...any) error }, extra ...any) (DataPackage, error) {
 	var (
 		p         DataPackage
 		kw        string
 		submitted int64
+		groups    int64
 	)
-	if err := sc.Scan(&p.PrimaryKey, &p.UID, &p.Name, &p.Hash, &p.BlobID, &p.SubmissionUser, &p.CreatorUID,
-		&kw, &p.MIMEType, &p.Size, &p.Privacy, &p.Tool, &submitted); err != nil {
+	dest := append([]any{&p.PrimaryKey, &p.UID, &p.Name, &p.Hash, &p.BlobID, &p.SubmissionUser, &p.CreatorUID,
+		&kw, &p.MIMEType, &p.Size, &p.Privacy, &p.Tool, &submitted, &groups, &p.Owner}, extra...)
+	if err := sc.Scan(dest...); err != nil {
 		return DataPackage{}, err
 	}
+	p.Groups = maskFromDB(groups)
 	if err := json.Unmarshal([]byte(kw), &p.Keywords); err != nil {
 		return DataPackage{}, fmt.Errorf("data package %d: keywords: %w", p.PrimaryKey, err)
 	}
@@ -306,14 +323,17 @@ const ConnectionPackageKeyword = "connection"
 // data package and returns its hash. It is the store's side of
 // pki.PackageSink: the package holds a private key, so it is never public
 // (search lists public packages only); the user fetches it by hash.
-func (s *Files) PutPackage(ctx context.Context, filename, creatorUID string, r io.Reader) (string, error) {
+func (s *Files) PutPackage(ctx context.Context, filename, submitter, owner string, r io.Reader) (string, error) {
+	// It holds the user's private key: no group sees it, the user
+	// (its owner) and administrators do (access.md "Groups").
 	p, err := s.PutDataPackage(ctx, DataPackageInput{
 		Name:           filename,
-		SubmissionUser: creatorUID,
-		CreatorUID:     creatorUID,
+		SubmissionUser: submitter,
+		CreatorUID:     submitter,
 		Keywords:       []string{ConnectionPackageKeyword, filename},
 		MIMEType:       "application/zip",
 		Private:        true,
+		Owner:          owner,
 	}, r)
 	if err != nil {
 		return "", err

@@ -39,6 +39,13 @@ var (
 	ErrSchemaTooNew = errors.New("store: database schema is newer than this program")
 )
 
+// isForeignKeyViolation reports whether err is SQLite's FOREIGN KEY
+// constraint failure.
+func isForeignKeyViolation(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
 // isUniqueViolation reports whether err is SQLite's UNIQUE or PRIMARY KEY
 // constraint failure (extended result codes are on for every connection).
 func isUniqueViolation(err error) bool {

@@ -31,6 +31,7 @@ type ExCheckDoc struct {
 	Created     time.Time
 	Updated     time.Time
 	XML         []byte
+	Groups      uint64 // the groups it is shared with (a mask; access.md "Groups")
 }
 
 // MaxExCheckDocuments bounds the templates and the checklists kept (each).
@@ -85,10 +86,10 @@ func (s *Checklists) PutTemplate(ctx context.Context, d ExCheckDoc) (Mission, Co
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO excheck_templates(uid, name, description, creator_uid, created_at,
-			updated_at, hash, xml) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(uid) DO UPDATE SET name = excluded.name,
+			updated_at, hash, xml, groups) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(uid) DO UPDATE SET name = excluded.name,
 			description = excluded.description, creator_uid = excluded.creator_uid, updated_at = excluded.updated_at,
-			hash = excluded.hash, xml = excluded.xml`, d.UID, d.Name, d.Description, d.CreatorUID, unixMilli(now),
-			unixMilli(now), d.Hash, d.XML); err != nil {
+			hash = excluded.hash, xml = excluded.xml, groups = excluded.groups`, d.UID, d.Name, d.Description, d.CreatorUID, unixMilli(now),
+			unixMilli(now), d.Hash, d.XML, maskToDB(d.Groups)); err != nil {
 			return err
 		}
 		var err error
@@ -188,20 +189,20 @@ func (s *db) excheckDoc(ctx context.Context, kind DocKind, uid string) (ExCheckD
 
 func excheckSelect(kind DocKind) string {
 	if kind == ChecklistDoc {
-		return `SELECT uid, name, '', '', template_uid, creator_uid, created_at, updated_at, xml FROM excheck_checklists`
+		return `SELECT uid, name, '', '', template_uid, creator_uid, created_at, updated_at, xml, groups FROM excheck_checklists`
 	}
-	return `SELECT uid, name, description, hash, '', creator_uid, created_at, updated_at, xml FROM excheck_templates`
+	return `SELECT uid, name, description, hash, '', creator_uid, created_at, updated_at, xml, groups FROM excheck_templates`
 }
 
 func scanExCheck(sc interface{ Scan(...any) error }) (ExCheckDoc, error) {
 	var (
-		d                ExCheckDoc
-		created, updated int64
+		d                        ExCheckDoc
+		created, updated, groups int64
 	)
-	if err := sc.Scan(&d.UID, &d.Name, &d.Description, &d.Hash, &d.TemplateUID, &d.CreatorUID, &created, &updated, &d.XML); err != nil {
+	if err := sc.Scan(&d.UID, &d.Name, &d.Description, &d.Hash, &d.TemplateUID, &d.CreatorUID, &created, &updated, &d.XML, &groups); err != nil {
 		return ExCheckDoc{}, err
 	}
-	d.Created, d.Updated = fromMilli(created), fromMilli(updated)
+	d.Created, d.Updated, d.Groups = fromMilli(created), fromMilli(updated), maskFromDB(groups)
 	return d, nil
 }
 
@@ -259,8 +260,9 @@ func (s *db) updateExCheck(ctx context.Context, kind DocKind, uid string, edit f
 
 // CreateChecklist stores a checklist started from a template and creates
 // its mission (named after the checklist's uid, tool ExCheck, the creator
-// its owner), in one transaction. ErrConflict when the uid is taken.
-func (s *Checklists) CreateChecklist(ctx context.Context, d ExCheckDoc, description string) (Mission, error) {
+// its owner, in the groups named), in one transaction. ErrConflict when the
+// uid is taken.
+func (s *Checklists) CreateChecklist(ctx context.Context, d ExCheckDoc, description string, groups []string) (Mission, error) {
 	const op = "create checklist"
 	if err := s.check(ctx); err != nil {
 		return Mission{}, fmt.Errorf("store: %s: %w", op, err)
@@ -271,8 +273,8 @@ func (s *Checklists) CreateChecklist(ctx context.Context, d ExCheckDoc, descript
 			return err
 		}
 		now := time.Now()
-		_, err := tx.ExecContext(ctx, `INSERT INTO excheck_checklists(uid, name, template_uid, creator_uid, created_at, updated_at, xml)
-			VALUES (?,?,?,?,?,?,?)`, d.UID, d.Name, d.TemplateUID, d.CreatorUID, unixMilli(now), unixMilli(now), d.XML)
+		_, err := tx.ExecContext(ctx, `INSERT INTO excheck_checklists(uid, name, template_uid, creator_uid, created_at, updated_at, xml, groups)
+			VALUES (?,?,?,?,?,?,?,?)`, d.UID, d.Name, d.TemplateUID, d.CreatorUID, unixMilli(now), unixMilli(now), d.XML, maskToDB(d.Groups))
 		if isUniqueViolation(err) {
 			return fmt.Errorf("%w: checklist %q exists", ErrConflict, logx.Cut(d.UID, 64))
 		}
@@ -280,7 +282,7 @@ func (s *Checklists) CreateChecklist(ctx context.Context, d ExCheckDoc, descript
 			return err
 		}
 		tool, desc := ToolExCheck, description
-		m, _, err = createMissionTx(ctx, tx, d.UID, MissionInput{CreatorUID: d.CreatorUID, Tool: &tool, Description: &desc}, nil, now)
+		m, _, err = createMissionTx(ctx, tx, d.UID, MissionInput{CreatorUID: d.CreatorUID, Tool: &tool, Description: &desc, Groups: &groups}, nil, now)
 		return err
 	})
 	if err != nil {

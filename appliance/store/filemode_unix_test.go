@@ -19,7 +19,7 @@ func TestFilesArePrivate(t *testing.T) {
 	path := filepath.Join(dir, "outpost.db")
 	s := openAt(t, path, Options{})
 	h := s.StartHistory(HistoryOptions{})
-	h.Add(testEvent("u", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0)
+	h.Add(testEvent("u", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0, AnonGroup)
 	h.Flush(context.Background())
 	backup := filepath.Join(dir, "backup.db")
 	if err := s.Backup(context.Background(), backup); err != nil {

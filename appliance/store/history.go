@@ -143,6 +143,7 @@ type histItem struct {
 	xml    []byte // the event's XML encoding when the caller has it; nil: encoded here
 	recv   time.Time
 	source string
+	groups uint64 // the groups the event was sent to (its sender's IN groups)
 	reply  chan error
 }
 
@@ -192,10 +193,12 @@ func (s *Store) StartHistory(opts HistoryOptions) *History {
 // Add queues ev for persistence and returns at once. xml is ev's XML
 // encoding when the caller already has it (nil: encoded by the writer);
 // client identifies the connection it came from (0: the server itself),
-// whose budget it is charged to. It returns false (and counts a drop) when
+// whose budget it is charged to; groups are the groups it was sent to (a
+// mask: the latest event of its uid is shown to readers of those groups
+// only, access.md "Groups"). It returns false (and counts a drop) when
 // the budget is spent, the queue is full or the history is closed. ev and
 // xml must not be modified afterwards (cot.Event is read-only once shared).
-func (h *History) Add(ev *cot.Event, xml []byte, receivedAt time.Time, source string, client uint64) bool {
+func (h *History) Add(ev *cot.Event, xml []byte, receivedAt time.Time, source string, client, groups uint64) bool {
 	if ev == nil {
 		return false
 	}
@@ -214,7 +217,7 @@ func (h *History) Add(ev *cot.Event, xml []byte, receivedAt time.Time, source st
 		return false
 	}
 	select {
-	case h.ch <- histItem{ev: ev, xml: xml, recv: receivedAt, source: source}:
+	case h.ch <- histItem{ev: ev, xml: xml, recv: receivedAt, source: source, groups: groups}:
 		h.mu.RUnlock()
 		h.added.Add(1)
 		return true
@@ -397,11 +400,11 @@ const insertEventSQL = `INSERT INTO cot_events(uid, type, how, callsign, time, s
 
 // The newest event by receive time wins; an older event arriving late does
 // not replace it.
-const upsertLatestSQL = `INSERT INTO cot_latest(uid, type, callsign, lat, lon, stale, received_at, event_id, position)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+const upsertLatestSQL = `INSERT INTO cot_latest(uid, type, callsign, lat, lon, stale, received_at, event_id, position, groups)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT(uid) DO UPDATE SET type = excluded.type, callsign = excluded.callsign, lat = excluded.lat,
 		lon = excluded.lon, stale = excluded.stale, received_at = excluded.received_at, event_id = excluded.event_id,
-		position = excluded.position
+		position = excluded.position, groups = excluded.groups
 	WHERE excluded.received_at >= cot_latest.received_at`
 
 // A delete (t-x-d-d) ends the linked uids' latest rows: they are stale from
@@ -477,8 +480,8 @@ func (h *History) insertBatch(items []histItem) error {
 				if err := rows.flushLatest(ctx, ev.UID); err != nil {
 					return err
 				}
-				if _, err := tx.ExecContext(ctx, `UPDATE cot_latest SET stale = ?, received_at = ?
-					WHERE uid = ? AND received_at <= ?`, stale, recv, ev.UID, recv); err != nil {
+				if _, err := tx.ExecContext(ctx, `UPDATE cot_latest SET stale = ?, received_at = ?, groups = ?
+					WHERE uid = ? AND received_at <= ?`, stale, recv, maskToDB(it.groups), ev.UID, recv); err != nil {
 					return err
 				}
 				repeats++
@@ -504,7 +507,7 @@ func (h *History) insertBatch(items []histItem) error {
 				return err
 			}
 			rows.add(ev.UID, latestRow{typ: ev.Type, callsign: callsign, lat: lat, lon: lon,
-				stale: stale, recv: recv, event: id, position: isOwnPosition(ev)}, len(xml))
+				stale: stale, recv: recv, event: id, position: isOwnPosition(ev), groups: it.groups}, len(xml))
 			if ev.Type == cot.TypeDelete {
 				for _, l := range ev.Detail.Links {
 					if err := rows.flushLatest(ctx, l.UID); err != nil {

@@ -40,10 +40,10 @@ func TestHistoryRepeatsNotStoredTwice(t *testing.T) {
 	t0 := timeNow()
 	for i := range 3 {
 		at := t0.Add(time.Duration(i) * time.Minute)
-		h.Add(testEvent("still", "c", 1, 1, at), nil, at, "s", 7)
+		h.Add(testEvent("still", "c", 1, 1, at), nil, at, "s", 7, AnonGroup)
 	}
 	moved := t0.Add(5 * time.Minute)
-	h.Add(testEvent("still", "c", 2, 1, moved), nil, moved, "s", 7)
+	h.Add(testEvent("still", "c", 2, 1, moved), nil, moved, "s", 7, AnonGroup)
 	if err := h.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestHistoryRepeatsNotStoredTwice(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	// Between the repeats and the move, latest followed the newest receive.
-	e, err := s.Events().LatestEvent(ctx, "still")
+	e, err := s.Events().LatestEvent(ctx, "still", AllGroups)
 	if err != nil || e.Lat != 2 || !e.ReceivedAt.Equal(moved) {
 		t.Fatalf("latest %+v %v", e, err)
 	}
@@ -70,7 +70,7 @@ func TestHistoryBudget(t *testing.T) {
 	now := timeNow()
 	stored := 0
 	for i := range 1000 { // 1000 distinct events in one instant
-		if h.Add(testEvent("noisy", "c", float64(i%90), 1, now), nil, now, "s", 1) {
+		if h.Add(testEvent("noisy", "c", float64(i%90), 1, now), nil, now, "s", 1, AnonGroup) {
 			stored++
 		}
 	}
@@ -78,18 +78,18 @@ func TestHistoryBudget(t *testing.T) {
 		t.Fatalf("flooding client stored %d events at once, want its burst of %d", stored, 10*budgetBurst)
 	}
 	for i := range 5 {
-		if !h.Add(testEvent("quiet", "c", float64(i), 1, now), nil, now, "s", 2) {
+		if !h.Add(testEvent("quiet", "c", float64(i), 1, now), nil, now, "s", 2, AnonGroup) {
 			t.Fatal("a quiet client's event was refused")
 		}
 	}
-	if !h.Add(testEvent("server-object", "c", 1, 1, now), nil, now, "s", 0) {
+	if !h.Add(testEvent("server-object", "c", 1, 1, now), nil, now, "s", 0, AnonGroup) {
 		t.Fatal("the server's own event was refused")
 	}
 	// A second later the noisy client has 10 more.
 	later := now.Add(time.Second)
 	n := 0
 	for i := range 100 {
-		if h.Add(testEvent("noisy", "c", float64(i%90), 2, later), nil, later, "s", 1) {
+		if h.Add(testEvent("noisy", "c", float64(i%90), 2, later), nil, later, "s", 1, AnonGroup) {
 			n++
 		}
 	}
@@ -112,7 +112,7 @@ func TestHistoryTotalBudget(t *testing.T) {
 	stored := 0
 	for c := range 10 {
 		for i := range 20 {
-			if h.Add(testEvent(fmt.Sprint("c", c), "c", float64(i), 1, now), nil, now, "s", uint64(c+1)) {
+			if h.Add(testEvent(fmt.Sprint("c", c), "c", float64(i), 1, now), nil, now, "s", uint64(c+1), AnonGroup) {
 				stored++
 			}
 		}
@@ -131,14 +131,14 @@ func TestHistorySizeCap(t *testing.T) {
 	h := s.StartHistory(HistoryOptions{MaxBytes: maxBytes, FlushInterval: time.Millisecond})
 	now := timeNow()
 	for i := range 20 {
-		h.Add(testEvent("quiet", "q", float64(i), 1, now), nil, now, "s", 0)
+		h.Add(testEvent("quiet", "q", float64(i), 1, now), nil, now, "s", 0, AnonGroup)
 	}
 	if err := h.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3000 {
 		at := now.Add(time.Duration(i) * time.Millisecond)
-		for !h.Add(testEvent("noisy", "n", float64(i%80), float64(i), at), nil, at, "s", 0) {
+		for !h.Add(testEvent("noisy", "n", float64(i%80), float64(i), at), nil, at, "s", 0, AnonGroup) {
 			h.Flush(ctx)
 		}
 	}
@@ -174,9 +174,9 @@ func TestHistoryRetentionKeepsUsage(t *testing.T) {
 	h := s.StartHistory(HistoryOptions{Retention: time.Hour, PruneInterval: 10 * time.Millisecond})
 	old := timeNow().Add(-2 * time.Hour)
 	for i := range 50 {
-		h.Add(testEvent(fmt.Sprint("u", i%5), "c", float64(i), 1, old), nil, old, "s", 0)
+		h.Add(testEvent(fmt.Sprint("u", i%5), "c", float64(i), 1, old), nil, old, "s", 0, AnonGroup)
 	}
-	h.Add(testEvent("u1", "c", 99, 1, timeNow()), nil, timeNow(), "s", 0)
+	h.Add(testEvent("u1", "c", 99, 1, timeNow()), nil, timeNow(), "s", 0, AnonGroup)
 	h.Flush(ctx)
 	testkit.WaitFor(t, "pruning", func() bool { return h.Stats().Pruned == 50 })
 	usageAgrees(t, s)

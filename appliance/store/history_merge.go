@@ -25,6 +25,7 @@ type latestRow struct {
 	lat, lon           float64
 	stale, recv, event int64
 	position           bool
+	groups             uint64
 }
 
 type batchRows struct {
@@ -60,7 +61,7 @@ func (b *batchRows) flushLatest(ctx context.Context, uid string) error {
 		return nil
 	}
 	delete(b.latest, uid)
-	_, err := b.up.ExecContext(ctx, uid, r.typ, r.callsign, r.lat, r.lon, r.stale, r.recv, r.event, r.position)
+	_, err := b.up.ExecContext(ctx, uid, r.typ, r.callsign, r.lat, r.lon, r.stale, r.recv, r.event, r.position, maskToDB(r.groups))
 	return err
 }
 

@@ -18,9 +18,9 @@ func TestHistoryBatchMergesPerUID(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	for i := range 5 {
 		at := t0.Add(time.Duration(i) * time.Second)
-		h.Add(testEvent("A", "Alpha", 10+float64(i), 20, at), nil, at, "s", 0)
+		h.Add(testEvent("A", "Alpha", 10+float64(i), 20, at), nil, at, "s", 0, AnonGroup)
 		if i < 2 {
-			h.Add(testEvent("B", "Bravo", 30+float64(i), 40, at), nil, at, "s", 0)
+			h.Add(testEvent("B", "Bravo", 30+float64(i), 40, at), nil, at, "s", 0, AnonGroup)
 		}
 	}
 	if err := h.Flush(ctx); err != nil {
@@ -29,7 +29,7 @@ func TestHistoryBatchMergesPerUID(t *testing.T) {
 	if st := h.Stats(); st.Written != 7 || st.Batches != 1 {
 		t.Fatalf("stats %+v, want 7 written in 1 batch", st)
 	}
-	a, err := s.Events().LatestEvent(ctx, "A")
+	a, err := s.Events().LatestEvent(ctx, "A", AllGroups)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,13 +77,13 @@ func TestHistoryBatchDeleteAndRepeat(t *testing.T) {
 	del := testEvent("D", "", 0, 0, t0.Add(time.Second))
 	del.Type, del.Detail.Contact, del.Detail.XML = cot.TypeDelete, nil, []byte(`<link uid="M" relation="none" type="none"/>`)
 	del.Detail.Links = []cot.Link{{UID: "M", Relation: "none", Type: "none"}}
-	h.Add(marker, nil, t0, "s", 0)
-	h.Add(del, nil, t0.Add(time.Second), "s", 0)
+	h.Add(marker, nil, t0, "s", 0, AnonGroup)
+	h.Add(del, nil, t0.Add(time.Second), "s", 0, AnonGroup)
 
 	r1 := testEvent("R", "Romeo", 5, 6, t0)
 	r2 := testEvent("R", "Romeo", 5, 6, t0.Add(3*time.Second)) // only the times differ: a repeat
-	h.Add(r1, nil, t0, "s", 0)
-	h.Add(r2, nil, t0.Add(3*time.Second), "s", 0)
+	h.Add(r1, nil, t0, "s", 0, AnonGroup)
+	h.Add(r2, nil, t0.Add(3*time.Second), "s", 0, AnonGroup)
 	if err := h.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestHistoryAddFlushLatest(t *testing.T) {
 		{"A", "Alpha-old", 9, 19, t0.Add(-time.Minute)},     // late, older: must not win
 	}
 	for _, e := range evs {
-		if !h.Add(testEvent(e.uid, e.cs, e.lat, e.lon, e.recv), nil, e.recv, "tcp:127.0.0.1:1", 0) {
+		if !h.Add(testEvent(e.uid, e.cs, e.lat, e.lon, e.recv), nil, e.recv, "tcp:127.0.0.1:1", 0, AnonGroup) {
 			t.Fatal("Add refused")
 		}
 	}
@@ -38,7 +38,7 @@ func TestHistoryAddFlushLatest(t *testing.T) {
 	if st := h.Stats(); st.Added != 4 || st.Written != 4 || st.Batches != 1 || st.Dropped != 0 {
 		t.Errorf("stats %+v", st)
 	}
-	a, err := s.Events().LatestEvent(ctx, "A")
+	a, err := s.Events().LatestEvent(ctx, "A", AllGroups)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestHistoryAddFlushLatest(t *testing.T) {
 	if n := countRows(t, s, "cot_events"); n != 4 {
 		t.Errorf("%d events stored, want every one (4)", n)
 	}
-	if _, err := s.Events().LatestEvent(ctx, "nobody"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Events().LatestEvent(ctx, "nobody", AllGroups); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown uid: %v", err)
 	}
 	if err := h.Close(ctx); err != nil {
@@ -71,7 +71,7 @@ func TestHistoryBatchesBySize(t *testing.T) {
 	h := s.StartHistory(HistoryOptions{BatchSize: 10, FlushInterval: time.Hour})
 	now := timeNow()
 	for i := range 35 {
-		h.Add(testEvent(fmt.Sprint("u", i%7), "c", 1, 1, now), nil, now.Add(time.Duration(i)*time.Millisecond), "s", 0)
+		h.Add(testEvent(fmt.Sprint("u", i%7), "c", 1, 1, now), nil, now.Add(time.Duration(i)*time.Millisecond), "s", 0, AnonGroup)
 	}
 	testkit.WaitFor(t, "three full batches", func() bool { return h.Stats().Batches == 3 })
 	if err := h.Flush(context.Background()); err != nil {
@@ -88,7 +88,7 @@ func TestHistoryBatchesBySize(t *testing.T) {
 func TestHistoryFlushInterval(t *testing.T) {
 	s := openTest(t, Options{})
 	h := s.StartHistory(HistoryOptions{FlushInterval: 10 * time.Millisecond})
-	h.Add(testEvent("u", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0)
+	h.Add(testEvent("u", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0, AnonGroup)
 	testkit.WaitFor(t, "the timer to write the partial batch", func() bool { return h.Stats().Written == 1 })
 }
 
@@ -105,7 +105,7 @@ func TestHistoryDropsWhenFull(t *testing.T) {
 	adds, accepted := 0, 0
 	testkit.WaitFor(t, "Add to refuse", func() bool {
 		adds++
-		if h.Add(testEvent("u", "c", 1, 1, now), nil, now, "s", 0) {
+		if h.Add(testEvent("u", "c", 1, 1, now), nil, now, "s", 0, AnonGroup) {
 			accepted++
 			return false
 		}
@@ -116,7 +116,7 @@ func TestHistoryDropsWhenFull(t *testing.T) {
 	}
 	start := time.Now()
 	for range 1000 { // Add never blocks, full or not
-		h.Add(testEvent("u", "c", 1, 1, now), nil, now, "s", 0)
+		h.Add(testEvent("u", "c", 1, 1, now), nil, now, "s", 0, AnonGroup)
 		adds++
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -137,7 +137,7 @@ func TestHistoryCloseFlushesAndIsIdempotent(t *testing.T) {
 	ctx := context.Background()
 	h := s.StartHistory(HistoryOptions{FlushInterval: time.Hour})
 	for i := range 100 {
-		h.Add(testEvent(fmt.Sprint(i), "c", 1, 1, timeNow()), nil, timeNow(), "s", 0)
+		h.Add(testEvent(fmt.Sprint(i), "c", 1, 1, timeNow()), nil, timeNow(), "s", 0, AnonGroup)
 	}
 	if err := h.Close(ctx); err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestHistoryCloseFlushesAndIsIdempotent(t *testing.T) {
 	if n := countRows(t, s, "cot_events"); n != 100 {
 		t.Errorf("%d events after Close, want 100", n)
 	}
-	if h.Add(testEvent("late", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0) {
+	if h.Add(testEvent("late", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0, AnonGroup) {
 		t.Error("Add after Close returned true")
 	}
 	if err := h.Flush(ctx); !errors.Is(err, ErrClosed) {
@@ -170,7 +170,7 @@ func TestHistoryConcurrentAddAndClose(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 500 {
-				h.Add(testEvent(fmt.Sprint(g, "-", i%20), "c", 1, 1, timeNow()), nil, timeNow(), "s", 0)
+				h.Add(testEvent(fmt.Sprint(g, "-", i%20), "c", 1, 1, timeNow()), nil, timeNow(), "s", 0, AnonGroup)
 				if i == 250 && g == 0 {
 					go h.Close(context.Background())
 				}
@@ -199,12 +199,12 @@ func TestHistoryPrune(t *testing.T) {
 	old := now.Add(-2 * time.Hour)
 	const nOld = 2*pruneBatch + 17 // several bounded batches
 	for i := range nOld {
-		for !h.Add(testEvent(fmt.Sprint("old-", i%1500), "c", float64(i%80), 1, old), nil, old, "s", 0) {
+		for !h.Add(testEvent(fmt.Sprint("old-", i%1500), "c", float64(i%80), 1, old), nil, old, "s", 0, AnonGroup) {
 			h.Flush(ctx)
 		}
 	}
-	h.Add(testEvent("fresh", "c", 2, 2, now), nil, now, "s", 0)
-	h.Add(testEvent("old-1", "c", 3, 3, now), nil, now, "s", 0) // old-1 moved recently: keep its newest
+	h.Add(testEvent("fresh", "c", 2, 2, now), nil, now, "s", 0, AnonGroup)
+	h.Add(testEvent("old-1", "c", 3, 3, now), nil, now, "s", 0, AnonGroup) // old-1 moved recently: keep its newest
 	if err := h.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -215,13 +215,13 @@ func TestHistoryPrune(t *testing.T) {
 	if n := countRows(t, s, "cot_latest"); n != 2 {
 		t.Errorf("%d latest rows left, want 2", n)
 	}
-	if _, err := s.Events().LatestEvent(ctx, "old-2"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Events().LatestEvent(ctx, "old-2", AllGroups); !errors.Is(err, ErrNotFound) {
 		t.Errorf("pruned uid: %v, want ErrNotFound", err)
 	}
-	if e, err := s.Events().LatestEvent(ctx, "old-1"); err != nil || e.Lat != 3 {
+	if e, err := s.Events().LatestEvent(ctx, "old-1", AllGroups); err != nil || e.Lat != 3 {
 		t.Errorf("recently moved uid: %+v, %v", e, err)
 	}
-	if _, err := s.Events().LatestEvent(ctx, "fresh"); err != nil {
+	if _, err := s.Events().LatestEvent(ctx, "fresh", AllGroups); err != nil {
 		t.Error(err)
 	}
 }
@@ -230,7 +230,7 @@ func TestHistoryRetentionZeroKeepsForever(t *testing.T) {
 	s := openTest(t, Options{})
 	h := s.StartHistory(HistoryOptions{Retention: 0, PruneInterval: time.Millisecond})
 	ancient := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
-	h.Add(testEvent("u", "c", 1, 1, ancient), nil, ancient, "s", 0)
+	h.Add(testEvent("u", "c", 1, 1, ancient), nil, ancient, "s", 0, AnonGroup)
 	if err := h.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -247,8 +247,8 @@ func TestHistoryBatchFailure(t *testing.T) {
 	if _, err := s.w.Exec(`DROP TABLE cot_latest`); err != nil {
 		t.Fatal(err)
 	}
-	h.Add(testEvent("u", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0)
-	h.Add(testEvent("v", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0)
+	h.Add(testEvent("u", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0, AnonGroup)
+	h.Add(testEvent("v", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0, AnonGroup)
 	if err := h.Flush(ctx); err == nil {
 		t.Fatal("Flush reported success for a failed batch")
 	}
@@ -272,14 +272,14 @@ func TestHistoryOddValues(t *testing.T) {
 	ev.Detail.Contact = nil
 	ev.Detail.XML = nil
 	ev.Time, ev.Start, ev.Stale = time.Time{}, time.Time{}, time.Time{}
-	if h.Add(nil, nil, timeNow(), "s", 0) {
+	if h.Add(nil, nil, timeNow(), "s", 0, AnonGroup) {
 		t.Error("Add(nil) returned true")
 	}
-	h.Add(ev, nil, timeNow(), "", 0)
+	h.Add(ev, nil, timeNow(), "", 0, AnonGroup)
 	if err := h.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e, err := s.Events().LatestEvent(ctx, "nan")
+	e, err := s.Events().LatestEvent(ctx, "nan", AllGroups)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,10 +301,10 @@ func TestLatestInBox(t *testing.T) {
 		{"east", 5, 179.5}, {"west", 5, -179.5}, {"greenwich", 5, 0},
 	}
 	for i, p := range pts {
-		h.Add(testEvent(p.uid, p.uid, p.lat, p.lon, t0), nil, t0.Add(time.Duration(i)*time.Second), "s", 0)
+		h.Add(testEvent(p.uid, p.uid, p.lat, p.lon, t0), nil, t0.Add(time.Duration(i)*time.Second), "s", 0, AnonGroup)
 	}
 	// "in1" moves out of the box: its old position must not match.
-	h.Add(testEvent("in1", "in1", 40, 40, t0), nil, t0.Add(time.Minute), "s", 0)
+	h.Add(testEvent("in1", "in1", 40, 40, t0), nil, t0.Add(time.Minute), "s", 0, AnonGroup)
 	if err := h.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestLatestInBox(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.Events().LatestInBox(ctx, tt.minLat, tt.minLon, tt.maxLat, tt.maxLon, tt.limit)
+			got, err := s.Events().LatestInBox(ctx, tt.minLat, tt.minLon, tt.maxLat, tt.maxLon, tt.limit, AllGroups)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -353,14 +353,14 @@ func TestLatestInBox(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := s.Events().LatestInBox(ctx, tt.minLat, tt.minLon, tt.maxLat, tt.maxLon, tt.limit); !errors.Is(err, ErrInvalid) {
+			if _, err := s.Events().LatestInBox(ctx, tt.minLat, tt.minLon, tt.maxLat, tt.maxLon, tt.limit, AllGroups); !errors.Is(err, ErrInvalid) {
 				t.Errorf("err = %v, want ErrInvalid", err)
 			}
 		})
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := s.Events().LatestInBox(canceled, 0, 0, 1, 1, 1); !errors.Is(err, context.Canceled) {
+	if _, err := s.Events().LatestInBox(canceled, 0, 0, 1, 1, 1, AllGroups); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled: %v", err)
 	}
 	if err := h.Flush(canceled); !errors.Is(err, context.Canceled) {
@@ -373,11 +373,11 @@ func TestStoreCloseStopsHistory(t *testing.T) {
 	path := t.TempDir() + "/o.db"
 	s := openAt(t, path, Options{})
 	h := s.StartHistory(HistoryOptions{FlushInterval: time.Hour})
-	h.Add(testEvent("u", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0)
+	h.Add(testEvent("u", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0, AnonGroup)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if h.Add(testEvent("u", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0) {
+	if h.Add(testEvent("u", "c", 1, 1, timeNow()), nil, timeNow(), "s", 0, AnonGroup) {
 		t.Error("Add after Store.Close returned true")
 	}
 	s2 := openAt(t, path, Options{})

@@ -31,6 +31,7 @@ type StoredEvent struct {
 	ReceivedAt time.Time
 	Source     string
 	XML        []byte // the event's XML encoding
+	Groups     uint64 // the groups the uid's latest event was sent to (a mask)
 }
 
 // Event decodes the stored XML back into a CoT event.
@@ -43,28 +44,31 @@ func (e StoredEvent) Event() (*cot.Event, error) {
 }
 
 const eventColumns = `e.id, e.uid, e.type, e.how, e.callsign, e.time, e.start, e.stale, e.lat, e.lon, e.hae,
-	e.received_at, e.source, e.xml`
+	e.received_at, e.source, e.xml, l.groups`
 
 func scanEvent(sc interface{ Scan(...any) error }) (StoredEvent, error) {
 	var (
-		e                          StoredEvent
-		tm, start, stale, received int64
+		e                                  StoredEvent
+		tm, start, stale, received, groups int64
 	)
 	if err := sc.Scan(&e.ID, &e.UID, &e.Type, &e.How, &e.Callsign, &tm, &start, &stale, &e.Lat, &e.Lon, &e.Hae,
-		&received, &e.Source, &e.XML); err != nil {
+		&received, &e.Source, &e.XML, &groups); err != nil {
 		return StoredEvent{}, err
 	}
+	e.Groups = maskFromDB(groups)
 	e.Time, e.Start, e.Stale, e.ReceivedAt = fromMilli(tm), fromMilli(start), fromMilli(stale), fromMilli(received)
 	return e, nil
 }
 
-// LatestEvent returns the newest stored event (by receive time) of uid.
-func (s *Events) LatestEvent(ctx context.Context, uid string) (StoredEvent, error) {
+// LatestEvent returns the newest stored event (by receive time) of uid, when
+// it was sent to one of groups (a mask; ErrNotFound otherwise).
+func (s *Events) LatestEvent(ctx context.Context, uid string, groups uint64) (StoredEvent, error) {
 	if err := s.check(ctx); err != nil {
 		return StoredEvent{}, fmt.Errorf("store: latest event: %w", err)
 	}
+	seen, seenArgs := seenBy("l.groups", groups)
 	e, err := scanEvent(s.r.QueryRowContext(ctx, `SELECT `+eventColumns+`
-		FROM cot_latest l JOIN cot_events e ON e.id = l.event_id WHERE l.uid = ?`, uid))
+		FROM cot_latest l JOIN cot_events e ON e.id = l.event_id WHERE l.uid = ? AND `+seen, append([]any{uid}, seenArgs...)...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return StoredEvent{}, fmt.Errorf("store: latest event: %w: uid %q", ErrNotFound, uid)
 	}
@@ -75,9 +79,10 @@ func (s *Events) LatestEvent(ctx context.Context, uid string) (StoredEvent, erro
 }
 
 // LatestInBox returns the newest event of every uid whose latest position
-// lies in the box, newest first, at most limit (1..MaxBoxLimit) of them.
-// A box with minLon > maxLon crosses the antimeridian.
-func (s *Events) LatestInBox(ctx context.Context, minLat, minLon, maxLat, maxLon float64, limit int) ([]StoredEvent, error) {
+// lies in the box and that was sent to one of groups (a mask), newest
+// first, at most limit (1..MaxBoxLimit) of them. A box with minLon > maxLon
+// crosses the antimeridian.
+func (s *Events) LatestInBox(ctx context.Context, minLat, minLon, maxLat, maxLon float64, limit int, groups uint64) ([]StoredEvent, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: latest in box: %w", err)
 	}
@@ -98,10 +103,12 @@ func (s *Events) LatestInBox(ctx context.Context, minLat, minLon, maxLat, maxLon
 	if minLon > maxLon {
 		lonCond = `(l.lon >= ? OR l.lon <= ?)`
 	}
+	seen, seenArgs := seenBy("l.groups", groups)
+	args := append(append([]any{minLat, maxLat, minLon, maxLon}, seenArgs...), limit)
 	rows, err := s.r.QueryContext(ctx, `SELECT `+eventColumns+`
 		FROM cot_latest l JOIN cot_events e ON e.id = l.event_id
-		WHERE l.lat BETWEEN ? AND ? AND `+lonCond+`
-		ORDER BY l.received_at DESC, l.event_id DESC LIMIT ?`, minLat, maxLat, minLon, maxLon, limit)
+		WHERE l.lat BETWEEN ? AND ? AND `+lonCond+` AND `+seen+`
+		ORDER BY l.received_at DESC, l.event_id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, s.wrapErr("latest in box", err)
 	}

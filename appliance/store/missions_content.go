@@ -323,15 +323,11 @@ func (s *Missions) MissionContents(ctx context.Context, missionID int64) ([]Miss
 		var (
 			c     MissionContent
 			added int64
-			p     DataPackage
-			kw    string
-			sub   int64
 		)
-		if err := rows.Scan(&p.PrimaryKey, &p.UID, &p.Name, &p.Hash, &p.BlobID, &p.SubmissionUser, &p.CreatorUID,
-			&kw, &p.MIMEType, &p.Size, &p.Privacy, &p.Tool, &sub, &c.CreatorUID, &added); err != nil {
+		p, err := scanPackage(rows, &c.CreatorUID, &added)
+		if err != nil {
 			return nil, s.wrapErr("mission contents", err)
 		}
-		p.Keywords, p.SubmittedAt = parseList(kw), fromMilli(sub)
 		c.Data, c.Added = contentResource(p), fromMilli(added)
 		out = append(out, c)
 	}

@@ -314,3 +314,18 @@ func (s *Missions) MissionExternalData(ctx context.Context, missionID int64) ([]
 	}
 	return out, s.wrapErr("mission external data", rows.Err())
 }
+
+// LogEntry returns the entry id (ErrNotFound when there is none).
+func (s *Missions) LogEntry(ctx context.Context, id string) (LogEntry, error) {
+	if err := s.check(ctx); err != nil {
+		return LogEntry{}, fmt.Errorf("store: log entry: %w", err)
+	}
+	list, err := queryLogs(ctx, s.r, `WHERE l.id = ?`, id)
+	if err != nil {
+		return LogEntry{}, s.wrapErr("log entry", err)
+	}
+	if len(list) == 0 {
+		return LogEntry{}, fmt.Errorf("store: log entry: %w: no log entry %q", ErrNotFound, logx.Cut(id, 64))
+	}
+	return list[0], nil
+}

@@ -168,6 +168,23 @@ func (s *Missions) Subscribe(ctx context.Context, name, uid, username, password 
 	return sub, nil
 }
 
+// CheckPassword checks the password of the mission name (it passes the
+// password gate: ErrBusy when it has no capacity). ErrBadCredentials for a
+// wrong one; nil for a mission without a password.
+func (s *Missions) CheckPassword(ctx context.Context, name, password string) error {
+	m, err := s.MissionByName(ctx, name)
+	if err != nil {
+		return err
+	}
+	if !m.PasswordProtected {
+		return nil
+	}
+	if err := s.checkMissionPassword(ctx, m.ID, password); err != nil {
+		return fmt.Errorf("store: check mission password: %w", err)
+	}
+	return nil
+}
+
 func (s *db) checkMissionPassword(ctx context.Context, missionID int64, password string) error {
 	release, err := s.pwGate.enter(ctx)
 	if err != nil {

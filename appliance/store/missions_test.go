@@ -127,10 +127,10 @@ func TestRecordMissionUIDs(t *testing.T) {
 func TestChecklistConcurrentUpdates(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
-	if _, err := s.Checklists().CreateChecklist(ctx, ExCheckDoc{UID: "c1", Name: "n", CreatorUID: "o", XML: []byte("")}, "d"); err != nil {
+	if _, err := s.Checklists().CreateChecklist(ctx, ExCheckDoc{UID: "c1", Name: "n", CreatorUID: "o", XML: []byte("")}, "d", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Checklists().CreateChecklist(ctx, ExCheckDoc{UID: "c1", Name: "n", XML: []byte("x")}, ""); !errors.Is(err, ErrConflict) {
+	if _, err := s.Checklists().CreateChecklist(ctx, ExCheckDoc{UID: "c1", Name: "n", XML: []byte("x")}, "", nil); !errors.Is(err, ErrConflict) {
 		t.Fatalf("same uid again: %v", err)
 	}
 	var wg sync.WaitGroup

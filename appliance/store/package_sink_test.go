@@ -14,7 +14,7 @@ func TestPutPackageIsPrivate(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
 	content := []byte("PK\x03\x04 pretend zip with a private key")
-	hash, err := s.Files().PutPackage(ctx, "alice-outpost.zip", "admin", bytes.NewReader(content))
+	hash, err := s.Files().PutPackage(ctx, "alice-outpost.zip", "admin", "alice", bytes.NewReader(content))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,8 @@ func TestPutPackageIsPrivate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Privacy != 1 || p.Tool != ToolPrivate || p.MIMEType != "application/zip" || p.Name != "alice-outpost.zip" {
+	if p.Privacy != 1 || p.Tool != ToolPrivate || p.MIMEType != "application/zip" || p.Name != "alice-outpost.zip" ||
+		p.Owner != "alice" || p.Groups != 0 {
 		t.Fatalf("package %+v", p)
 	}
 	br, err := s.Files().OpenBlob(ctx, p.BlobID)
@@ -38,7 +39,7 @@ func TestPutPackageIsPrivate(t *testing.T) {
 	if !bytes.Equal(got, content) {
 		t.Fatal("content differs")
 	}
-	if _, err := s.Files().PutPackage(ctx, "", "admin", bytes.NewReader(content)); !errors.Is(err, ErrInvalid) {
+	if _, err := s.Files().PutPackage(ctx, "", "admin", "alice", bytes.NewReader(content)); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("empty file name: %v", err)
 	}
 }

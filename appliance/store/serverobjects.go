@@ -52,6 +52,11 @@ type ServerObject struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	XML       []byte // the event as replayed
+	// Groups are the groups it is sent to (a mask; access.md "Groups"),
+	// Owner the user who made it ("" for the server or an anonymous
+	// client).
+	Groups uint64
+	Owner  string
 }
 
 func (o ServerObject) check() error {
@@ -76,17 +81,18 @@ func (o ServerObject) check() error {
 	return nil
 }
 
-const serverObjectColumns = `uid, kind, origin, type, label, name, lat, lon, stale, replay, repeat, created_at, updated_at, xml`
+const serverObjectColumns = `uid, kind, origin, type, label, name, lat, lon, stale, replay, repeat, created_at, updated_at, xml, groups, owner`
 
 func scanServerObject(sc interface{ Scan(...any) error }) (ServerObject, error) {
 	var (
-		o                       ServerObject
-		stale, created, updated int64
+		o                               ServerObject
+		stale, created, updated, groups int64
 	)
 	if err := sc.Scan(&o.UID, &o.Kind, &o.Origin, &o.Type, &o.Label, &o.Name, &o.Lat, &o.Lon, &stale,
-		&o.Replay, &o.Repeat, &created, &updated, &o.XML); err != nil {
+		&o.Replay, &o.Repeat, &created, &updated, &o.XML, &groups, &o.Owner); err != nil {
 		return ServerObject{}, err
 	}
+	o.Groups = maskFromDB(groups)
 	o.Stale, o.CreatedAt, o.UpdatedAt = fromMilli(stale), fromMilli(created), fromMilli(updated)
 	return o, nil
 }
@@ -102,13 +108,13 @@ func (s *Objects) PutServerObject(ctx context.Context, o ServerObject) error {
 	}
 	upd := unixMilli(o.UpdatedAt)
 	_, err := s.w.ExecContext(ctx, `INSERT INTO server_objects(`+serverObjectColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(uid) DO UPDATE SET kind = excluded.kind, origin = excluded.origin, type = excluded.type,
 			label = excluded.label, name = excluded.name, lat = excluded.lat, lon = excluded.lon,
 			stale = excluded.stale, replay = excluded.replay, repeat = excluded.repeat,
-			updated_at = excluded.updated_at, xml = excluded.xml`,
+			updated_at = excluded.updated_at, xml = excluded.xml, groups = excluded.groups`,
 		o.UID, o.Kind, o.Origin, o.Type, o.Label, o.Name, o.Lat, o.Lon, unixMilli(o.Stale),
-		o.Replay, o.Repeat, upd, upd, o.XML)
+		o.Replay, o.Repeat, upd, upd, o.XML, maskToDB(o.Groups), o.Owner)
 	return s.wrapErr("put server object", err)
 }
 
@@ -235,15 +241,15 @@ type MapObject struct {
 // more is refused with ErrTooLarge.
 const MaxMapObjects = 100_000
 
-// GeoObjectsInBox returns the geo objects whose position lies in the box
-// and that are not stale at now: the server's own geo objects and the
+// GeoObjectsInBox returns the geo objects whose position lies in the box,
+// that are not stale at now and that were sent to one of groups (a mask): the server's own geo objects and the
 // latest event of every uid of an a- type that clients sent (markers,
 // points, hostile reports), without clients' reports of their own
 // position. A uid appears once: a server object by its server_objects row,
 // never by its history. A box with
 // minLon > maxLon crosses the antimeridian. More than MaxMapObjects in the
 // box: ErrTooLarge.
-func (s *Objects) GeoObjectsInBox(ctx context.Context, minLat, minLon, maxLat, maxLon float64, now time.Time) ([]MapObject, error) {
+func (s *Objects) GeoObjectsInBox(ctx context.Context, minLat, minLon, maxLat, maxLon float64, now time.Time, groups uint64) ([]MapObject, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: geo objects in box: %w", err)
 	}
@@ -276,17 +282,19 @@ func (s *Objects) GeoObjectsInBox(ctx context.Context, minLat, minLon, maxLat, m
 		}
 		return rows.Err()
 	}
+	seen, seenArgs := seenBy("groups", groups)
 	err := scan(`SELECT uid, type, lat, lon FROM server_objects
-		WHERE kind = 'geo' AND lat BETWEEN ? AND ? AND `+lonCond+` AND stale > ?`,
-		true, minLat, maxLat, minLon, maxLon, at)
+		WHERE kind = 'geo' AND lat BETWEEN ? AND ? AND `+lonCond+` AND stale > ? AND `+seen,
+		true, append([]any{minLat, maxLat, minLon, maxLon, at}, seenArgs...)...)
 	if err == nil {
 		// Types starting "a-" (a range: case-sensitive, unlike LIKE here);
 		// a server object's history row is left to its server_objects row,
 		// wherever either lies (a moved object's history may lag behind).
 		err = scan(`SELECT l.uid, l.type, l.lat, l.lon FROM cot_latest l
 			WHERE l.lat BETWEEN ? AND ? AND `+strings.ReplaceAll(lonCond, "lon", "l.lon")+`
-			AND l.type >= 'a-' AND l.type < 'a.' AND l.position = 0 AND l.stale > ?
-			AND NOT EXISTS (SELECT 1 FROM server_objects s WHERE s.uid = l.uid)`, false, minLat, maxLat, minLon, maxLon, at)
+			AND l.type >= 'a-' AND l.type < 'a.' AND l.position = 0 AND l.stale > ? AND `+strings.ReplaceAll(seen, "groups", "l.groups")+`
+			AND NOT EXISTS (SELECT 1 FROM server_objects s WHERE s.uid = l.uid)`, false,
+			append([]any{minLat, maxLat, minLon, maxLon, at}, seenArgs...)...)
 	}
 	if errors.Is(err, ErrTooLarge) {
 		return nil, fmt.Errorf("store: geo objects in box: %w", err)

@@ -124,7 +124,7 @@ func ownPosition(uid string, lat, lon float64, at time.Time) *cot.Event {
 
 func boxUIDs(t *testing.T, s *Store, minLat, minLon, maxLat, maxLon float64, now time.Time) []string {
 	t.Helper()
-	got, err := s.Objects().GeoObjectsInBox(context.Background(), minLat, minLon, maxLat, maxLon, now)
+	got, err := s.Objects().GeoObjectsInBox(context.Background(), minLat, minLon, maxLat, maxLon, now, AllGroups)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestGeoObjectsInBox(t *testing.T) {
 		markerEvent("api", "a-h-G", 10.2, 10.2, now, time.Hour),
 		markerEvent("doomed", "a-u-G", 10, 10, now, time.Hour),
 	} {
-		h.Add(ev, nil, now, "cot-tcp", 1)
+		h.Add(ev, nil, now, "cot-tcp", 1, AnonGroup)
 	}
 	if err := h.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -186,14 +186,14 @@ func TestGeoObjectsInBox(t *testing.T) {
 		t.Fatalf("antimeridian: %v", got)
 	}
 	// A client's delete ends its marker; a new event brings it back.
-	h.Add(cot.NewDeparture("doomed", "a-u-G", now), nil, now.Add(time.Second), "cot-tcp", 1)
+	h.Add(cot.NewDeparture("doomed", "a-u-G", now), nil, now.Add(time.Second), "cot-tcp", 1, AnonGroup)
 	if err := h.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := boxUIDs(t, s, 9, 9, 11, 11, now.Add(2*time.Second)); !equal(got, []string{"api(server)", "friend", "hostile"}) {
 		t.Fatalf("after a delete: %v", got)
 	}
-	h.Add(markerEvent("doomed", "a-u-G", 10, 10, now.Add(3*time.Second), time.Hour), nil, now.Add(3*time.Second), "cot-tcp", 1)
+	h.Add(markerEvent("doomed", "a-u-G", 10, 10, now.Add(3*time.Second), time.Hour), nil, now.Add(3*time.Second), "cot-tcp", 1, AnonGroup)
 	if err := h.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestGeoObjectsInBox(t *testing.T) {
 	if err := s.r.QueryRow(`SELECT position FROM cot_latest WHERE uid = 'ANDROID-1'`).Scan(&pos); err != nil || pos != 1 {
 		t.Fatalf("position flag %d %v", pos, err)
 	}
-	if _, err := s.Objects().GeoObjectsInBox(ctx, 0, 0, 1, math.Inf(1), now); err == nil {
+	if _, err := s.Objects().GeoObjectsInBox(ctx, 0, 0, 1, math.Inf(1), now, AllGroups); err == nil {
 		t.Fatal("an infinite bound was accepted")
 	}
 }

@@ -315,8 +315,8 @@ func TestCloseIdempotentAndClosedErrors(t *testing.T) {
 		{"VerifyPassword", func() error { _, err := s.Accounts().VerifyPassword(ctx, "a", "p"); return err }},
 		{"DeleteUser", func() error { return s.Accounts().DeleteUser(ctx, "u") }},
 		{"Users", func() error { _, err := s.Accounts().Users(ctx); return err }},
-		{"LatestEvent", func() error { _, err := s.Events().LatestEvent(ctx, "u"); return err }},
-		{"LatestInBox", func() error { _, err := s.Events().LatestInBox(ctx, 0, 0, 1, 1, 10); return err }},
+		{"LatestEvent", func() error { _, err := s.Events().LatestEvent(ctx, "u", AllGroups); return err }},
+		{"LatestInBox", func() error { _, err := s.Events().LatestInBox(ctx, 0, 0, 1, 1, 10, AllGroups); return err }},
 		{"Backup", func() error { return s.Backup(ctx, filepath.Join(t.TempDir(), "b.db")) }},
 		{"History.Flush", func() error { return s.StartHistory(HistoryOptions{}).Flush(ctx) }},
 	}
@@ -327,7 +327,7 @@ func TestCloseIdempotentAndClosedErrors(t *testing.T) {
 			}
 		})
 	}
-	if h := s.StartHistory(HistoryOptions{}); h.Add(testEvent("u", "c", 0, 0, timeNow()), nil, timeNow(), "t", 0) {
+	if h := s.StartHistory(HistoryOptions{}); h.Add(testEvent("u", "c", 0, 0, timeNow()), nil, timeNow(), "t", 0, AnonGroup) {
 		t.Error("Add on a closed store's history returned true")
 	}
 }

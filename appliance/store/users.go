@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"outpost/appliance/logx"
+
 	"github.com/google/uuid"
 )
 
@@ -26,10 +28,21 @@ const (
 	maxUserField     = 255 // bytes: group, device type, certificate package name
 )
 
+// Roles of system users (access.md "Roles"); the Role* constants of
+// missions.go are mission roles.
+const (
+	UserRoleUser  = "user"
+	UserRoleAdmin = "admin"
+)
+
+// ValidUserRole reports whether r is a system user role.
+func ValidUserRole(r string) bool { return r == UserRoleUser || r == UserRoleAdmin }
+
 // UserInput creates a system user (api.md §2.1).
 type UserInput struct {
 	Name                   string // 1-64 characters, unique
-	Group                  string
+	Group                  string // group names separated by commas: the user joins each, both ways (access.md "Groups")
+	Role                   string // UserRoleUser (default) or UserRoleAdmin
 	Password               string // 1-256 bytes
 	Token                  string // bearer token; empty: a random one is generated
 	DeviceType             string // "mobile", "desktop", ... (normalised by the API)
@@ -40,7 +53,7 @@ type UserInput struct {
 type User struct {
 	UID                    string
 	Name                   string
-	Group                  string
+	Role                   string // UserRoleUser or UserRoleAdmin
 	DeviceType             string
 	CertificatePackageName string
 	CertificatePackageHash string // SHA-256 of the package's data package ("" when none)
@@ -59,6 +72,13 @@ func (s *Accounts) CreateUser(ctx context.Context, in UserInput) (User, error) {
 	if err := validateUserInput(in); err != nil {
 		return User{}, fmt.Errorf("store: create user: %w", err)
 	}
+	groups, err := ParseGroupField(in.Group)
+	if err != nil {
+		return User{}, fmt.Errorf("store: create user: %w", err)
+	}
+	if in.Role == "" {
+		in.Role = UserRoleUser
+	}
 	uid := uuid.NewString()
 	token := in.Token
 	if token == "" {
@@ -75,15 +95,30 @@ func (s *Accounts) CreateUser(ctx context.Context, in UserInput) (User, error) {
 	u := User{
 		UID:                    uid,
 		Name:                   in.Name,
-		Group:                  in.Group,
+		Role:                   in.Role,
 		DeviceType:             in.DeviceType,
 		CertificatePackageName: in.CertificatePackageName,
 		CreatedAt:              time.Now().UTC().Truncate(time.Millisecond),
 		Token:                  token,
 	}
-	_, err = s.w.ExecContext(ctx, `INSERT INTO system_users(uid, name, grp, password_hash, token_hash,
-		certificate_package_name, device_type, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		u.UID, u.Name, u.Group, ph, tokenHash(token), u.CertificatePackageName, u.DeviceType, unixMilli(u.CreatedAt))
+	// The user and its groups (those named that do not exist are made)
+	// commit together.
+	err = s.inTx(ctx, "create user", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO system_users(uid, name, role, password_hash, token_hash,
+			certificate_package_name, device_type, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			u.UID, u.Name, u.Role, ph, tokenHash(token), u.CertificatePackageName, u.DeviceType, unixMilli(u.CreatedAt)); err != nil {
+			return err
+		}
+		if err := ensureGroupsTx(ctx, tx, groups, u.CreatedAt); err != nil {
+			return err
+		}
+		for _, g := range groups {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO group_members(user_uid, group_name, dir_in, dir_out) VALUES (?, ?, 1, 1)`, u.UID, g); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if isUniqueViolation(err) {
 		if strings.Contains(err.Error(), "token_hash") {
 			return User{}, fmt.Errorf("store: create user: %w: token already in use", ErrConflict)
@@ -126,6 +161,9 @@ func validateUserInput(in UserInput) error {
 			return err
 		}
 	}
+	if in.Role != "" && !ValidUserRole(in.Role) {
+		return fmt.Errorf("%w: role must be %s or %s, not %q", ErrInvalid, UserRoleUser, UserRoleAdmin, logx.Cut(in.Role, 32))
+	}
 	for _, f := range []struct{ name, v string }{
 		{"group", in.Group}, {"device type", in.DeviceType}, {"certificate package name", in.CertificatePackageName},
 	} {
@@ -136,14 +174,14 @@ func validateUserInput(in UserInput) error {
 	return nil
 }
 
-const userColumns = `uid, name, grp, certificate_package_name, certificate_package_hash, device_type, created_at`
+const userColumns = `uid, name, role, certificate_package_name, certificate_package_hash, device_type, created_at`
 
 func scanUser(sc interface{ Scan(...any) error }, extra ...any) (User, error) {
 	var (
 		u       User
 		created int64
 	)
-	dest := append([]any{&u.UID, &u.Name, &u.Group, &u.CertificatePackageName, &u.CertificatePackageHash, &u.DeviceType, &created}, extra...)
+	dest := append([]any{&u.UID, &u.Name, &u.Role, &u.CertificatePackageName, &u.CertificatePackageHash, &u.DeviceType, &created}, extra...)
 	if err := sc.Scan(dest...); err != nil {
 		return User{}, err
 	}
@@ -225,17 +263,7 @@ func (s *Accounts) VerifyPassword(ctx context.Context, name, password string) (U
 
 // DeleteUser removes the user with this uid; ErrNotFound when there is none.
 func (s *Accounts) DeleteUser(ctx context.Context, uid string) error {
-	if err := s.check(ctx); err != nil {
-		return fmt.Errorf("store: delete user: %w", err)
-	}
-	res, err := s.w.ExecContext(ctx, `DELETE FROM system_users WHERE uid = ?`, uid)
-	if err != nil {
-		return s.wrapErr("delete user", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return fmt.Errorf("store: delete user: %w: uid %q", ErrNotFound, uid)
-	}
-	return nil
+	return s.DeleteUsers(ctx, []string{uid})
 }
 
 // Users lists every user by name.

@@ -32,9 +32,14 @@ func TestUsersLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if byName.UID != u.UID || byName.Group != "Cyan" || byName.DeviceType != "mobile" ||
+	if byName.UID != u.UID || byName.Role != UserRoleUser || byName.DeviceType != "mobile" ||
 		byName.CertificatePackageName != "Bravo2.zip" || !byName.CreatedAt.Equal(u.CreatedAt) || byName.Token != "" {
 		t.Errorf("by name %+v, want %+v without token", byName, u)
+	}
+	// The group field made the user a member of Cyan, both ways.
+	if ms, err := s.Accounts().Memberships(ctx, u.UID); err != nil || len(ms) != 1 ||
+		ms[0] != (Membership{Group: "Cyan", In: true, Out: true, ActiveIn: true, ActiveOut: true}) {
+		t.Errorf("memberships %+v, %v", ms, err)
 	}
 	byToken, err := s.Accounts().UserByToken(ctx, u.Token)
 	if err != nil || byToken.UID != u.UID {

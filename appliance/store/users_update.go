@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"outpost/appliance/logx"
 )
 
 // UserUpdate changes one system user; nil fields are left as they are.
@@ -144,6 +146,27 @@ func (s *Accounts) SetUserCertificatePackage(ctx context.Context, uid, name, has
 	return nil
 }
 
+// SetRole gives the user uid a role (UserRoleUser or UserRoleAdmin).
+// Errors: ErrInvalid, ErrNotFound.
+func (s *Accounts) SetRole(ctx context.Context, uid, role string) error {
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("store: set role: %w", err)
+	}
+	if !ValidUserRole(role) {
+		return fmt.Errorf("store: set role: %w: role must be %s or %s, not %q", ErrInvalid, UserRoleUser, UserRoleAdmin, logx.Cut(role, 32))
+	}
+	return s.inTx(ctx, "set role", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE system_users SET role = ? WHERE uid = ?`, role, uid)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return fmt.Errorf("%w: no system user with uid %q", ErrNotFound, logx.Cut(uid, 64))
+		}
+		return bumpAccessTx(ctx, tx)
+	})
+}
+
 // DeleteUsers removes several users in one transaction: all of them, or
 // (ErrNotFound naming the first unknown uid) none. Their login tokens go
 // with them.
@@ -153,14 +176,19 @@ func (s *Accounts) DeleteUsers(ctx context.Context, uids []string) error {
 	}
 	return s.inTx(ctx, "delete users", func(tx *sql.Tx) error {
 		for _, uid := range uids {
-			res, err := tx.ExecContext(ctx, `DELETE FROM system_users WHERE uid = ?`, uid)
+			var name string
+			err := tx.QueryRowContext(ctx, `DELETE FROM system_users WHERE uid = ? RETURNING name`, uid).Scan(&name)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%w: no system user with uid %q", ErrNotFound, uid)
+			}
 			if err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
-				return fmt.Errorf("%w: no system user with uid %q", ErrNotFound, uid)
+			// Its uids are free again (its certificates are revoked by now).
+			if _, err := tx.ExecContext(ctx, `DELETE FROM uid_bindings WHERE identity = ?`, name); err != nil {
+				return err
 			}
 		}
-		return nil
+		return bumpAccessTx(ctx, tx)
 	})
 }

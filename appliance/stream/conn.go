@@ -2,7 +2,6 @@ package stream
 
 import (
 	"crypto/tls"
-	"math/big"
 	"net"
 	"sync/atomic"
 	"time"
@@ -46,11 +45,9 @@ type conn struct {
 // replay is taken by the writer as soon as serve starts it.
 func (l *Listener) newConn(nc net.Conn) *conn {
 	c := &conn{l: l, nc: nc}
-	user, serial := "", (*big.Int)(nil)
+	var id cotsession.Identity
 	if tc, ok := nc.(*tls.Conn); ok && l.cfg.Identify != nil {
-		if u, sn, ok := l.cfg.Identify(tc.ConnectionState()); ok {
-			user, serial = u, sn
-		}
+		id = l.cfg.Identify(tc.ConnectionState())
 	}
 	raw := nc
 	if tc, ok := nc.(*tls.Conn); ok {
@@ -60,8 +57,8 @@ func (l *Listener) newConn(nc net.Conn) *conn {
 		c.park, c.wakeFn = p, c.wake
 	}
 	c.w.init(c)
-	l.sessions.Join(&c.Session, broker.SessionInfo{Addr: nc.RemoteAddr().String(), User: user,
-		Closed: c.onSessionClosed, Wake: c.w.wake}, serial)
+	l.sessions.Join(&c.Session, broker.SessionInfo{Addr: nc.RemoteAddr().String(),
+		Closed: c.onSessionClosed, Wake: c.w.wake}, id)
 	return c
 }
 

@@ -37,8 +37,10 @@ type Config struct {
 	MaxBytesPerSecond  int
 	ServerUID          string // uid of the negotiation control events (protocol.md §4); default: one made up (cotsession)
 
-	// Identify returns the user name and certificate serial of a TLS client.
-	Identify func(tls.ConnectionState) (user string, serial *big.Int, ok bool)
+	// Identify returns who a TLS client is: its certificate's name and
+	// serial, and its groups (access.md "Principals"). Nil, or a TCP
+	// client: anonymous, in __ANON__.
+	Identify func(tls.ConnectionState) cotsession.Identity
 
 	Broker *broker.Broker
 	Logger *slog.Logger

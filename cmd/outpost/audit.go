@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/admin"
 	"outpost/appliance/config"
 )
 
@@ -40,7 +40,7 @@ func setupAudit(fs *flag.FlagSet) func(*cmdContext) int {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		entries, err := appliance.AuditList(ctx, c.cfg, c.log, from, *user, *limit)
+		entries, err := admin.AuditList(ctx, c.cfg, c.log, from, *user, *limit)
 		if err != nil {
 			fmt.Fprintf(c.stderr, "outpost audit: %v\n", err)
 			return exitFailure

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/admin"
 )
 
 // cmdBackup writes a consistent copy of the database (VACUUM INTO); it works
@@ -20,7 +20,7 @@ func cmdBackup(c *cmdContext) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	start := time.Now()
-	if err := appliance.Backup(ctx, c.cfg, dest); err != nil {
+	if err := admin.Backup(ctx, c.cfg, dest); err != nil {
 		fmt.Fprintf(c.stderr, "outpost backup: %v\n", err)
 		return exitFailure
 	}

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"flag"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/admin"
 )
 
 const certUsage = `usage:
@@ -37,19 +34,23 @@ func setupCert(fs *flag.FlagSet) func(*cmdContext) int {
 		sub, args := c.args[0], c.args[1:]
 		switch {
 		case sub == "issue" && len(args) == 1:
-			files, err := appliance.CertIssue(c.cfg, c.log, args[0], *device, *out)
+			files, isUser, err := admin.CertIssue(c.cfg, c.log, args[0], *device, *out)
 			if err != nil {
 				fmt.Fprintf(c.stderr, "outpost cert issue: %v\n", err)
 				return exitFailure
 			}
-			fmt.Fprintf(c.stdout, "issued a certificate for %s; wrote:\n", args[0])
+			if isUser {
+				fmt.Fprintf(c.stdout, "issued a certificate identifying the system user %s; wrote:\n", args[0])
+			} else {
+				fmt.Fprintf(c.stdout, "issued a certificate for %s (no system user has this name: it connects with the rights of an anonymous client, in __ANON__); wrote:\n", args[0])
+			}
 			for _, f := range files {
 				fmt.Fprintf(c.stdout, "  %s\n", f)
 			}
 			fmt.Fprintln(c.stdout, "The .p12 files and the package are protected with the configured password (see secrets.yaml).")
 			return exitOK
 		case sub == "revoke" && len(args) == 1:
-			n, err := appliance.CertRevoke(c.cfg, c.log, args[0], *reason)
+			n, err := admin.CertRevoke(c.cfg, c.log, args[0], *reason)
 			if err != nil {
 				fmt.Fprintf(c.stderr, "outpost cert revoke: %v\n", err)
 				return exitFailure
@@ -65,7 +66,7 @@ func setupCert(fs *flag.FlagSet) func(*cmdContext) int {
 			if len(args) == 1 {
 				name = args[0]
 			}
-			certs, err := appliance.CertList(c.cfg, c.log, name)
+			certs, err := admin.CertList(c.cfg, c.log, name)
 			if err != nil {
 				fmt.Fprintf(c.stderr, "outpost cert list: %v\n", err)
 				return exitFailure
@@ -82,7 +83,7 @@ func setupCert(fs *flag.FlagSet) func(*cmdContext) int {
 			tw.Flush()
 			return exitOK
 		case sub == "enrollment-package" && len(args) == 0:
-			path, err := appliance.EnrollmentPackage(c.cfg, c.log, *device, *out)
+			path, err := admin.EnrollmentPackage(c.cfg, c.log, *device, *out)
 			if err != nil {
 				fmt.Fprintf(c.stderr, "outpost cert enrollment-package: %v\n", err)
 				return exitFailure
@@ -91,73 +92,6 @@ func setupCert(fs *flag.FlagSet) func(*cmdContext) int {
 			return exitOK
 		}
 		fmt.Fprintln(c.stderr, certUsage)
-		return exitUsage
-	}
-}
-
-const userUsage = `usage:
-  outpost user add NAME [--group GROUP] [--password-stdin]
-      create a system user; without --password-stdin a password is generated and printed once
-  outpost user delete NAME
-      delete the user and revoke every certificate issued to NAME
-  outpost user list`
-
-func setupUser(fs *flag.FlagSet) func(*cmdContext) int {
-	group := fs.String("group", "", "the user's group or team")
-	pwStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input")
-	return func(c *cmdContext) int {
-		if len(c.args) == 0 {
-			fmt.Fprintln(c.stderr, userUsage)
-			return exitUsage
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		sub, args := c.args[0], c.args[1:]
-		switch {
-		case sub == "add" && len(args) == 1:
-			password := ""
-			if *pwStdin {
-				line, err := bufio.NewReader(c.stdin).ReadString('\n')
-				password = strings.TrimRight(line, "\r\n")
-				if password == "" {
-					fmt.Fprintf(c.stderr, "outpost user add: no password on standard input (%v)\n", err)
-					return exitUsage
-				}
-			}
-			u, generated, err := appliance.UserAdd(ctx, c.cfg, c.log, args[0], password, *group)
-			if err != nil {
-				fmt.Fprintf(c.stderr, "outpost user add: %v\n", err)
-				return exitFailure
-			}
-			fmt.Fprintf(c.stdout, "created user %s (uid %s)\n", u.Name, u.UID)
-			if generated != "" {
-				fmt.Fprintf(c.stdout, "password: %s\n", generated)
-			}
-			fmt.Fprintf(c.stdout, "bearer token: %s\n(shown once: neither is stored in clear)\n", u.Token)
-			return exitOK
-		case sub == "delete" && len(args) == 1:
-			n, err := appliance.UserDelete(ctx, c.cfg, c.log, args[0])
-			if err != nil {
-				fmt.Fprintf(c.stderr, "outpost user delete: %v\n", err)
-				return exitFailure
-			}
-			fmt.Fprintf(c.stdout, "deleted user %s; revoked %d certificate(s)\n", args[0], n)
-			return exitOK
-		case sub == "list" && len(args) == 0:
-			users, err := appliance.UserList(ctx, c.cfg, c.log)
-			if err != nil {
-				fmt.Fprintf(c.stderr, "outpost user list: %v\n", err)
-				return exitFailure
-			}
-			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tUID\tGROUP\tCREATED")
-			for _, u := range users {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", u.Name, u.UID, u.Group, u.CreatedAt.UTC().Format(time.RFC3339))
-			}
-			tw.Flush()
-			return exitOK
-		}
-		fmt.Fprintln(c.stderr, userUsage)
 		return exitUsage
 	}
 }

@@ -24,11 +24,11 @@ func TestCommandsHappyPaths(t *testing.T) {
 		{"user add (generated password)", "", append([]string{"user", "add", "alice", "--group", "Cyan"}, data...), []string{"created user alice", "password: ", "bearer token: "}},
 		{"user add (password on stdin)", "s3cret pass\n", append([]string{"user", "add", "bob", "--password-stdin"}, data...), []string{"created user bob"}},
 		{"user list", "", append([]string{"user", "list"}, data...), []string{"alice", "bob", "Cyan"}},
-		{"cert issue", "", append([]string{"cert", "issue", "alice", "--device", "itak", "--out", filepath.Join(dir, "out")}, data...), []string{"issued a certificate for alice", "alice.p12"}},
+		{"cert issue", "", append([]string{"cert", "issue", "alice", "--device", "itak", "--out", filepath.Join(dir, "out")}, data...), []string{"issued a certificate identifying the system user alice", "alice.p12"}},
 		{"cert list", "", append([]string{"cert", "list"}, data...), []string{"alice", "valid"}},
 		{"cert enrollment-package", "", append([]string{"cert", "enrollment-package", "--device", "atak", "--out", filepath.Join(dir, "out")}, data...), []string{".zip"}},
 		{"cert revoke", "", append([]string{"cert", "revoke", "alice", "--reason", "superseded"}, data...), []string{"revoked 1 certificate(s) of alice (superseded)"}},
-		{"user delete", "", append([]string{"user", "delete", "bob"}, data...), []string{"deleted user bob"}},
+		{"user delete", "", append([]string{"user", "delete", "bob"}, data...), []string{"of bob; deleted the user"}},
 		{"backup", "", append([]string{"backup", filepath.Join(dir, "backup.db")}, data...), nil},
 	}
 	for _, s := range steps {

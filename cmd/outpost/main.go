@@ -57,7 +57,8 @@ var commands = map[string]command{
 	"config":  {"list every configuration key with its environment variable and flag", plain(cmdConfig)},
 	"status":  {"print what a running server is doing (its /metrics, for people)", plain(cmdStatus)},
 	"cert":    {"cert issue|revoke|list|enrollment-package: client certificates and connection packages", setupCert},
-	"user":    {"user add|delete|list: system users (who may enroll for a certificate)", setupUser},
+	"user":    {"user add|delete|list|role|groups: system users (who may enroll for a certificate), their roles and groups", setupUser},
+	"group":   {"group add|list|remove: groups (TAK channels)", setupGroup},
 	"token":   {"token create|list|revoke: API users and their bearer tokens (management API)", setupToken},
 	"audit":   {"audit [--since D] [--user NAME]: management API calls made as system users", setupAudit},
 

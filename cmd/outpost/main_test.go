@@ -101,7 +101,7 @@ func TestAuditCommand(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "TIME") ||
-		!regexp.MustCompile(`kim\s.*PUT\s+/ManageSystemUser/putSystemUser\s+404\s+\d+\s+\{"id":"nobody","password":"\*\*\*"\}`).MatchString(lines[1]) ||
+		!regexp.MustCompile(`kim\s.*PUT\s+/ManageSystemUser/putSystemUser\s+403\s+\d+\s+\{"id":"nobody","password":"\*\*\*"\}`).MatchString(lines[1]) ||
 		!regexp.MustCompile(`kim\s.*GET\s+/DataPackageTable\s+200`).MatchString(lines[2]) {
 		t.Fatalf("audit output:\n%s", out)
 	}

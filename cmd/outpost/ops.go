@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"outpost/appliance"
+	"outpost/appliance/admin"
 )
 
 // setupHealthcheck: `outpost healthcheck` probes the server the
@@ -49,10 +50,10 @@ func cmdRestore(c *cmdContext) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
-	info, err := appliance.Restore(ctx, c.cfg, c.args[0])
+	info, err := admin.Restore(ctx, c.cfg, c.args[0])
 	if err != nil {
 		fmt.Fprintf(c.stderr, "outpost restore: %v\n", err)
-		if errors.Is(err, appliance.ErrDatabaseInUse) {
+		if errors.Is(err, admin.ErrDatabaseInUse) {
 			fmt.Fprintln(c.stderr, "stop the server first (outpost service stop), then restore again")
 		}
 		return exitFailure

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/admin"
 	"outpost/appliance/apptest"
 	"outpost/appliance/config"
 	"outpost/internal/testkit"
@@ -90,7 +90,7 @@ func TestHealthcheck(t *testing.T) {
 // userNames lists the system users of dataDir (outpost user list).
 func userNames(t *testing.T, dataDir string) []string {
 	t.Helper()
-	users, err := appliance.UserList(context.Background(), dataConfig(dataDir), testkit.Discard())
+	users, err := admin.UserList(context.Background(), dataConfig(dataDir), testkit.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}

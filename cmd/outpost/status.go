@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/admin"
 )
 
 // cmdStatus prints what a running server's /metrics says, for people.
@@ -19,7 +19,7 @@ func cmdStatus(c *cmdContext) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	samples, err := appliance.Status(ctx, c.cfg)
+	samples, err := admin.Status(ctx, c.cfg)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "outpost status: %v\n", err)
 		return exitFailure

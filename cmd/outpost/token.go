@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"outpost/appliance"
+	"outpost/appliance/admin"
 )
 
 const tokenUsage = `usage:
@@ -30,7 +31,7 @@ func setupToken(fs *flag.FlagSet) func(*cmdContext) int {
 		sub, args := c.args[0], c.args[1:]
 		switch {
 		case sub == "create" && len(args) == 1:
-			u, err := appliance.TokenCreate(ctx, c.cfg, c.log, args[0])
+			u, err := admin.TokenCreate(ctx, c.cfg, c.log, args[0])
 			if err != nil {
 				fmt.Fprintf(c.stderr, "outpost token create: %v\n", err)
 				return exitFailure
@@ -38,7 +39,7 @@ func setupToken(fs *flag.FlagSet) func(*cmdContext) int {
 			fmt.Fprintf(c.stdout, "created API user %s\nbearer token: %s\n(shown once: only its hash is stored)\n", u.Name, u.Token)
 			return exitOK
 		case sub == "list" && len(args) == 0:
-			users, err := appliance.TokenList(ctx, c.cfg, c.log)
+			users, err := admin.TokenList(ctx, c.cfg, c.log)
 			if err != nil {
 				fmt.Fprintf(c.stderr, "outpost token list: %v\n", err)
 				return exitFailure
@@ -55,7 +56,7 @@ func setupToken(fs *flag.FlagSet) func(*cmdContext) int {
 			}
 			return exitOK
 		case sub == "revoke" && len(args) == 1:
-			if err := appliance.TokenRevoke(ctx, c.cfg, c.log, args[0]); err != nil {
+			if err := admin.TokenRevoke(ctx, c.cfg, c.log, args[0]); err != nil {
 				fmt.Fprintf(c.stderr, "outpost token revoke: %v\n", err)
 				return exitFailure
 			}

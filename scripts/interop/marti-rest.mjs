@@ -18,12 +18,15 @@
 // with "clientLimit": <why>, and the Go test decides what it accepts.
 //
 // Environment: OUTPOST_URL (http://host:port or https://host:port),
-// CERT, KEY (PEM files; HTTPS only), OUTPOST_CONTACT_UID.
+// CERT, KEY (PEM files; HTTPS only), OUTPOST_CONTACT_UID, OUTPOST_CREATOR_UID.
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import { url, out, errText, connect } from './takapi.mjs';
 
 const contactUID = process.env.OUTPOST_CONTACT_UID || '';
+// The uid uploads act for: one per identity (a uid used over HTTPS belongs to
+// that certificate, docs/access.md "Uids belong to identities").
+const creatorUID = process.env.OUTPOST_CREATOR_UID || 'NODE-TAK-1';
 
 const api = await connect();
 
@@ -83,7 +86,7 @@ const hash = crypto.createHash('sha256').update(content).digest('hex');
 await step('upload', async () => {
     const rec = await api.Files.upload({
         name: 'node-tak.txt', contentLength: content.length, contentType: 'text/plain',
-        keywords: ['nodetak'], creatorUid: 'NODE-TAK-1',
+        keywords: ['nodetak'], creatorUid: creatorUID,
     }, content);
     if (rec.Hash !== hash || typeof rec.PrimaryKey !== 'number' || !rec.UID) throw new Error(`unexpected record: ${JSON.stringify(rec)}`);
     return { hash: rec.Hash, submitter: rec.SubmissionUser };
@@ -92,7 +95,7 @@ await step('upload', async () => {
 const pkg = Buffer.from(`PK fake package ${crypto.randomUUID()}`);
 const pkgHash = crypto.createHash('sha256').update(pkg).digest('hex');
 await step('mpupload', async () => {
-    const link = await api.Files.uploadPackage({ name: 'node-tak-package.zip', creatorUid: 'NODE-TAK-1', hash: pkgHash }, pkg);
+    const link = await api.Files.uploadPackage({ name: 'node-tak-package.zip', creatorUid: creatorUID, hash: pkgHash }, pkg);
     if (!String(link).endsWith(`/Marti/api/sync/metadata/${pkgHash}/tool`)) throw new Error(`unexpected link: ${link}`);
     return { link };
 });

@@ -1,4 +1,4 @@
-package appliance
+package admin
 
 import (
 	"context"
@@ -48,7 +48,7 @@ func Status(ctx context.Context, cfg config.Config) ([]Sample, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tok, err := os.ReadFile(filepath.Join(cfg.DataDir, "admin.token")); err == nil {
+	if tok, err := os.ReadFile(filepath.Join(cfg.DataDir, AdminTokenFile)); err == nil {
 		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
 	}
 	client := &http.Client{Timeout: 10 * time.Second}

@@ -1,0 +1,239 @@
+package marti
+
+// Groups as TAK clients see them (access.md "Groups"): ATAK's channels.
+//
+//	GET /Marti/api/groups/all[?useCache=true][&sendLatestSA=true]
+//	GET /Marti/api/groups/groupCacheEnabled
+//	GET /Marti/api/groups/user
+//	PUT /Marti/api/groups/active[?clientUid=]       [{name, direction, active, ...}]
+//	PUT /Marti/api/groups/activebits[?clientUid=]   [bitpos, ...]: the groups to have on
+//
+// A user's groups are listed one item per direction (api.md §2.12). Which
+// directions are switched on is kept by the server, per user, so every
+// device of the user follows (groupCacheEnabled is true): a change applies
+// at once to the user's open connections, which then receive the latest
+// position of every client they can newly see.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"outpost/appliance/access"
+	"outpost/appliance/httpapi"
+	"outpost/appliance/store"
+	"outpost/appliance/users"
+)
+
+// group is api.md §2.12.
+type group struct {
+	Name        string `json:"name"`
+	Direction   string `json:"direction"`
+	Created     string `json:"created"`
+	Type        string `json:"type"`
+	Bitpos      int    `json:"bitpos"`
+	Active      bool   `json:"active"`
+	Description string `json:"description,omitempty"`
+}
+
+const (
+	typeGroup   = "com.bbn.marti.remote.groups.Group"
+	groupsError = "An error occurred retrieving groups."
+	// maxGroupItems bounds the body of PUT groups/active.
+	maxGroupItems = 2 * store.MaxGroups
+)
+
+// groupsOf lists the caller's groups, one item per direction it is a
+// member in (OUT only unless both is set, as the official server lists
+// them without its cache).
+func (h *Handler) groupsOf(r *http.Request, both bool) ([]group, error) {
+	p := access.From(r)
+	all, err := h.opts.Users.Groups(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]store.Group{}
+	for _, g := range all {
+		byName[g.Name] = g
+	}
+	ms := []store.Membership{{Group: store.AnonGroupName, In: true, Out: true, ActiveIn: true, ActiveOut: true}}
+	if p.Kind == access.SystemUser {
+		u, err := h.opts.Users.Get(r.Context(), p.UID)
+		if err != nil {
+			return nil, err
+		}
+		if len(u.Groups) > 0 {
+			ms = u.Groups
+		}
+	}
+	out := []group{}
+	for _, m := range ms {
+		g, ok := byName[m.Group]
+		if !ok {
+			continue
+		}
+		item := group{Name: g.Name, Created: g.Created.UTC().Format("2006-01-02"), Type: "SYSTEM", Bitpos: g.Bit,
+			Description: g.Description}
+		if m.Out {
+			item.Direction, item.Active = "OUT", m.ActiveOut
+			out = append(out, item)
+		}
+		if m.In && both {
+			item.Direction, item.Active = "IN", m.ActiveIn
+			out = append(out, item)
+		}
+	}
+	return out, nil
+}
+
+// groups answers GET /Marti/api/groups/all: the api.md §2.13 envelope of the
+// caller's groups (both directions with useCache=true); sendLatestSA=true
+// also sends the caller's connections the latest position of every client
+// they can see.
+func (h *Handler) groups(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	list, err := h.groupsOf(r, strings.EqualFold(q.Get("useCache"), "true"))
+	if err != nil {
+		httpapi.Fail(w, r, err, groupsError)
+		return
+	}
+	if strings.EqualFold(q.Get("sendLatestSA"), "true") {
+		h.opts.Broker.ReplayVisible(access.From(r).Identity())
+	}
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeGroup, list))
+}
+
+// groupCacheEnabled answers GET /Marti/api/groups/groupCacheEnabled: true,
+// the switches are kept by the server (what ATAK asks before it sends its
+// channel selection).
+func (h *Handler) groupCacheEnabled(w http.ResponseWriter, r *http.Request) {
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope("java.lang.Boolean", true))
+}
+
+// groupsOfUser answers GET /Marti/api/groups/user: the caller and its
+// groups in both directions.
+func (h *Handler) groupsOfUser(w http.ResponseWriter, r *http.Request) {
+	list, err := h.groupsOf(r, true)
+	if err != nil {
+		httpapi.Fail(w, r, err, groupsError)
+		return
+	}
+	p := access.From(r)
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope("com.bbn.marti.remote.groups.User", struct {
+		Username string  `json:"username"`
+		Kind     string  `json:"kind"`
+		Groups   []group `json:"groups"`
+	}{p.Name, p.Kind.String(), list}))
+}
+
+// setActiveGroups answers PUT /Marti/api/groups/active: the body lists
+// groups ({name or bitpos, direction, active}); each names a direction to
+// switch on or off. Groups the caller is not in are ignored.
+func (h *Handler) setActiveGroups(w http.ResponseWriter, r *http.Request) {
+	var items []json.RawMessage
+	if err := httpapi.DecodeJSON(r, 0, &items); err != nil {
+		httpapi.Fail(w, r, err, groupsError)
+		return
+	}
+	if items == nil || len(items) > maxGroupItems {
+		httpapi.Fail(w, r, httpapi.BadRequest("", "the body must be a list of at most %d groups", maxGroupItems), groupsError)
+		return
+	}
+	all, err := h.opts.Users.Groups(r.Context())
+	if err != nil {
+		httpapi.Fail(w, r, err, groupsError)
+		return
+	}
+	byBit := map[int]string{}
+	for _, g := range all {
+		byBit[g.Bit] = g.Name
+	}
+	changes := make([]store.Membership, 0, len(items))
+	for i, raw := range items {
+		field := fmt.Sprintf("[%d]", i)
+		var it struct {
+			Name      *string `json:"name"`
+			Bitpos    *int    `json:"bitpos"`
+			Direction *string `json:"direction"`
+			Active    *bool   `json:"active"`
+		}
+		if err := httpapi.DecodeValue(raw, &it, field); err != nil {
+			httpapi.Fail(w, r, err, groupsError)
+			return
+		}
+		name := ""
+		switch {
+		case it.Name != nil:
+			name = *it.Name
+		case it.Bitpos != nil:
+			name = byBit[*it.Bitpos]
+		default:
+			httpapi.Fail(w, r, httpapi.BadRequest(field+".name", "required (or bitpos)"), groupsError)
+			return
+		}
+		if it.Active == nil {
+			httpapi.Fail(w, r, httpapi.BadRequest(field+".active", "required: true or false"), groupsError)
+			return
+		}
+		c := store.Membership{Group: name, ActiveIn: *it.Active, ActiveOut: *it.Active}
+		if !c.SetDirection(str(it.Direction)) {
+			httpapi.Fail(w, r, httpapi.BadRequest(field+".direction", "must be IN or OUT, not %q", httpapi.ClipValue(str(it.Direction))), groupsError)
+			return
+		}
+		changes = append(changes, c)
+	}
+	h.applyActive(w, r, changes)
+}
+
+// setActiveBits answers PUT /Marti/api/groups/activebits: the body lists the
+// bit positions of the groups to have on (both directions); the caller's
+// other groups go off.
+func (h *Handler) setActiveBits(w http.ResponseWriter, r *http.Request) {
+	var bits []int
+	if err := httpapi.DecodeJSON(r, 0, &bits); err != nil {
+		httpapi.Fail(w, r, err, groupsError)
+		return
+	}
+	if bits == nil || len(bits) > maxGroupItems {
+		httpapi.Fail(w, r, httpapi.BadRequest("", "the body must be a list of at most %d bit positions", maxGroupItems), groupsError)
+		return
+	}
+	on := map[int]bool{}
+	for _, b := range bits {
+		on[b] = true
+	}
+	all, err := h.opts.Users.Groups(r.Context())
+	if err != nil {
+		httpapi.Fail(w, r, err, groupsError)
+		return
+	}
+	changes := make([]store.Membership, 0, len(all))
+	for _, g := range all {
+		changes = append(changes, store.Membership{Group: g.Name, In: true, Out: true, ActiveIn: on[g.Bit], ActiveOut: on[g.Bit]})
+	}
+	h.applyActive(w, r, changes)
+}
+
+// applyActive switches the caller's groups (its clientUid, when given, must
+// be one of its own) and answers with them.
+func (h *Handler) applyActive(w http.ResponseWriter, r *http.Request, changes []store.Membership) {
+	p := access.From(r)
+	if err := h.actFor(r, "clientUid", r.URL.Query().Get("clientUid")); err != nil {
+		httpapi.Fail(w, r, err, groupsError)
+		return
+	}
+	if p.Kind != access.SystemUser {
+		httpapi.Fail(w, r, fmt.Errorf("%w: this certificate belongs to no system user, whose groups could be switched (it is in %s)",
+			access.ErrForbidden, store.AnonGroupName), groupsError)
+		return
+	}
+	var u users.User
+	u, err := h.opts.Users.SetActive(r.Context(), p.UID, changes)
+	if err != nil {
+		httpapi.Fail(w, r, err, groupsError)
+		return
+	}
+	h.log.Info("client switched its groups", "user", u.Name, "groups", len(u.Groups))
+	w.WriteHeader(http.StatusOK)
+}
