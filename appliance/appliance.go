@@ -67,9 +67,10 @@ type Appliance struct {
 	channel     *mgmt.Channel // the socket.io channel; nil when the management listener is disabled
 	tap         *logx.Tap     // the last log lines, for the channel's logs event
 	started     time.Time
-	cotTLS      *stream.Listener  // nil when disabled
-	marti       *marti.Handler    // the client API of 8080 and 8443, and its CoT websockets
-	httpsGuard  *marti.HTTPSGuard // nil when 8443 is disabled
+	cotTLS      *stream.Listener         // nil when disabled
+	marti       *marti.Handler           // the client API of 8080 and 8443, and its CoT websockets
+	enroll      *marti.EnrollmentHandler // nil when the enrollment listener is disabled
+	httpsGuard  *marti.HTTPSGuard        // nil when 8443 is disabled
 	stopWatch   context.CancelFunc
 	stopRevokes func()
 
@@ -332,10 +333,11 @@ func (a *Appliance) buildListeners() {
 	// client certificate (the client has none yet), HTTP Basic auth against
 	// system users. Its requests are small, so reading one may not take long.
 	if cfg.EnrollPort >= 0 {
+		a.enroll = marti.NewEnrollmentHandler(marti.EnrollOptions{
+			Authority: a.pki, Accounts: a.store.Accounts(), Guard: a.guard, Logger: a.log,
+		})
 		l := a.newHTTPListener(ListenerEnroll, tlsNet(cfg.EnrollPort, a.pki.EnrollmentTLSConfig(), httpConns),
-			marti.NewEnrollmentHandler(marti.EnrollOptions{
-				Authority: a.pki, Accounts: a.store.Accounts(), Guard: a.guard, Logger: a.log,
-			}), httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: 64 << 10})
+			a.enroll, httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: 64 << 10})
 		l.srv.ReadTimeout = 30 * time.Second
 		a.add(ListenerEnroll, cfg.EnrollPort, l)
 	} else {
@@ -394,6 +396,28 @@ func (a *Appliance) Addrs() map[string]net.Addr {
 		}
 	}
 	return out
+}
+
+// Routes are the routes a listener serves, each with its rule (access.md
+// "Route matrix"): ListenerREST, ListenerHTTP or ListenerHTTPS (the same
+// client API), ListenerEnroll. Nil for another name or a listener not
+// served. After Open.
+func (a *Appliance) Routes(listener string) *access.Routes {
+	switch listener {
+	case ListenerREST:
+		if a.mgmt != nil {
+			return a.mgmt.Routes()
+		}
+	case ListenerHTTP, ListenerHTTPS:
+		if a.marti != nil && a.listeners[listener] != nil {
+			return a.marti.Routes()
+		}
+	case ListenerEnroll:
+		if a.enroll != nil {
+			return a.enroll.Routes()
+		}
+	}
+	return nil
 }
 
 // Config is the configuration the appliance runs with (after Open: with the

@@ -2,15 +2,9 @@ package httpapi
 
 import (
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 )
-
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
 
 func TestWriteTooManyRequests(t *testing.T) {
 	rec := httptest.NewRecorder()

@@ -93,8 +93,9 @@ const (
 // The certificate's CN is always the authenticated user's name, whatever the
 // CSR's subject says. Every password check passes the password guard
 // (access.md "Password guesses cost the guesser"): a refusal is 429 with
-// Retry-After.
-func NewEnrollmentHandler(opts EnrollOptions) http.Handler {
+// Retry-After. Every route is registered with the rule access.Password
+// (access.md "Route matrix"); the handler checks the credentials itself.
+func NewEnrollmentHandler(opts EnrollOptions) *EnrollmentHandler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -107,7 +108,7 @@ func NewEnrollmentHandler(opts EnrollOptions) http.Handler {
 	if opts.Guard == nil {
 		opts.Guard = access.NewGuard(access.GuardOptions{Now: opts.Now})
 	}
-	h := &enrollHandler{
+	h := &EnrollmentHandler{
 		opts: opts,
 		log:  opts.Logger.With("component", "enroll"),
 	}
@@ -118,6 +119,7 @@ func NewEnrollmentHandler(opts EnrollOptions) http.Handler {
 	}
 	h.configXML = certificateConfigXML(opts.Authority)
 	h.mux = httpapi.NewMux(h.log)
+	h.rules = access.NewRoutes(h.mux)
 	for _, rt := range []struct {
 		method, path string
 		serve        func(w http.ResponseWriter, r *http.Request, c *enrollCall)
@@ -129,19 +131,25 @@ func NewEnrollmentHandler(opts EnrollOptions) http.Handler {
 	} {
 		// A trailing slash is a spelling some servers accept; GET also
 		// answers HEAD (ServeMux).
-		h.mux.Handle(rt.method+" "+rt.path, h.authenticated(rt.serve))
-		h.mux.Handle(rt.method+" "+rt.path+"/{$}", h.authenticated(rt.serve))
+		h.rules.Handle(rt.method+" "+rt.path, access.Password, h.authenticated(rt.serve))
+		h.rules.Handle(rt.method+" "+rt.path+"/{$}", access.Password, h.authenticated(rt.serve))
 	}
 	return h
 }
 
-type enrollHandler struct {
+// EnrollmentHandler is the enrollment listener's handler.
+type EnrollmentHandler struct {
 	opts      EnrollOptions
 	log       *slog.Logger
 	busyLog   *logx.Limiter // "too many password checks" and refusal lines
 	configXML []byte
-	mux       *httpapi.Mux // nil when enrollment is not configured
+	mux       *httpapi.Mux   // nil when enrollment is not configured
+	rules     *access.Routes // every route with its rule; nil with mux
 }
+
+// Routes are the enrollment routes with their rules (the matrix test); nil
+// when enrollment is not configured (no route is served).
+func (h *EnrollmentHandler) Routes() *access.Routes { return h.rules }
 
 // enrollCall is one authenticated request.
 type enrollCall struct {
@@ -150,7 +158,7 @@ type enrollCall struct {
 	uid    string // clientUid query parameter, clipped for logs
 }
 
-func (h *enrollHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *EnrollmentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if h.mux == nil {
 		enrollError(w, http.StatusInternalServerError, "enrollment is not configured on this server")
@@ -161,8 +169,8 @@ func (h *enrollHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authenticated wraps a route: the request must have arrived over TLS and
 // carry the Basic credentials of a system user.
-func (h *enrollHandler) authenticated(serve func(w http.ResponseWriter, r *http.Request, c *enrollCall)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func (h *EnrollmentHandler) authenticated(serve func(w http.ResponseWriter, r *http.Request, c *enrollCall)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		remote := clientAddr(r.RemoteAddr)
 		if r.TLS == nil {
 			// Basic credentials over cleartext: a wiring fault, never served.
@@ -175,12 +183,12 @@ func (h *enrollHandler) authenticated(serve func(w http.ResponseWriter, r *http.
 			return
 		}
 		serve(w, r, &enrollCall{user: user, remote: remote, uid: logx.Clip(clientUID(r))})
-	})
+	}
 }
 
 // authenticate checks the Basic credentials under the password guard. It
 // writes the refusal itself and reports whether the request may go on.
-func (h *enrollHandler) authenticate(w http.ResponseWriter, r *http.Request, remote string) (store.User, bool) {
+func (h *EnrollmentHandler) authenticate(w http.ResponseWriter, r *http.Request, remote string) (store.User, bool) {
 	name, password, ok := r.BasicAuth()
 	if !ok {
 		w.Header().Set("WWW-Authenticate", enrollRealm)
@@ -221,7 +229,7 @@ func (h *enrollHandler) authenticate(w http.ResponseWriter, r *http.Request, rem
 	return user, true
 }
 
-func (h *enrollHandler) refuseBlocked(w http.ResponseWriter, remote, user string, wait time.Duration, why string) {
+func (h *EnrollmentHandler) refuseBlocked(w http.ResponseWriter, remote, user string, wait time.Duration, why string) {
 	secs := httpapi.RetryAfter(wait)
 	// Rate-limited: a guesser's refusals come as fast as it sends them.
 	h.busyLog.Warn("enrollment refused", "user", user, "remote", remote, "reason", why, "retry_after_s", secs)
@@ -233,7 +241,7 @@ func (h *enrollHandler) refuseBlocked(w http.ResponseWriter, remote, user string
 // official server leaves it to Spring's negotiation, which gives text/plain
 // to "*/*" or no Accept (TAKTracker accepts nothing else) and application/xml
 // to an explicit XML Accept; ATAK reads the body whatever the type.
-func (h *enrollHandler) config(w http.ResponseWriter, r *http.Request, c *enrollCall) {
+func (h *EnrollmentHandler) config(w http.ResponseWriter, r *http.Request, c *enrollCall) {
 	ct := "text/plain; charset=utf-8"
 	switch accept := strings.ToLower(r.Header.Get("Accept")); {
 	case strings.Contains(accept, "application/xml"):
@@ -249,7 +257,7 @@ func (h *enrollHandler) config(w http.ResponseWriter, r *http.Request, c *enroll
 // profileEnrollment: ATAK asks after enrolling whether the server has a
 // device profile (a mission package) for it; 204 means none and is not an
 // error for the client. Outpost has no profile store yet.
-func (h *enrollHandler) profileEnrollment(w http.ResponseWriter, r *http.Request, c *enrollCall) {
+func (h *EnrollmentHandler) profileEnrollment(w http.ResponseWriter, r *http.Request, c *enrollCall) {
 	h.log.Debug("enrollment profile requested", "user", logx.Clip(c.user.Name), "client_uid", c.uid, "remote", c.remote, "result", "none configured")
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -257,7 +265,7 @@ func (h *enrollHandler) profileEnrollment(w http.ResponseWriter, r *http.Request
 // signClientV1 answers the signed certificate and the CA as a PKCS#12 of
 // certificate entries "signedCert" and "ca0" (no private key: it never left
 // the client), protected with KeystorePassword.
-func (h *enrollHandler) signClientV1(w http.ResponseWriter, r *http.Request, c *enrollCall) {
+func (h *EnrollmentHandler) signClientV1(w http.ResponseWriter, r *http.Request, c *enrollCall) {
 	cert, ok := h.sign(w, r, c, "pkcs12")
 	if !ok {
 		return
@@ -276,7 +284,7 @@ func (h *enrollHandler) signClientV1(w http.ResponseWriter, r *http.Request, c *
 // signClientV2 answers JSON or XML by Accept (see enrollFormat), decided
 // before signing so that no certificate is issued for an answer that cannot
 // be given.
-func (h *enrollHandler) signClientV2(w http.ResponseWriter, r *http.Request, c *enrollCall) {
+func (h *EnrollmentHandler) signClientV2(w http.ResponseWriter, r *http.Request, c *enrollCall) {
 	format, ok := negotiateEnrollment(r.Header.Get("Accept"))
 	if !ok {
 		h.log.Warn("enrollment failed", "user", logx.Clip(c.user.Name), "remote", c.remote, "reason", "unsupported Accept", "accept", logx.Clip(r.Header.Get("Accept")))
@@ -307,7 +315,7 @@ func (h *enrollHandler) signClientV2(w http.ResponseWriter, r *http.Request, c *
 
 // sign reads and checks the CSR and signs it for the authenticated user. It
 // writes the error answer itself and reports whether a certificate came out.
-func (h *enrollHandler) sign(w http.ResponseWriter, r *http.Request, c *enrollCall, format string) (*x509.Certificate, bool) {
+func (h *EnrollmentHandler) sign(w http.ResponseWriter, r *http.Request, c *enrollCall, format string) (*x509.Certificate, bool) {
 	user := logx.Clip(c.user.Name)
 	fail := func(status int, reason string, err error) (*x509.Certificate, bool) {
 		level := slog.LevelWarn

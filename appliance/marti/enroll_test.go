@@ -31,6 +31,7 @@ import (
 
 	"outpost/appliance/pki"
 	"outpost/appliance/store"
+	"outpost/internal/testkit"
 )
 
 const (
@@ -52,19 +53,6 @@ func (c *testClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// syncBuffer collects log output from concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // enrollEnv is a real enrollment listener: a CA in a temporary directory, a
 // SQLite store with one user, the handler behind TLS on 127.0.0.1 and a
 // client that trusts only our CA.
@@ -75,7 +63,7 @@ type enrollEnv struct {
 	srv     *httptest.Server
 	client  *http.Client
 	clock   *testClock
-	logs    *syncBuffer
+	logs    *testkit.Buffer
 }
 
 func newEnrollEnv(t *testing.T) *enrollEnv {
@@ -100,7 +88,7 @@ func newEnrollEnv(t *testing.T) *enrollEnv {
 	if _, err := st.Accounts().CreateUser(ctx, store.UserInput{Name: enrollUser, Password: enrollPassword}); err != nil {
 		t.Fatal(err)
 	}
-	env := &enrollEnv{auth: a, store: st, clock: &testClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}, logs: &syncBuffer{}}
+	env := &enrollEnv{auth: a, store: st, clock: &testClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}, logs: &testkit.Buffer{}}
 	env.handler = NewEnrollmentHandler(EnrollOptions{
 		Authority: a, Accounts: st.Accounts(), KeystorePassword: "atakatak", Now: env.clock.Now,
 		Logger: slog.New(slog.NewJSONHandler(env.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -28,12 +28,13 @@ type clientItem struct {
 }
 
 // clients answers GET /Clients (api.md §4.1, §2.11). It is protected by the
-// IP allow-list AllowedCLIIPs instead of a token (api.md §5.4): an allowed
-// address, like an administrator's token, lists every client; a user's
-// token lists the clients its groups see (access.md "Groups").
+// IP allow-list AllowedCLIIPs instead of a token (api.md §5.4): a caller
+// without a token from an allowed address, like an administrator's token,
+// lists every client; a user's token lists the clients its groups see,
+// from any address (access.md "Route matrix").
 func (h *API) clients(w http.ResponseWriter, r *http.Request) {
 	p := access.From(r)
-	all := h.allowedByIP(r) || p.Admin()
+	all := p.Admin() || (!p.Authenticated() && h.allowedByIP(r))
 	if !all && !p.Authenticated() {
 		h.authLog.Log(slog.LevelWarn, "/Clients refused: address not in AllowedCLIIPs", "remote", r.RemoteAddr,
 			"x_forwarded_for", logx.Clip(r.Header.Get("X-Forwarded-For")), "x_real_ip", logx.Clip(r.Header.Get("X-Real-IP")))

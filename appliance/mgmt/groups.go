@@ -176,7 +176,7 @@ func (a *API) putRole(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, httpapi.InField("role", err), usersError)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, a.userView(u, true))
+	httpapi.WriteJSON(w, http.StatusOK, a.userView(u))
 }
 
 // putGroups answers PUT /api/users/{uid}/groups: the user's memberships
@@ -224,5 +224,5 @@ func (a *API) putGroups(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, httpapi.InField("groups", err), usersError)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, a.userView(u, true))
+	httpapi.WriteJSON(w, http.StatusOK, a.userView(u))
 }

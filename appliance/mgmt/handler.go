@@ -203,6 +203,10 @@ func New(opts Options) *API {
 
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.handler.ServeHTTP(w, r) }
 
+// Routes are the management API's routes with their rules (the matrix
+// test, access.md "Route matrix").
+func (a *API) Routes() *access.Routes { return a.routes }
+
 // Maintain prunes audit records older than AuditRetention and expired login
 // tokens, now and every hour, until ctx ends.
 func (a *API) Maintain(ctx context.Context) {

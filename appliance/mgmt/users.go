@@ -40,7 +40,7 @@ type userItem struct {
 }
 
 // userView shows a user (with the token it was just given, if any).
-func (a *API) userView(u users.User, _ bool) userItem {
+func (a *API) userView(u users.User) userItem {
 	certs := "false"
 	if u.CertificatePackageHash != "" {
 		certs = "true"
@@ -63,7 +63,7 @@ func (a *API) getAllUsers(w http.ResponseWriter, r *http.Request) {
 	}
 	out := usersList{SystemUsers: make([]userItem, 0, len(list))}
 	for _, u := range list {
-		out.SystemUsers = append(out.SystemUsers, a.userView(u, false))
+		out.SystemUsers = append(out.SystemUsers, a.userView(u))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 }
@@ -103,7 +103,7 @@ func (a *API) getSystemUser(w http.ResponseWriter, r *http.Request) {
 	out := usersList{SystemUsers: []userItem{}}
 	for _, u := range list {
 		if (name == "" || u.Name == name) && (id == "" || u.UID == id) && (p.Admin() || p.IsUser(u.UID)) {
-			out.SystemUsers = append(out.SystemUsers, a.userView(u, false))
+			out.SystemUsers = append(out.SystemUsers, a.userView(u))
 		}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)

@@ -117,7 +117,7 @@ func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
 			}
 			continue
 		}
-		created = append(created, a.userView(u, true))
+		created = append(created, a.userView(u))
 	}
 	msg := "user(s) created"
 	if len(failures) > 0 {

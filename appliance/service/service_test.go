@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"outpost/internal/testkit"
 )
 
 // listen creates a unixgram socket standing in for systemd's notify socket.
@@ -49,35 +50,6 @@ func queued(c *net.UnixConn) string {
 		return ""
 	}
 	return string(buf[:n])
-}
-
-// syncBuffer collects log output from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestNotify(t *testing.T) {
@@ -125,7 +97,7 @@ func TestWatchdogOnlyWhileHealthy(t *testing.T) {
 		}
 		return errors.New("store does not answer")
 	}
-	var logs syncBuffer
+	var logs testkit.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -134,7 +106,7 @@ func TestWatchdogOnlyWhileHealthy(t *testing.T) {
 	}()
 	defer func() { cancel(); <-done }()
 
-	waitFor(t, "three failing health checks", func() bool { return checks.Load() >= 3 })
+	testkit.WaitFor(t, "three failing health checks", func() bool { return checks.Load() >= 3 })
 	if got := queued(c); got != "" {
 		t.Fatalf("pinged %q while unhealthy", got)
 	}
@@ -145,7 +117,7 @@ func TestWatchdogOnlyWhileHealthy(t *testing.T) {
 	if got := read(t, c); got != "WATCHDOG=1" {
 		t.Fatalf("got %q", got)
 	}
-	waitFor(t, "the recovery log line", func() bool { return strings.Contains(logs.String(), "pings resumed") })
+	testkit.WaitFor(t, "the recovery log line", func() bool { return strings.Contains(logs.String(), "pings resumed") })
 }
 
 func TestWatchdogNotConfigured(t *testing.T) {

@@ -17,6 +17,12 @@
 # faster than 5 SA/s per client. Instead of lifting the per-source limit, the
 # load tool can spread its clients over loopback addresses
 # (--local-addrs 127.0.0.1-127.0.0.200).
+#
+# BENCH_GROUPS=N (TLS runs) puts the certificates' users in N groups before the
+# server starts: the system user load<i> (whom certificate load<i>
+# identifies) joins group g<i mod N> both ways, so the clients of one group
+# see only each other (docs/access.md "Groups"). Unset: no user, no group,
+# everyone in __ANON__.
 
 set -euo pipefail
 
@@ -118,6 +124,12 @@ server_start() {
 	SERVER_DIR=$(mktemp -d "$BENCH_TMP/server.XXXXXX")
 	if [ -n "${PKI_DIR:-}" ] && [ -d "$PKI_DIR/certs" ]; then
 		cp -a "$PKI_DIR/certs" "$PKI_DIR/secrets.yaml" "$SERVER_DIR/"
+		if [ -n "${BENCH_GROUPS:-}" ]; then
+			for ((i = 0; i < $(find "$PKI_DIR/clients" -name 'load*.pem' | wc -l); i++)); do
+				"$SERVER_BIN" user add "load$i" --group "g$((i % BENCH_GROUPS))" --data-dir "$SERVER_DIR" \
+					--log-level warn </dev/null >/dev/null
+			done
+		fi
 	fi
 	known_flags
 	"$SERVER_BIN" run --data-dir "$SERVER_DIR" --key-type "$keytype" "${KNOWN_FLAGS[@]}" "$@" \
