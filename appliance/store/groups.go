@@ -226,9 +226,12 @@ func (s *Accounts) DeleteGroup(ctx context.Context, name string) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM groups WHERE name = ?`, name); err != nil {
 			return err
 		}
+		// A record for every group (AllGroups) keeps every bit: it is for
+		// the groups made later too, whatever bit they take.
 		keep := maskToDB(^(uint64(1) << uint(bit)))
 		for _, t := range stampedTables {
-			if _, err := tx.ExecContext(ctx, `UPDATE `+t+` SET groups = groups & ? WHERE groups & ? != 0`, keep, maskToDB(1<<uint(bit))); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE `+t+` SET groups = groups & ? WHERE groups & ? != 0 AND groups != ?`,
+				keep, maskToDB(1<<uint(bit)), maskToDB(AllGroups)); err != nil {
 				return err
 			}
 		}
@@ -360,8 +363,8 @@ func setMembershipsTx(ctx context.Context, tx *sql.Tx, uid string, ms []Membersh
 // SetActive switches directions of the user's memberships on or off (a
 // client's channel toggles): each item names a group and the directions it
 // sets (In/Out say which directions the item is about, ActiveIn/ActiveOut
-// their new state). Groups the user is not a member of are ignored. It
-// returns the memberships as stored.
+// their new state). Groups the user is not a member of, and directions it
+// is not a member in, are ignored. It returns the memberships as stored.
 func (s *Accounts) SetActive(ctx context.Context, uid string, changes []Membership) ([]Membership, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: set active groups: %w", err)
@@ -372,12 +375,12 @@ func (s *Accounts) SetActive(ctx context.Context, uid string, changes []Membersh
 	err := s.inTx(ctx, "set active groups", func(tx *sql.Tx) error {
 		for _, c := range changes {
 			if c.In {
-				if _, err := tx.ExecContext(ctx, `UPDATE group_members SET active_in = ? WHERE user_uid = ? AND group_name = ?`, c.ActiveIn, uid, c.Group); err != nil {
+				if _, err := tx.ExecContext(ctx, `UPDATE group_members SET active_in = ? WHERE user_uid = ? AND group_name = ? AND dir_in = 1`, c.ActiveIn, uid, c.Group); err != nil {
 					return err
 				}
 			}
 			if c.Out {
-				if _, err := tx.ExecContext(ctx, `UPDATE group_members SET active_out = ? WHERE user_uid = ? AND group_name = ?`, c.ActiveOut, uid, c.Group); err != nil {
+				if _, err := tx.ExecContext(ctx, `UPDATE group_members SET active_out = ? WHERE user_uid = ? AND group_name = ? AND dir_out = 1`, c.ActiveOut, uid, c.Group); err != nil {
 					return err
 				}
 			}
@@ -499,6 +502,9 @@ func (s *Accounts) AdoptGroupFields(ctx context.Context) (int, error) {
 				return err
 			}
 			n++
+		}
+		if n == 0 {
+			return nil // nothing to adopt: nobody's access changed
 		}
 		return bumpAccessTx(ctx, tx)
 	})
