@@ -33,7 +33,7 @@ type identities struct {
 	dir *access.Directory
 
 	mu  sync.Mutex // mu guards gen and m
-	gen int64
+	gen int64      // counts forget calls: a lookup begun before one is not kept
 	m   map[string]access.Principal
 }
 
@@ -41,6 +41,7 @@ type identities struct {
 func (c *identities) principal(ctx context.Context, name string) (access.Principal, error) {
 	c.mu.Lock()
 	p, ok := c.m[name]
+	gen := c.gen
 	c.mu.Unlock()
 	if ok {
 		return p, nil
@@ -50,18 +51,22 @@ func (c *identities) principal(ctx context.Context, name string) (access.Princip
 		return p, err
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return p, nil // a change came meanwhile: use the answer, do not keep it
+	}
 	if c.m == nil || len(c.m) > 4096 {
 		c.m = map[string]access.Principal{}
 	}
 	c.m[name] = p
-	c.mu.Unlock()
 	return p, nil
 }
 
-// forget drops what was cached.
+// forget drops what was cached, and what lookups under way would keep.
 func (c *identities) forget() {
 	c.mu.Lock()
 	c.m = nil
+	c.gen++
 	c.mu.Unlock()
 }
 
