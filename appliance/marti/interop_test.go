@@ -27,6 +27,12 @@ type nodeStep struct {
 	Hashes      []string `json:"hashes"`
 	Submitter   string   `json:"submitter"`
 	Link        string   `json:"link"`
+	Groups      []struct {
+		Name      string `json:"name"`
+		Direction string `json:"direction"`
+		Bitpos    int    `json:"bitpos"`
+		Active    bool   `json:"active"`
+	} `json:"groups"`
 }
 
 // runNode runs a script of scripts/interop and returns its steps by name.
