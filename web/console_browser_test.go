@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,11 +68,15 @@ func artifactDir(t *testing.T) string {
 // headless Chromium (web/test/console.mjs): sign in, a CoT client on the
 // map within 2 seconds, markers, details, the clients page, an upload with
 // its progress bar, an MBTiles basemap uploaded and loaded as tiles, a
-// system user with certificates and its package, geo objects and
-// emergencies placed from the map (when the server has their routes), a
-// mission created through the client API on the Missions page, the server
-// page, sign out and in with a token; no
-// console error, CSP violation or request to another origin.
+// system user with certificates and its package, groups created and
+// deleted, a user's memberships and another's role set in the table, geo
+// objects and emergencies placed from the map (when the server has their
+// routes), a mission created through the client API on the Missions page,
+// the server page, sign out and in with a token, then as a plain user (no
+// administrator's page, its groups on My account, its own package); no
+// console error (a 403 included: the console asks only what the role may),
+// CSP violation or request to another origin. Afterwards the API must hold
+// what the console set.
 func TestConsoleInBrowser(t *testing.T) {
 	node, chromium := requireBrowser(t)
 	dir := t.TempDir()
@@ -91,6 +96,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	r := testkit.Do(t, nil, "POST", base+"ManageSystemUser/postSystemUser", map[string]string{"username": user, "password": password, "role": "admin"}, auth...)
 	if r.Status != 201 {
 		t.Fatalf("creating the operator: %d %s", r.Status, r.Body)
+	}
+	// The plain user has the role user, no group and certificates: the
+	// console gives it groups, then signs in as it.
+	const plain, plainPassword = "scout", "the scout's own password"
+	r = testkit.Do(t, nil, "POST", base+"ManageSystemUser/postSystemUser", map[string]any{"systemUsers": []map[string]string{
+		{"Name": plain, "Password": plainPassword, "Certs": "true", "DeviceType": "mobile"}}}, auth...)
+	if r.Status != 201 {
+		t.Fatalf("creating the plain user: %d %s", r.Status, r.Body)
 	}
 	// The geo object and emergency routes arrive with another change;
 	// exercise them when this build has them.
@@ -114,6 +127,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"OUTPOST_URL="+base, "OUTPOST_COT="+p.Addr(t, "cot-tcp"), "OUTPOST_TOKEN="+token,
 		"OUTPOST_USER="+user, "OUTPOST_PASSWORD="+password, "OUTPOST_MBTILES="+mbtiles,
+		"OUTPOST_PLAIN_USER="+plain, "OUTPOST_PLAIN_PASSWORD="+plainPassword,
 		"OUTPOST_ARTIFACTS="+shots, "OUTPOST_CHROMIUM="+chromium, "OUTPOST_GEO="+geo, "OUTPOST_MISSION="+mission)
 	stderr := &testkit.Buffer{}
 	cmd.Stderr = stderr
@@ -146,6 +160,52 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	t.Logf("client on the map after %d ms; upload progress seen at %d%%; package %d bytes",
 		result.ClientAppearMs, result.ProgressSeen, result.PackageBytes)
+
+	// What the console set is what the server holds.
+	var users struct {
+		SystemUsers []struct {
+			Username string `json:"username"`
+			Role     string `json:"role"`
+			Groups   []struct {
+				Name      string `json:"name"`
+				Direction string `json:"direction"`
+			} `json:"groups"`
+		} `json:"SystemUsers"`
+	}
+	if r := testkit.Do(t, nil, "GET", base+"api/users", nil, auth...); r.Status != 200 || json.Unmarshal(r.Body, &users) != nil {
+		t.Fatalf("GET api/users: %d %s", r.Status, r.Body)
+	}
+	got := map[string]string{}
+	for _, u := range users.SystemUsers {
+		var gs []string
+		for _, g := range u.Groups {
+			gs = append(gs, g.Name+":"+g.Direction)
+		}
+		slices.Sort(gs)
+		got[u.Username] = u.Role + " " + strings.Join(gs, ",")
+	}
+	want := map[string]string{plain: "user Cyan:BOTH,Red:IN", "alpha": "admin Cyan:BOTH", user: "admin "}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("after the console: %s is %q, want %q", name, got[name], w)
+		}
+	}
+	var groups struct {
+		Groups []struct {
+			Name string `json:"name"`
+		} `json:"groups"`
+	}
+	if r := testkit.Do(t, nil, "GET", base+"api/groups", nil, auth...); r.Status != 200 || json.Unmarshal(r.Body, &groups) != nil {
+		t.Fatalf("GET api/groups: %d %s", r.Status, r.Body)
+	}
+	var names []string
+	for _, g := range groups.Groups {
+		names = append(names, g.Name)
+	}
+	slices.Sort(names)
+	if w := []string{"Cyan", "Red", "__ANON__"}; !slices.Equal(names, w) {
+		t.Errorf("groups after the console: %v, want %v (Spare deleted)", names, w)
+	}
 }
 
 // createMission makes the mission the Missions page shows, as TAK clients

@@ -33,6 +33,11 @@ type packageItem struct {
 	Size               int64  `json:"Size"`
 	Privacy            int    `json:"Privacy"`
 	Keywords           string `json:"Keywords"`
+	// Owner and Editable are additions: who uploaded it ("" for an
+	// anonymous client), and whether the caller may change or delete it
+	// (access.md "Roles"), so the console offers only what will work.
+	Owner    string `json:"Owner"`
+	Editable bool   `json:"Editable"`
 }
 
 // listPackages answers GET /DataPackageTable: {"json_list": [...]}, newest
@@ -58,6 +63,8 @@ func (a *API) listPackages(w http.ResponseWriter, r *http.Request) {
 			Size:               p.Size,
 			Privacy:            p.Privacy,
 			Keywords:           store.JoinKeywords(p.Keywords),
+			Owner:              p.Owner,
+			Editable:           caller.CanChange(p.Owner),
 		})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, struct {

@@ -224,3 +224,47 @@ func TestUploadLimits(t *testing.T) {
 		t.Fatal("the abandoned upload is not logged")
 	}
 }
+
+// TestPackageOwnership: a user changes and deletes only its own packages
+// (and anonymous clients' ones); the list says which (Owner, Editable) so
+// the console offers only what works (access.md "Roles").
+func TestPackageOwnership(t *testing.T) {
+	e := newEnv(t, nil)
+	_, kimToken := e.createUser("kim", "kim-password-1")
+	admins := []byte("the administrator's package")
+	kims := []byte("kim's own package")
+	want(t, "admin uploads", e.upload(e.admin, "?filename=a.txt&creatorUid=ADMIN-1", "assetfile", admins), 200)
+	want(t, "kim uploads", e.upload(kimToken, "?filename=k.txt&creatorUid=KIM-1", "assetfile", kims), 200)
+
+	type item struct {
+		Name, Hash, Owner string
+		Editable          bool
+	}
+	list := func(token string) map[string]item {
+		var out struct{ JSONList []item `json:"json_list"` }
+		e.do("GET", "/DataPackageTable", token, nil).JSON(t, &out)
+		m := map[string]item{}
+		for _, it := range out.JSONList {
+			m[it.Name] = it
+		}
+		return m
+	}
+	byKim, byAdmin := list(kimToken), list(e.admin)
+	if it := byKim["a.txt"]; it.Owner != "api:admin" || it.Editable {
+		t.Errorf("kim sees the admin's package as %+v, want owner api:admin, not editable", it)
+	}
+	if it := byKim["k.txt"]; it.Owner != "kim" || !it.Editable {
+		t.Errorf("kim sees its own package as %+v, want owner kim, editable", it)
+	}
+	if !byAdmin["a.txt"].Editable || !byAdmin["k.txt"].Editable {
+		t.Errorf("the administrator may change every package: %+v", byAdmin)
+	}
+	// What the list says is what the server does.
+	r := e.do("DELETE", "/DataPackageTable", kimToken, map[string]any{"DataPackages": []map[string]string{{"hash": sha(admins)}}})
+	want(t, "kim deletes the admin's package", r, 403)
+	if _, ok := list(e.admin)["a.txt"]; !ok {
+		t.Fatal("a refused delete removed the package")
+	}
+	want(t, "kim deletes its own package", e.do("DELETE", "/DataPackageTable", kimToken,
+		map[string]any{"DataPackages": []map[string]string{{"hash": sha(kims)}}}), 200)
+}

@@ -23,9 +23,17 @@ function load() {
   }
 }
 
-/** The signed-in session: {token, name, kind, expires} or null. */
+/**
+ * The signed-in session or null: {token, expires, and what GET /api/whoami
+ * said of the caller: kind, name, uid (system users), role, admin}.
+ */
 export function currentSession() {
   return session;
+}
+
+/** Whether the signed-in caller is an administrator (access.md "Roles"). */
+export function isAdmin() {
+  return !!(session && session.admin);
 }
 
 export function signIn(s) {
@@ -43,6 +51,36 @@ export function signOut(reason) {
 /** Calls f(session, reason) when the session starts or ends. */
 export function onSession(f) {
   listeners.add(f);
+}
+
+/**
+ * Asks the server who a token belongs to (GET /api/whoami) and answers the
+ * session to sign in with; throws ApiError (401: the token is unknown).
+ */
+export async function whoami(token, expires) {
+  const res = await fetch("api/whoami", { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" }, cache: "no-store" });
+  if (!res.ok) throw await errorOf(res);
+  const me = await res.json();
+  return { token, expires, kind: me.kind, name: me.name, uid: me.uid || "", role: me.role, admin: !!me.admin };
+}
+
+/**
+ * Asks again who the session is (a role changes while signed in) and, when
+ * the answer differs from what the console shows, signs in with it so the
+ * pages follow.
+ */
+export async function refreshSession() {
+  if (!session) return;
+  const s = session;
+  let fresh;
+  try {
+    fresh = await whoami(s.token, s.expires);
+  } catch (e) {
+    if (e.status === 401 && session === s) expired(e);
+    throw e;
+  }
+  if (session !== s) return; // signed out or in again meanwhile
+  if (["kind", "name", "uid", "role", "admin"].some((k) => fresh[k] !== s[k])) signIn(fresh);
 }
 
 function headers(extra) {
@@ -64,6 +102,8 @@ async function errorOf(res) {
 
 function expired(res) {
   if (res.status === 401 && session) signOut("Your session ended (token unknown or expired). Sign in again.");
+  // Refused: perhaps an administrator changed this user's role meanwhile.
+  if (res.status === 403 && session) refreshSession().catch(() => {});
 }
 
 /**

@@ -25,6 +25,9 @@ export async function addBackground(map) {
   map.on("moveend zoomend", redraw);
   redraw();
 
+  // The page may go (map.remove()) while the metadata is on its way.
+  let unloaded = false;
+  map.once("unload", () => (unloaded = true));
   let meta = { basemap: false };
   try {
     const res = await fetch("tiles/metadata.json", { cache: "no-store" });
@@ -32,7 +35,7 @@ export async function addBackground(map) {
   } catch {
     /* no basemap */
   }
-  if (meta.basemap) {
+  if (meta.basemap && !unloaded) {
     const opts = {
       minZoom: 0,
       maxNativeZoom: meta.maxZoom,

@@ -1,6 +1,7 @@
 // Sign in: a system user's name and password (POST /api/login answers a
-// login token), or an API token pasted as is (checked with one call).
-import { api, ApiError, signIn } from "./api.js";
+// login token), or an API token pasted as is. Either way GET /api/whoami
+// then says who the token is and with which role; the pages follow it.
+import { api, ApiError, signIn, whoami } from "./api.js";
 import { h } from "./ui.js";
 
 export function mountLogin(root, reason) {
@@ -22,7 +23,7 @@ export function mountLogin(root, reason) {
         button.disabled = true;
         try {
           const res = await api("POST", "api/login", { username: f.get("username"), password: f.get("password") });
-          signIn({ token: res.token, name: res.username, kind: "user", expires: res.expires });
+          signIn(await whoami(res.token, res.expires));
         } catch (err) {
           fail(err instanceof ApiError && err.status === 401 ? "Wrong user name or password." : err.message);
         } finally {
@@ -46,13 +47,11 @@ export function mountLogin(root, reason) {
         const button = e.target.querySelector("button");
         button.disabled = true;
         try {
-          // Any authenticated route tells whether the token is known.
-          const res = await fetch("api/users", { headers: { Authorization: `Bearer ${value}`, Accept: "application/json" }, cache: "no-store" });
-          if (res.status === 401) throw new ApiError(401, "This token is unknown or expired.");
-          if (res.status === 429) throw new ApiError(429, "Too many failed attempts from this address; wait a minute.");
-          signIn({ token: value, name: "API token", kind: "token" });
+          signIn(await whoami(value));
         } catch (err) {
-          fail(err.message);
+          if (err.status === 401) fail("This token is unknown or expired.");
+          else if (err.status === 429) fail("Too many failed attempts from this address; wait a minute.");
+          else fail(err.message);
         } finally {
           button.disabled = false;
         }
@@ -63,7 +62,7 @@ export function mountLogin(root, reason) {
       { class: "field" },
       h("span", null, "API token"),
       h("input", { name: "token", type: "password", autocomplete: "off", required: true, spellcheck: "false" }),
-      h("small", null, "outpost token create NAME makes one; the first start writes admin.token in the data directory."),
+      h("small", null, "An API token (outpost token create NAME makes one; the first start writes admin.token in the data directory) or a system user's own token."),
     ),
     h("button", { type: "submit", class: "primary" }, "Sign in with token"),
   );

@@ -1,9 +1,12 @@
 // The console's shell: sign-in, the page bar and the hash router
 // (#/map, #/clients, #/users, #/packages, #/missions, #/emergencies,
-// #/server).
+// #/server, #/account). Pages marked admin are for administrators only
+// (access.md "Roles"): a user neither sees them in the bar nor reaches
+// them by their address, which leads to the map instead.
 import "leaflet/dist/leaflet.css";
 import "./style.css";
-import { currentSession, onSession, signOut } from "./api.js";
+import { mountAccount } from "./account.js";
+import { currentSession, isAdmin, onSession, refreshSession, signOut } from "./api.js";
 import { mountClients } from "./clients.js";
 import { mountEmergencies } from "./emergencies.js";
 import { mountLogin } from "./login.js";
@@ -15,13 +18,14 @@ import { h, setChildren } from "./ui.js";
 import { mountUsers } from "./users.js";
 
 const PAGES = [
-  ["map", "Map", mountMap],
-  ["clients", "Clients", mountClients],
-  ["users", "System users", mountUsers],
-  ["packages", "Data packages", mountPackages],
-  ["missions", "Missions", mountMissions],
-  ["emergencies", "Emergencies", mountEmergencies],
-  ["server", "Server", mountServer],
+  { id: "map", title: "Map", mount: mountMap },
+  { id: "clients", title: "Clients", mount: mountClients, admin: true },
+  { id: "users", title: "System users", mount: mountUsers, admin: true },
+  { id: "packages", title: "Data packages", mount: mountPackages },
+  { id: "missions", title: "Missions", mount: mountMissions },
+  { id: "emergencies", title: "Emergencies", mount: mountEmergencies },
+  { id: "server", title: "Server", mount: mountServer, admin: true },
+  { id: "account", title: "My account", mount: mountAccount },
 ];
 
 const app = document.getElementById("app");
@@ -37,9 +41,14 @@ function route(reason) {
     document.title = "Outpost — sign in";
     return;
   }
+  const pages = PAGES.filter((p) => !p.admin || isAdmin());
   const [path, query] = location.hash.replace(/^#\/?/, "").split("?");
-  const page = PAGES.find(([id]) => id === path) || PAGES[0];
-  const main = h("main", { class: `page page-${page[0]}` });
+  let page = pages.find((p) => p.id === path);
+  if (!page) {
+    page = pages[0];
+    if (path) history.replaceState(null, "", `#/${page.id}`); // an unknown page, or one the role may not see
+  }
+  const main = h("main", { class: `page page-${page.id}` });
   const nav = h(
     "nav",
     { class: "topbar" },
@@ -47,20 +56,32 @@ function route(reason) {
     h(
       "ul",
       null,
-      PAGES.map(([id, title]) => h("li", null, h("a", { href: `#/${id}`, class: id === page[0] ? "active" : "", id: `nav-${id}` }, title))),
+      pages.map((p) => h("li", null, h("a", { href: `#/${p.id}`, class: p.id === page.id ? "active" : "", id: `nav-${p.id}` }, p.title))),
     ),
     h(
       "div",
       { class: "who" },
-      h("span", null, session.name),
+      h("span", { class: "who-name" }, session.name),
+      h("span", { class: `badge role role-${session.role}`, id: "who-role", title: session.kind }, session.role || "?"),
       h("button", { type: "button", id: "sign-out", onclick: () => signOut() }, "Sign out"),
     ),
   );
   setChildren(app, nav, main);
-  document.title = `Outpost — ${page[1]}`;
-  unmount = page[2](main, new URLSearchParams(query || "")) || (() => {});
+  document.title = `Outpost — ${page.title}`;
+  unmount = page.mount(main, new URLSearchParams(query || "")) || (() => {});
 }
 
 onSession((s, reason) => route(reason));
 window.addEventListener("hashchange", () => route());
-route();
+if (currentSession() && typeof currentSession().role !== "string") {
+  // A session kept without a role (an older console's): ask who it is
+  // before showing any page; signing in with the answer routes.
+  refreshSession().catch((e) => {
+    console.warn(e);
+    if (currentSession()) route();
+  });
+} else {
+  route();
+  // A session kept from before this page loaded may have changed role since.
+  refreshSession().catch((e) => console.warn(e));
+}

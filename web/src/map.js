@@ -41,6 +41,7 @@ export function mountMap(root, params) {
     mode: null,
   };
   const layer = L.layerGroup().addTo(map);
+  let removed = false; // the page went while a request was on its way: draw nothing
 
   const refresh = async () => {
     const b = map.getBounds();
@@ -49,6 +50,7 @@ export function mountMap(root, params) {
     if (east - west >= 360) [west, east] = [-180, 180];
     const bbox = [west, Math.max(-90, b.getSouth()), east, Math.min(90, b.getNorth())].map((v) => v.toFixed(5)).join(",");
     const res = await api("GET", `api/map?bbox=${bbox}`);
+    if (removed) return;
     state.clients = res.clients;
     state.items = res.items;
     draw();
@@ -72,6 +74,7 @@ export function mountMap(root, params) {
         else throw e;
       }
     }
+    if (removed) return;
     draw();
   };
 
@@ -302,6 +305,7 @@ export function mountMap(root, params) {
   }
 
   addBackground(map).then((meta) => {
+    if (removed) return;
     state.meta = meta;
     if (meta.basemap && meta.bounds && !state.fitted && !state.focus) {
       map.fitBounds([[meta.bounds[1], meta.bounds[0]], [meta.bounds[3], meta.bounds[2]]]);
@@ -315,6 +319,7 @@ export function mountMap(root, params) {
   map.on("zoomend", scheduleDeclutter);
 
   return () => {
+    removed = true;
     stopFast();
     stopSlow();
     cancelAnimationFrame(declutterFrame);

@@ -20,8 +20,9 @@ export function mountPackages(root) {
           h("td", null, h("span", { class: "mono", title: p.Hash }, `${p.Hash.slice(0, 12)}…`)),
           h("td", null, p.SubmissionUser || "—"),
           h("td", null, ago(p.SubmissionDateTime)),
-          h("td", null, privacySelect(p, load)),
-          h("td", null, keywordsInput(p, load)),
+          // Only what the caller may change is offered (the server says so).
+          h("td", null, p.Editable === false ? (p.Privacy === 1 ? "private" : "public") : privacySelect(p, load)),
+          h("td", null, p.Editable === false ? p.Keywords : keywordsInput(p, load)),
           h(
             "td",
             null,
@@ -29,7 +30,7 @@ export function mountPackages(root) {
               "div",
               { class: "row-actions" },
             h("button", { type: "button", class: "small", onclick: () => download(`DataPackageTable/${p.Hash}`, p.Name).catch((e) => showError("Download", e)) }, "Download"),
-            h("button", { type: "button", class: "small danger", onclick: () => remove(p, load) }, "Delete"),
+            p.Editable === false ? null : h("button", { type: "button", class: "small danger", onclick: () => remove(p, load) }, "Delete"),
             ),
           ),
         ),

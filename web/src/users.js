@@ -1,14 +1,24 @@
-// The System users page: list, create (with client certificates and a
-// connection package), download the package or show it as a QR code,
-// rotate a token, delete (which revokes the user's certificates).
+// The System users page (administrators only): list with each user's role
+// and groups, create (with client certificates and a connection package),
+// change a role, set groups, download the package or show it as a QR code,
+// rotate a token, delete (which revokes the user's certificates); and the
+// Groups section (groups.js).
 import qrcode from "qrcode-generator";
-import { api, download } from "./api.js";
+import { api, currentSession, download, refreshSession } from "./api.js";
+import { editMemberships, groupsSection, membershipsText } from "./groups.js";
 import { confirmAction, field, h, modal, randomToken, section, select, setChildren, showError, table, toast } from "./ui.js";
 
 export function mountUsers(root) {
-  const list = h("div");
-  const form = createForm(() => load());
-  root.append(section("Create a system user", null, form), section("System users", [h("button", { type: "button", onclick: () => load() }, "Refresh")], list));
+  const list = h("div", { id: "users-list" });
+  const groups = groupsSection(() => load());
+  // A change of users or memberships changes the groups' member lists too.
+  const reload = () => (load(), groups.load());
+  const form = createForm(reload);
+  root.append(
+    section("Create a system user", null, form),
+    section("System users", [h("button", { type: "button", onclick: () => load() }, "Refresh")], list),
+    groups.el,
+  );
 
   async function load() {
     try {
@@ -21,6 +31,14 @@ export function mountUsers(root) {
           { dataset: { user: u.username } },
           h("td", null, u.username),
           h("td", null, h("span", { class: "mono" }, u.id)),
+          h("td", null, roleSelect(u, load)),
+          h(
+            "td",
+            { class: "groups" },
+            h("span", { class: "memberships-text" }, membershipsText(u.groups)),
+            " ",
+            h("button", { type: "button", class: "small edit-groups", onclick: () => editMemberships(u, reload) }, "Edit"),
+          ),
           h("td", null, u.certificatePackageName || "—"),
           h(
             "td",
@@ -33,12 +51,12 @@ export function mountUsers(root) {
               : null,
             pkg ? h("button", { type: "button", class: "small", onclick: () => showQR(u, pkg) }, "QR code") : null,
             h("button", { type: "button", class: "small", onclick: () => rotate(u) }, "Rotate token"),
-            h("button", { type: "button", class: "small danger", onclick: () => remove(u, load) }, "Delete"),
+            h("button", { type: "button", class: "small danger", onclick: () => remove(u, reload) }, "Delete"),
             ),
           ),
         );
       });
-      setChildren(list, table(["Name", "ID", "Connection package", ""], rows, "No system user yet."));
+      setChildren(list, table(["Name", "ID", "Role", "Groups", "Connection package", ""], rows, "No system user yet."));
     } catch (e) {
       showError("System users", e);
     }
@@ -60,6 +78,7 @@ function createForm(reload) {
           Name: f.get("name").trim(),
           Password: f.get("password"),
           Group: f.get("group").trim(),
+          Role: f.get("role"),
           DeviceType: f.get("device"),
           Certs: f.get("certs") === "on" ? "true" : "false",
         };
@@ -81,7 +100,8 @@ function createForm(reload) {
     },
     field("Name", h("input", { name: "name", required: true, maxlength: 64, pattern: "[A-Za-z0-9._ \\-]+", title: "letters, digits, . _ - and spaces" })),
     field("Password", h("input", { name: "password", type: "password", required: true, minlength: 8, autocomplete: "new-password" })),
-    field("Group", h("input", { name: "group", placeholder: "Cyan", maxlength: 64 })),
+    field("Groups", h("input", { name: "group", placeholder: "Cyan, Red", maxlength: 255 }), "comma-separated; made if missing; member both ways"),
+    field("Role", select("role", [["user", "user"], ["admin", "administrator"]], "user")),
     field("Device", select("device", [["mobile", "ATAK (Android)"], ["itak", "iTAK"], ["desktop", "WinTAK"]], "mobile")),
     h("label", { class: "check" }, h("input", { type: "checkbox", name: "certs", checked: true }), "Client certificate and connection package"),
     h("button", { type: "submit", class: "primary" }, "Create"),
@@ -163,6 +183,41 @@ async function showQR(u, pkg) {
     ),
     [{ label: "Close", primary: true, onclick: (close) => close() }],
   );
+}
+
+/**
+ * The role of u, changed as soon as another is chosen. An administrator
+ * giving up its own role is asked first: the console then shows it only a
+ * user's pages.
+ */
+function roleSelect(u, reload) {
+  const s = select("role", [["user", "user"], ["admin", "administrator"]], u.role);
+  s.classList.add("role-select");
+  s.setAttribute("aria-label", `Role of ${u.username}`);
+  s.addEventListener("change", async () => {
+    const role = s.value;
+    const self = currentSession().uid === u.id;
+    if (self && role !== "admin") {
+      const ok = await confirmAction("Give up your role", "You are about to make yourself a user: this console will then show you only a user's pages.", "Make me a user");
+      if (!ok) {
+        s.value = u.role;
+        return;
+      }
+    }
+    s.disabled = true;
+    try {
+      const res = await api("PUT", `api/users/${encodeURIComponent(u.id)}/role`, { role });
+      toast(`${res.username} is now ${res.role === "admin" ? "an administrator" : "a user"}`);
+      if (self) await refreshSession();
+      reload();
+    } catch (e) {
+      s.value = u.role;
+      showError("Change role", e);
+    } finally {
+      s.disabled = false;
+    }
+  });
+  return s;
 }
 
 async function rotate(u) {

@@ -16,6 +16,9 @@ const [cotHost, cotPort] = env.OUTPOST_COT.split(":");
 const shots = env.OUTPOST_ARTIFACTS;
 const withGeo = env.OUTPOST_GEO === "1"; // the /ManageGeoObject and /ManageEmergency routes
 const result = { steps: [] };
+const plainUser = env.OUTPOST_PLAIN_USER; // a system user with the role user, no group, certificates
+const adminPages = ["clients", "users", "server"];
+const everyonesPages = ["map", "packages", "missions", "emergencies", "account"];
 
 function log(msg) {
   console.log(`step: ${msg}`);
@@ -33,6 +36,21 @@ function cotClient() {
     s.on("error", reject);
     s.on("data", () => {}); // the relay's events for this client
   });
+}
+
+// The management API as the administrator's token sees it, to check what
+// the console changed.
+async function adminApi(path) {
+  const res = await fetch(base + path, { headers: { Authorization: `Bearer ${env.OUTPOST_TOKEN}`, Accept: "application/json" } });
+  check(res.ok, `GET ${path}: ${res.status}`);
+  return res.json();
+}
+
+async function userNamed(name) {
+  const res = await adminApi("api/users");
+  const u = res.SystemUsers.find((x) => x.username === name);
+  check(u, `user ${name} in GET api/users`);
+  return u;
 }
 
 function iso(ms) {
@@ -116,7 +134,9 @@ async function run() {
   await page.fill("#login-password input[name=password]", env.OUTPOST_PASSWORD);
   await page.click("#login-password button");
   await page.waitForSelector("#map.leaflet-container");
-  check((await page.textContent(".who span")) === env.OUTPOST_USER, "signed-in user shown");
+  check((await page.textContent(".who .who-name")) === env.OUTPOST_USER, "signed-in user shown");
+  check((await page.textContent("#who-role")) === "admin", "administrator's role shown");
+  for (const id of [...adminPages, ...everyonesPages]) check((await page.locator(`#nav-${id}`).count()) === 1, `an administrator sees the ${id} page`);
   check(!(await page.evaluate(() => location.href)).includes(env.OUTPOST_PASSWORD), "no secret in the URL");
   log("signed in with name and password");
 
@@ -251,6 +271,62 @@ async function run() {
   await page.click("dialog.modal button.primary");
   log(`system user created with certificates; package downloaded (${pkg.length} bytes); QR shown; token rotated`);
 
+  // 6b. Groups: create one, and delete a throw-away one after the warning
+  // that its members lose it and its data is unshared.
+  await page.fill("#create-group input[name=name]", "Red");
+  await page.fill("#create-group input[name=description]", "Assault team");
+  await page.click("#create-group button[type=submit]");
+  await page.locator("#groups-list tr[data-group=Red]").waitFor();
+  await page.locator("#groups-list tr[data-group=Cyan] td.members", { hasText: "alpha" }).waitFor(); // made by alpha's Groups field
+  await page.fill("#create-group input[name=name]", "Spare");
+  await page.click("#create-group button[type=submit]");
+  const spare = page.locator("#groups-list tr[data-group=Spare]");
+  await spare.waitFor();
+  check((await page.locator("#groups-list tr[data-group=__ANON__] .delete-group").count()) === 0, "__ANON__ cannot be deleted");
+  await spare.locator(".delete-group").click();
+  const warning = await page.locator("dialog.modal p").textContent();
+  check(warning.includes("unshared") && warning.includes("__ANON__"), `deletion warning: ${warning}`);
+  await page.click("dialog.modal button.primary");
+  await spare.waitFor({ state: "detached" });
+  const groupNames = (await adminApi("api/groups")).groups.map((g) => g.name);
+  check(groupNames.includes("Red") && !groupNames.includes("Spare"), `groups on the server: ${groupNames}`);
+  log("group Red created, Spare deleted after confirmation; the API agrees");
+
+  // 6c. The plain user's memberships (Red IN, Cyan both ways) and alpha's
+  // role, set in the table; the API and, after a reload, the table show them.
+  const srow = page.locator(`tr[data-user="${plainUser}"]`);
+  check((await srow.locator("select.role-select").inputValue()) === "user", "plain user's role in the table");
+  check((await srow.locator(".memberships-text").textContent()) === "__ANON__ (no group)", "plain user starts without a group");
+  await srow.locator(".edit-groups").click();
+  await page.waitForSelector("#memberships-form");
+  await page.click("#memberships-form .add-membership");
+  await page.click("#memberships-form .add-membership");
+  const ms = page.locator("#memberships-form .membership");
+  check((await ms.count()) === 2, "two membership rows");
+  await ms.nth(0).locator("select[name=group]").selectOption("Red");
+  await ms.nth(0).locator("select[name=direction]").selectOption("IN");
+  await ms.nth(1).locator("select[name=group]").selectOption("Cyan");
+  await ms.nth(1).locator("select[name=direction]").selectOption("BOTH");
+  await shot("06b-membership-editor");
+  await page.click("dialog.modal button.primary");
+  await srow.locator(".memberships-text", { hasText: "Red (IN)" }).waitFor();
+  const scout = await userNamed(plainUser);
+  const got = scout.groups.map((g) => `${g.name}:${g.direction}`).sort().join(",");
+  check(got === "Cyan:BOTH,Red:IN", `plain user's groups on the server: ${got}`);
+  await page.locator("#groups-list tr[data-group=Red] td.members", { hasText: plainUser }).waitFor();
+  await page.selectOption("tr[data-user=alpha] select.role-select", "admin");
+  await page.locator(".toast", { hasText: "alpha is now an administrator" }).waitFor();
+  check((await userNamed("alpha")).role === "admin", "alpha is an administrator on the server");
+  await page.reload();
+  await page.locator("tr[data-user=alpha] select.role-select").waitFor();
+  await srow.locator(".memberships-text", { hasText: /\w/ }).waitFor();
+  check((await page.locator("tr[data-user=alpha] select.role-select").inputValue()) === "admin", "alpha's role after a reload");
+  const shown = await srow.locator(".memberships-text").textContent();
+  check(shown.includes("Red (IN)") && shown.includes("Cyan (BOTH)"), `plain user's groups after a reload: ${shown}`);
+  await page.locator("#groups-list tr[data-group=Red]").waitFor();
+  await shot("06c-roles-and-groups");
+  log("plain user's groups and alpha's role set in the table; the API and the reloaded table show them");
+
   // 7. Raise and cancel an emergency from the map.
   if (withGeo) {
     await page.click("#nav-map");
@@ -348,10 +424,75 @@ async function run() {
   await page.waitForSelector(".login .error:not([hidden])");
   await page.fill("#login-token input[name=token]", env.OUTPOST_TOKEN);
   await page.click("#login-token button");
-  await page.locator(".who span", { hasText: "API token" }).waitFor();
+  await page.waitForSelector(".who .who-name");
+  const tokenOwner = (await adminApi("api/whoami")).name;
+  check((await page.textContent(".who .who-name")) === tokenOwner, `the token's API user (${tokenOwner}) shown`);
+  check((await page.textContent("#who-role")) === "admin", "an API token is an administrator");
   await page.click("#nav-map");
   await page.locator(".sym.client .sym-label", { hasText: "VIPER-1" }).waitFor();
   log("signed out, then in with an API token");
+
+  // 10. A plain user: no administrator's page in the bar nor by address;
+  // My account shows its groups and gives it its own package; its map shows
+  // what its groups see (not the anonymous clients of __ANON__).
+  await page.click("#sign-out");
+  await page.waitForSelector("#login-password");
+  await page.fill("#login-password input[name=username]", plainUser);
+  await page.fill("#login-password input[name=password]", env.OUTPOST_PLAIN_PASSWORD);
+  const userMap = page.waitForResponse((r) => /\/api\/map\?/.test(r.url()) && r.status() === 200);
+  await page.click("#login-password button");
+  await page.waitForSelector("#map.leaflet-container");
+  const seen = (await (await userMap).json()).clients.map((c) => c.uid);
+  check(!seen.includes("ANDROID-console-1"), `the user's map lists clients outside its groups: ${seen}`);
+  check((await page.textContent(".who .who-name")) === plainUser, "plain user's name shown");
+  check((await page.textContent("#who-role")) === "user", "plain user's role shown");
+  for (const id of adminPages) check((await page.locator(`#nav-${id}`).count()) === 0, `a user does not see the ${id} page`);
+  for (const id of everyonesPages) check((await page.locator(`#nav-${id}`).count()) === 1, `a user sees the ${id} page`);
+  for (const id of adminPages) {
+    await page.evaluate((id) => (location.hash = `#/${id}`), id);
+    await page.waitForFunction(() => location.hash === "#/map");
+    await page.waitForSelector("#map.leaflet-container");
+    check((await page.locator("#create-user, #server-version").count()) === 0, `#/${id} leads a user to the map`);
+  }
+  await page.click("#nav-account");
+  await page.locator("#account-groups tr[data-group=Red]").waitFor();
+  check((await page.textContent("#account-name")) === plainUser, "My account: name");
+  check((await page.textContent("#account-role")) === "user", "My account: role");
+  const myGroups = (await page.locator("#account-groups tbody tr").evaluateAll((rows) => rows.map((r) => `${r.dataset.group}:${r.querySelector("td.direction").textContent}`))).sort();
+  check(myGroups.join(",") === "Cyan:BOTH,Red:IN", `My account: groups ${myGroups}`);
+  const [own] = await Promise.all([page.waitForEvent("download"), page.click("#download-own-package")]);
+  const ownPath = join(shots, `own-${own.suggestedFilename()}`);
+  await own.saveAs(ownPath);
+  check(readFileSync(ownPath).subarray(0, 2).toString() === "PK", "the user's own package is a zip");
+  await shot("10-user-account");
+  // A session the tab kept with a stale role (an administrator's) is put
+  // right when the page loads; one kept without a role is asked about first.
+  await page.click("#nav-map");
+  await page.waitForSelector("#map.leaflet-container");
+  const keep = (patch) =>
+    page.evaluate((patch) => {
+      const s = { ...JSON.parse(sessionStorage.getItem("outpost.session")), ...patch };
+      for (const k of Object.keys(s)) if (s[k] === null) delete s[k];
+      sessionStorage.setItem("outpost.session", JSON.stringify(s));
+    }, patch);
+  await keep({ role: "admin", admin: true });
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector("#who-role")?.textContent === "user" && !document.querySelector("#nav-users"));
+  await keep({ role: null, admin: null });
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector("#who-role")?.textContent === "user");
+  check((await page.locator("#nav-server").count()) === 0, "a session kept without a role gets the user's pages");
+  await page.click("#nav-packages");
+  await page.waitForSelector("#upload-form");
+  // The operator's package (shared with every group) is listed for the
+  // user, without the controls it may not use.
+  const theirs = page.locator("table.grid tr", { hasText: "survey-photos.zip" });
+  await theirs.waitFor();
+  check((await theirs.locator("button.danger").count()) === 0 && (await theirs.locator("select").count()) === 0,
+    "a user is offered no Delete or privacy switch on an administrator's package");
+  await page.click("#nav-missions");
+  await page.locator("#missions-list").waitFor();
+  log("a user sees no administrator's page, is led to the map from their addresses, sees its groups and downloads its own package");
 
   const csp = problems.filter((p) => /Content Security Policy|Refused to/i.test(p));
   check(csp.length === 0, `CSP violations: ${csp.join(" | ")}`);
