@@ -179,6 +179,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"bad bind", []string{"--bind", "not-an-ip"}, nil, "", "bind"},
 		{"unspecified public host", []string{"--public-host", "0.0.0.0"}, nil, "", "publicHost"},
 		{"bad log format", []string{"--log-format", "xml"}, nil, "", "logFormat"},
+		{"bad http access", []string{"--http-access", "public"}, nil, "", "httpAccess"},
 		{"bad env duration", nil, map[string]string{"OUTPOST_WRITE_TIMEOUT": "soon"}, "", "writeTimeout"},
 		{"zero handshake", nil, map[string]string{"OUTPOST_WRAP_SSL_TIMEOUT": "0"}, "", "WRAP_SSL_TIMEOUT"},
 		{"unknown file key", nil, nil, "cotport: 1\n", "cotport"},
@@ -337,5 +338,31 @@ func TestDescribeCoversEveryFlag(t *testing.T) {
 		if !found {
 			t.Errorf("flag --%s missing", name)
 		}
+	}
+}
+
+// TestHTTPListen: where the client API over HTTP listens for each value
+// of httpAccess.
+func TestHTTPListen(t *testing.T) {
+	c := Defaults()
+	c.Bind, c.HTTPPort, c.PublicHost = "0.0.0.0", 8080, "192.0.2.10"
+	for access, want := range map[string]struct {
+		host string
+		port int
+	}{
+		HTTPAccessOpen:     {"0.0.0.0", 8080},
+		HTTPAccessLoopback: {"127.0.0.1", 8080},
+		HTTPAccessOff:      {"0.0.0.0", -1},
+	} {
+		c.HTTPAccess = access
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%s: %v", access, err)
+		}
+		if host, port := c.HTTPListen(); host != want.host || port != want.port {
+			t.Errorf("httpAccess %s: %s:%d, want %s:%d", access, host, port, want.host, want.port)
+		}
+	}
+	if Defaults().HTTPAccess != HTTPAccessOpen {
+		t.Error("the default is not open (the interface's behaviour)")
 	}
 }
