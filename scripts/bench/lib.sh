@@ -18,11 +18,13 @@
 # load tool can spread its clients over loopback addresses
 # (--local-addrs 127.0.0.1-127.0.0.200).
 #
-# BENCH_GROUPS=N (TLS runs) puts the certificates' users in N groups before the
-# server starts: the system user load<i> (whom certificate load<i>
-# identifies) joins group g<i mod N> both ways, so the clients of one group
-# see only each other (docs/access.md "Groups"). Unset: no user, no group,
-# everyone in __ANON__.
+# BENCH_GROUPS=N (TLS runs) makes N groups before the server starts and puts
+# the certificates' users in them (the system user load<i> is whom
+# certificate load<i> identifies): every user in every group, both ways, so
+# every client still sees every other (the cost of groups on the relay);
+# with BENCH_GROUP_SPLIT=1, load<i> joins group g<i mod N> only, so the
+# clients of one group see only each other (docs/access.md "Groups").
+# Unset: no user, no group, everyone in __ANON__.
 
 set -euo pipefail
 
@@ -125,8 +127,16 @@ server_start() {
 	if [ -n "${PKI_DIR:-}" ] && [ -d "$PKI_DIR/certs" ]; then
 		cp -a "$PKI_DIR/certs" "$PKI_DIR/secrets.yaml" "$SERVER_DIR/"
 		if [ -n "${BENCH_GROUPS:-}" ]; then
+			local all="" g
+			for ((g = 0; g < BENCH_GROUPS; g++)); do
+				all+="${all:+,}g$g"
+			done
 			for ((i = 0; i < $(find "$PKI_DIR/clients" -name 'load*.pem' | wc -l); i++)); do
-				"$SERVER_BIN" user add "load$i" --group "g$((i % BENCH_GROUPS))" --data-dir "$SERVER_DIR" \
+				g=$all
+				if [ "${BENCH_GROUP_SPLIT:-}" = 1 ]; then
+					g="g$((i % BENCH_GROUPS))"
+				fi
+				"$SERVER_BIN" user add "load$i" --group "$g" --data-dir "$SERVER_DIR" \
 					--log-level warn </dev/null >/dev/null
 			done
 		fi
