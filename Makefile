@@ -59,9 +59,12 @@ race:
 hostile:
 	CGO_ENABLED=0 $(GO) test -count=1 -timeout 10m ./appliance/hostile
 
-## soak: the long versions of the hostile-client tests
+## soak: the long versions of the hostile-client tests, then the growth soak: mixed CoT load, REST,
+## missions and uploads for DURATION (default 10m), failing if memory, goroutines, open files or the
+## database keep growing (RELIABILITY.md)
 soak:
 	CGO_ENABLED=0 OUTPOST_SOAK=1 $(GO) test -count=1 -timeout 60m -v ./appliance/hostile
+	CGO_ENABLED=0 OUTPOST_SOAK_DURATION=$(or $(DURATION),10m) $(GO) test -count=1 -timeout 0 -v ./appliance/soak
 
 # The large tests run without the race detector: the 300 MiB blob test (it
 # skips itself under -race), and a 1 GiB file through the client API's

@@ -54,6 +54,7 @@ var allowedImports = map[string][]string{
 	"appliance/apptest": {"appliance", "appliance/config", "appliance/takclient", "internal/testkit"},
 	// Test-only packages (no non-test files).
 	"appliance/hostile": {"appliance/cot", "appliance/store"},
+	"appliance/soak":    {},
 	"cmd/outpost":       {"appliance", "appliance/admin", "appliance/config", "appliance/service", "systemd"},
 	// The systemd unit, embedded for `outpost service install`.
 	"systemd": {},

@@ -1,0 +1,75 @@
+// Package soak runs the real binary under mixed traffic for a long time and
+// fails if its memory, goroutines, open files or database keep growing
+// (RELIABILITY.md "Budgets"; `make soak DURATION=10m`). It is skipped
+// unless OUTPOST_SOAK_DURATION is set.
+package soak
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"outpost/internal/testkit"
+)
+
+// TestSoak: the load tool's mixed scenario (S2: half the clients on
+// protobuf, a tenth reading slowly) over CoT, operators reading the
+// management API, clients that connect, report and leave, and missions,
+// uploads, downloads and deletions over the client API, all at once for
+// OUTPOST_SOAK_DURATION, with the server sampled every OUTPOST_SOAK_EVERY
+// (10 s). After the first fifth (at most two minutes) the server has
+// settled; from then on the highest value of each series in the last third
+// may exceed its highest in the first third only by the series' allowance.
+func TestSoak(t *testing.T) {
+	d, every := soakDurations(t)
+	dataDir := t.TempDir()
+	p := testkit.Start(t, dataDir, "--log-level", "info", "--history-max-bytes", "4MiB",
+		"--https-port", "-1", "--ssl-cot-port", "-1", "--enroll-port", "-1")
+	token, err := os.ReadFile(filepath.Join(dataDir, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &traffic{t: t, p: p, token: strings.TrimSpace(string(token)), until: time.Now().Add(d)}
+	tr.run(d)
+	s := &sampler{t: t, pid: p.PID(), dataDir: dataDir, metrics: "http://" + p.Addr(t, "rest") + "/metrics"}
+	s.sampleUntil(tr.until, every)
+	tr.wait()
+	if err := p.Cmd.Process.Signal(os.Interrupt); err == nil {
+		if err, _ := p.Stop(t, 30*time.Second); err != nil {
+			t.Errorf("the server did not stop cleanly after the soak: %v", err)
+		}
+	}
+	tr.report()
+	s.judge(warmup(d))
+}
+
+// soakDurations reads OUTPOST_SOAK_DURATION (skipping the test when unset)
+// and OUTPOST_SOAK_EVERY.
+func soakDurations(t *testing.T) (time.Duration, time.Duration) {
+	v := os.Getenv("OUTPOST_SOAK_DURATION")
+	if v == "" {
+		t.Skip("a soak runs for minutes: set OUTPOST_SOAK_DURATION (make soak DURATION=10m)")
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Minute {
+		t.Fatalf("OUTPOST_SOAK_DURATION=%q: want a duration of at least 1m", v)
+	}
+	every := 10 * time.Second
+	if v := os.Getenv("OUTPOST_SOAK_EVERY"); v != "" {
+		if every, err = time.ParseDuration(v); err != nil || every < time.Second {
+			t.Fatalf("OUTPOST_SOAK_EVERY=%q: want a duration of at least 1s", v)
+		}
+	}
+	if d/every < 12 {
+		t.Fatalf("a soak of %v sampled every %v has too few samples to judge growth (want 12 or more)", d, every)
+	}
+	return d, every
+}
+
+// warmup is the part of a soak of d that is not judged: the history filling
+// up to its cap, pools and caches reaching their working size.
+func warmup(d time.Duration) time.Duration {
+	return min(d/5, 2*time.Minute)
+}
