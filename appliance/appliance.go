@@ -260,6 +260,7 @@ func (a *Appliance) buildListeners() {
 		a.channel = mgmt.NewChannel(mgmt.ChannelOptions{
 			WebsocketKey: cfg.WebsocketKey, Clients: a.broker.Clients, Services: a.services,
 			PublicHost: cfg.PublicHost, Version: Version(), StartTime: a.started, DataDir: cfg.DataDir,
+			AuthTimeout: cfg.ChannelAuthTimeout, MaxUnauthenticatedPerSource: cfg.ChannelUnauthenticatedPerSource,
 			Logs: a.tap, Logger: a.log,
 		})
 		a.mgmt = mgmt.New(mgmt.Options{

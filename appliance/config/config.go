@@ -70,6 +70,12 @@ type Config struct {
 	// Management API (api.md §5).
 	AuditRetention     time.Duration // auditRetention: how long audit records are kept (0 keeps them forever)
 	LoginTokenLifetime time.Duration // loginTokenLifetime: validity of a token from POST /api/login
+	// The socket.io channel (docs/socketio.md): a socket that has not
+	// authenticated with websocketkey this long after its handshake is
+	// closed; one address may hold this many such sockets at once (the
+	// channel has 32; authenticated sockets do not count).
+	ChannelAuthTimeout              time.Duration // channelAuthTimeout
+	ChannelUnauthenticatedPerSource int           // channelUnauthenticatedPerSource
 
 	// Memory.
 	MemoryLimit int // memoryLimit: soft limit of the Go heap in bytes (debug.SetMemoryLimit); 0: none
@@ -113,6 +119,12 @@ type Config struct {
 	BasemapPath string // basemapPath: an MBTiles file served as the offline basemap (empty: an uploaded one)
 }
 
+// MaxChannelUnauthenticatedPerSource is the largest
+// channelUnauthenticatedPerSource: half of the socket.io channel's 32
+// sockets (mgmt.DefaultChannelSockets), so that no address can hold them
+// all before authenticating.
+const MaxChannelUnauthenticatedPerSource = 16
+
 // MinMemoryLimit is the smallest memoryLimit accepted: below it the
 // garbage collector would run nearly all the time.
 const MinMemoryLimit = 32 << 20
@@ -151,6 +163,9 @@ func Defaults() Config {
 		PasswordChecksPerSecond:       10,
 		ClientEventsPerSecond:         100,
 		ClientBytesPerSecond:          1 << 20,
+
+		ChannelAuthTimeout:              10 * time.Second,
+		ChannelUnauthenticatedPerSource: 4,
 
 		HistoryRetention:        7 * 24 * time.Hour,
 		HistoryMaxBytes:         1 << 30,
@@ -260,6 +275,13 @@ func (c *Config) Validate() error {
 	}
 	if c.LoginTokenLifetime < time.Second || c.LoginTokenLifetime > 366*24*time.Hour {
 		return keyErr("loginTokenLifetime", "must be between 1s and 366d")
+	}
+	if c.ChannelAuthTimeout < 100*time.Millisecond || c.ChannelAuthTimeout > time.Minute {
+		return keyErr("channelAuthTimeout", "must be between 100ms and 1m")
+	}
+	if c.ChannelUnauthenticatedPerSource < 1 || c.ChannelUnauthenticatedPerSource > MaxChannelUnauthenticatedPerSource {
+		return keyErr("channelUnauthenticatedPerSource", fmt.Sprintf(
+			"must be between 1 and %d: the channel has 32 sockets, and one address must never hold them all", MaxChannelUnauthenticatedPerSource))
 	}
 	if err := checkGeocoderURL(c.GeocoderURL); err != nil {
 		return keyErr("geocoderURL", err.Error())

@@ -69,6 +69,9 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("management defaults: maxUploadBytes %d auditRetention %v loginTokenLifetime %v",
 			c.MaxUploadBytes, c.AuditRetention, c.LoginTokenLifetime)
 	}
+	if c.ChannelAuthTimeout != 10*time.Second || c.ChannelUnauthenticatedPerSource != 4 {
+		t.Errorf("channel defaults: channelAuthTimeout %v channelUnauthenticatedPerSource %d", c.ChannelAuthTimeout, c.ChannelUnauthenticatedPerSource)
+	}
 }
 
 func TestManagementKeys(t *testing.T) {
@@ -200,6 +203,10 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"repeat interval too short", []string{"--repeat-interval", "500ms"}, nil, "", "repeatInterval"},
 		{"repeat interval too long", nil, nil, "repeatInterval: 2d\n", "repeatInterval"},
 		{"emergency repeat zero", nil, map[string]string{"OUTPOST_EMERGENCY_REPEAT_INTERVAL": "0"}, "", "emergencyRepeatInterval"},
+		{"channel auth timeout zero", nil, map[string]string{"OUTPOST_CHANNEL_AUTH_TIMEOUT": "0"}, "", "channelAuthTimeout"},
+		{"channel auth timeout too long", []string{"--channel-auth-timeout", "2m"}, nil, "", "channelAuthTimeout"},
+		{"channel unauthenticated zero", nil, nil, "channelUnauthenticatedPerSource: 0\n", "channelUnauthenticatedPerSource"},
+		{"channel unauthenticated over half", []string{"--channel-unauthenticated-per-source", "17"}, nil, "", "channelUnauthenticatedPerSource"},
 		{"emergency repeat too long", []string{"--emergency-repeat-interval", "2h"}, nil, "", "emergencyRepeatInterval"},
 	}
 	for _, tc := range cases {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -32,10 +33,26 @@ type wsClient struct {
 
 func dialWS(t *testing.T, e *env, cert *tls.Certificate) *wsClient {
 	t.Helper()
+	return dialWSFrom(t, e, cert, "")
+}
+
+// openWS opens /takproto/1 with cert from the loopback address src ("":
+// the system's choice).
+func openWS(t *testing.T, e *env, cert *tls.Certificate, src string) (*websocket.Conn, *http.Response, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, resp, err := websocket.Dial(ctx, "wss://"+e.Addr(t, appliance.ListenerHTTPS)+"/takproto/1",
-		&websocket.DialOptions{HTTPClient: e.HTTPSClient(cert)})
+	client := e.HTTPSClient(cert)
+	if src != "" {
+		client.Transport.(*http.Transport).DialContext = func(_ context.Context, _, addr string) (net.Conn, error) {
+			return testkit.DialFrom(src, addr)
+		}
+	}
+	return websocket.Dial(ctx, "wss://"+e.Addr(t, appliance.ListenerHTTPS)+"/takproto/1", &websocket.DialOptions{HTTPClient: client})
+}
+
+func dialWSFrom(t *testing.T, e *env, cert *tls.Certificate, src string) *wsClient {
+	t.Helper()
+	c, resp, err := openWS(t, e, cert, src)
 	if err != nil {
 		status := 0
 		if resp != nil {
@@ -247,6 +264,36 @@ func TestWebsocketRefusals(t *testing.T) {
 	if err == nil || r == nil || r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("over the cap: %v %v", r, err)
 	}
+}
+
+// TestWebsocketPerSourceCap: a CoT websocket is authenticated at its
+// upgrade (a client certificate on 8443; plain HTTP is refused), so there
+// are no unauthenticated sockets to time out; what bounds one address is
+// the per-source cap of the HTTP listeners (httpMaxConnectionsPerSource),
+// which holds a socket's connection for as long as it is open. Beyond it,
+// that address's connections are refused and other addresses are served.
+func TestWebsocketPerSourceCap(t *testing.T) {
+	e := start(t, func(c *config.Config) { c.HTTPMaxConnectionsPerSource = 3 })
+	cert := e.Issue(t, "wsuser")
+	var held []*wsClient
+	for range 3 {
+		held = append(held, dialWSFrom(t, e, cert, "127.0.7.1"))
+	}
+	if c, resp, err := openWS(t, e, cert, "127.0.7.1"); err == nil {
+		c.CloseNow()
+		t.Fatalf("a fourth socket from one address was opened (%v)", resp.Status)
+	}
+	other := dialWSFrom(t, e, cert, "127.0.8.1")
+	other.send(t, framed(t, ping("OTHER")))
+	other.waitFor(t, "the other address's pong", func(ev *cot.Event) bool { return ev.Type == "t-x-c-t-r" })
+	held[0].c.Close(websocket.StatusNormalClosure, "")
+	testkit.WaitFor(t, "the address's place back", func() bool {
+		c, _, err := openWS(t, e, cert, "127.0.7.1")
+		if err == nil {
+			c.CloseNow()
+		}
+		return err == nil
+	})
 }
 
 // TestWebsocketRevokedAndShutdown: a socket whose certificate is revoked is

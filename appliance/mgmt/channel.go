@@ -68,6 +68,14 @@ type ChannelOptions struct {
 	HealthInterval time.Duration
 	// MaxSockets bounds the channel's connections.
 	MaxSockets int
+	// AuthTimeout is how long a socket has, from its handshake, to
+	// authenticate with the key; one that has not is closed. Zero: 10 s
+	// (socketio.md "Sockets that never authenticate").
+	AuthTimeout time.Duration
+	// MaxUnauthenticatedPerSource bounds the sockets of one address that
+	// have not authenticated yet; a handshake beyond it is answered 429.
+	// Authenticated sockets do not count. Zero: MaxSockets/8 (4 of 32).
+	MaxUnauthenticatedPerSource int
 	// MaxAuthFailures wrong keys per address within AuthWindow; beyond it
 	// every attempt from that address fails without being checked.
 	MaxAuthFailures int
@@ -80,7 +88,8 @@ type ChannelOptions struct {
 	// serverHealthUpdate, systemStatusUpdate).
 	FTSEventNames bool
 	// Protocol tunes the Socket.IO server (heartbeat, queue, timeouts);
-	// its MaxSockets, Logger and callbacks are the channel's own.
+	// its MaxSockets, MaxUnauthenticatedPerAddr, AuthTimeout, Logger and
+	// callbacks are the channel's own.
 	Protocol socketio.Options
 	Logger   *slog.Logger
 }
@@ -104,9 +113,6 @@ type Channel struct {
 	stopOnce       sync.Once
 	pusherDone     chan struct{}
 }
-
-// authenticatedKey is the per-socket state set by a right key.
-const authenticatedKey = "authenticated"
 
 // NewChannel returns the channel and starts its pushes.
 func NewChannel(opts ChannelOptions) *Channel {
@@ -143,6 +149,8 @@ func NewChannel(opts ChannelOptions) *Channel {
 	}
 	p := opts.Protocol
 	p.MaxSockets = opts.MaxSockets
+	p.MaxUnauthenticatedPerAddr = opts.MaxUnauthenticatedPerSource
+	p.AuthTimeout = opts.AuthTimeout
 	if p.MaxMessageBytes <= 0 {
 		p.MaxMessageBytes = channelMessageBytes
 	}
@@ -227,9 +235,11 @@ func (c *Channel) authenticate(s *socketio.Socket, args []json.RawMessage, _ fun
 		return
 	}
 	// The answer is queued before the socket counts as authenticated, so
-	// it comes before any push.
+	// it comes before any push. From here on the socket is past the
+	// authentication deadline and out of its address's unauthenticated
+	// count.
 	s.Emit("authentication", jsonString(map[string]string{"successful": "True"}))
-	s.Set(authenticatedKey, true)
+	s.SetAuthenticated()
 	c.log.Info("socket.io client authenticated", "remote", s.RemoteAddr())
 }
 
@@ -245,7 +255,7 @@ func (c *Channel) authed(h func(*socketio.Socket, []json.RawMessage)) socketio.H
 	}
 }
 
-func isAuthenticated(s *socketio.Socket) bool { return s.Get(authenticatedKey) == true }
+func isAuthenticated(s *socketio.Socket) bool { return s.Authenticated() }
 
 // ftsNames are the event names FreeTAKServer's web UI listens for.
 var ftsNames = map[string]string{

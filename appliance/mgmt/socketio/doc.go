@@ -8,7 +8,10 @@
 // deadlines and a bounded outbound queue drained by its own writer, so a
 // client that stops reading is dropped and never blocks a broadcast; a
 // malformed, unknown or oversized packet closes that socket only; the
-// number of sockets is bounded; Shutdown closes every session explicitly.
+// number of sockets is bounded, and so is the number one address may hold
+// before the application marks them authenticated; a socket not marked
+// authenticated within a deadline is closed; Shutdown closes every
+// session explicitly.
 //
 // Imports: logx only, of ours.
 package socketio

@@ -3,6 +3,7 @@ package socketio
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -53,12 +54,30 @@ type rawClient struct {
 	c *websocket.Conn
 }
 
-// dial opens a websocket to the server and reads the open packet.
-func dial(t *testing.T, s *testServer) (*rawClient, map[string]any) {
-	t.Helper()
+// open opens a websocket to the server from the loopback address src
+// ("": the system's choice), without reading anything.
+func (s *testServer) open(src string) (*websocket.Conn, *http.Response, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, resp, err := websocket.Dial(ctx, s.wsURL(""), nil)
+	var opts *websocket.DialOptions
+	if src != "" {
+		opts = &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{
+			DisableKeepAlives: true,
+			DialContext: func(_ context.Context, _, addr string) (net.Conn, error) {
+				return testkit.DialFrom(src, addr)
+			},
+		}}}
+	}
+	return websocket.Dial(ctx, s.wsURL(""), opts)
+}
+
+// dial opens a websocket to the server and reads the open packet.
+func dial(t *testing.T, s *testServer) (*rawClient, map[string]any) { return dialFrom(t, s, "") }
+
+// dialFrom is dial from the loopback address src.
+func dialFrom(t *testing.T, s *testServer, src string) (*rawClient, map[string]any) {
+	t.Helper()
+	c, resp, err := s.open(src)
 	if err != nil {
 		status := 0
 		if resp != nil {
@@ -82,9 +101,12 @@ func dial(t *testing.T, s *testServer) (*rawClient, map[string]any) {
 
 // connect dials and connects to the main namespace; it returns the
 // socket id of the connect answer.
-func connect(t *testing.T, s *testServer) (*rawClient, string) {
+func connect(t *testing.T, s *testServer) (*rawClient, string) { return connectFrom(t, s, "") }
+
+// connectFrom is connect from the loopback address src.
+func connectFrom(t *testing.T, s *testServer, src string) (*rawClient, string) {
 	t.Helper()
-	rc, _ := dial(t, s)
+	rc, _ := dialFrom(t, s, src)
 	rc.send("40")
 	ans := rc.read()
 	var m struct {

@@ -103,7 +103,7 @@ func TestSocketState(t *testing.T) {
 func TestNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	func() {
-		srv := NewServer(Options{Logger: testkit.Discard(), MaxSockets: 8, PingInterval: 200 * time.Millisecond, PingTimeout: 300 * time.Millisecond, MaxMessageBytes: 1024})
+		srv := NewServer(Options{Logger: testkit.Discard(), MaxSockets: 8, MaxUnauthenticatedPerAddr: 8, PingInterval: 200 * time.Millisecond, PingTimeout: 300 * time.Millisecond, MaxMessageBytes: 1024})
 		echo(&testServer{Server: srv})
 		mux := http.NewServeMux()
 		mux.Handle("/socket.io/", srv)

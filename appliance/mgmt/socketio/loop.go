@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -243,7 +242,8 @@ func (s *Socket) write(msg []byte) bool {
 
 // writeLoop writes queued messages, pings the client every PingInterval
 // and closes the websocket when asked or when the client fails the
-// heartbeat or the connect deadline.
+// heartbeat, the connect deadline or the authentication deadline
+// (deadline.go).
 func (s *Socket) writeLoop() {
 	defer close(s.writerDone)
 	o := s.srv.opts
@@ -256,6 +256,9 @@ func (s *Socket) writeLoop() {
 	connectTimer := time.NewTimer(o.ConnectTimeout)
 	defer connectTimer.Stop()
 	connectDue := connectTimer.C
+	authTimer := time.NewTimer(o.AuthTimeout)
+	defer authTimer.Stop()
+	authDue := authTimer.C
 	for {
 		// A protocol error closes before anything still queued.
 		select {
@@ -313,10 +316,13 @@ func (s *Socket) writeLoop() {
 		case <-connectDue:
 			connectDue = nil
 			if !s.connected.Load() {
-				s.srv.limited.Log(slog.LevelInfo, "socket.io client did not connect to the namespace in time; socket closed", "remote", s.remote)
-				s.closing.Store(true)
-				s.setReason("connect timeout")
-				s.conn.Close(websocket.StatusPolicyViolation, "connect timeout")
+				s.expire("connect timeout", "socket.io client did not connect to the namespace in time; socket closed")
+				return
+			}
+		case <-authDue:
+			authDue = nil
+			if !s.authed.Load() {
+				s.expire("authentication timeout", "socket.io client did not authenticate in time; socket closed")
 				return
 			}
 		}

@@ -6,7 +6,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
+	"math"
+	"net"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"sync"
 	"time"
 
@@ -22,6 +26,7 @@ const (
 	DefaultPingInterval    = 25 * time.Second
 	DefaultPingTimeout     = 20 * time.Second
 	DefaultConnectTimeout  = 20 * time.Second
+	DefaultAuthTimeout     = 10 * time.Second
 	DefaultWriteTimeout    = 10 * time.Second
 	DefaultQueueLen        = 64
 	DefaultMaxPendingAcks  = 64
@@ -32,6 +37,11 @@ type Options struct {
 	// MaxSockets bounds the open sockets; a handshake beyond it is
 	// answered 503.
 	MaxSockets int
+	// MaxUnauthenticatedPerAddr bounds the sockets of one IP address that
+	// have not been marked authenticated (Socket.SetAuthenticated), from
+	// the handshake on; a handshake beyond it is answered 429 and takes no
+	// slot of MaxSockets. Zero: MaxSockets/8, at least 1.
+	MaxUnauthenticatedPerAddr int
 	// MaxMessageBytes bounds one message from a client (announced as
 	// maxPayload); a longer one closes the socket.
 	MaxMessageBytes int
@@ -41,6 +51,11 @@ type Options struct {
 	// ConnectTimeout is how long a client has, after the handshake, to
 	// connect to the namespace.
 	ConnectTimeout time.Duration
+	// AuthTimeout is how long a client has, after the handshake, to be
+	// marked authenticated (Socket.SetAuthenticated); one that is not is
+	// closed (deadline.go). An application without authentication marks
+	// its sockets in OnConnect.
+	AuthTimeout time.Duration
 	// WriteTimeout bounds every write to a client; a client that does not
 	// take a message within it is dropped.
 	WriteTimeout time.Duration
@@ -84,8 +99,11 @@ type Server struct {
 	mu       sync.Mutex
 	sockets  map[*Socket]struct{}
 	reserved int // handshakes admitted, counted against MaxSockets
-	closing  bool
-	wg       sync.WaitGroup // one per admitted handshake
+	// unauth counts, per address, the admitted handshakes not yet
+	// authenticated (against MaxUnauthenticatedPerAddr).
+	unauth  map[netip.Addr]int
+	closing bool
+	wg      sync.WaitGroup // one per admitted handshake
 }
 
 // NewServer returns a server with opts.
@@ -107,6 +125,8 @@ func NewServer(opts Options) *Server {
 	defDur(&opts.PingInterval, DefaultPingInterval)
 	defDur(&opts.PingTimeout, DefaultPingTimeout)
 	defDur(&opts.ConnectTimeout, DefaultConnectTimeout)
+	defDur(&opts.AuthTimeout, DefaultAuthTimeout)
+	def(&opts.MaxUnauthenticatedPerAddr, max(1, opts.MaxSockets/8))
 	defDur(&opts.WriteTimeout, DefaultWriteTimeout)
 	log := opts.Logger
 	if log == nil {
@@ -118,6 +138,7 @@ func NewServer(opts Options) *Server {
 		limited:  logx.NewLimiter(log, 10, time.Minute),
 		handlers: map[string]Handler{},
 		sockets:  map[*Socket]struct{}{},
+		unauth:   map[netip.Addr]int{},
 	}
 }
 
@@ -167,13 +188,24 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		handshakeError(w, http.StatusBadRequest, 1, "Session ID unknown")
 		return
 	}
-	if !srv.admit() {
+	addr := remoteIP(r)
+	sl, refused := srv.admit(addr)
+	switch refused {
+	case refusedAddr:
+		// This address's unauthenticated sockets free a place within
+		// AuthTimeout at the latest.
+		srv.limited.Warn("socket.io handshake refused: too many unauthenticated sockets from this address",
+			"remote", r.RemoteAddr, "max_per_address", srv.opts.MaxUnauthenticatedPerAddr)
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(srv.opts.AuthTimeout.Seconds()))))
+		handshakeError(w, http.StatusTooManyRequests, 3, "Too many unauthenticated connections from this address")
+		return
+	case refusedFull:
 		srv.limited.Warn("socket.io handshake refused: too many sockets", "remote", r.RemoteAddr, "max", srv.opts.MaxSockets)
 		w.Header().Set("Retry-After", "5")
 		handshakeError(w, http.StatusServiceUnavailable, 3, "Too many connections")
 		return
 	}
-	defer srv.release()
+	defer srv.release(sl)
 	hw := &hijackRecorder{ResponseWriter: w}
 	conn, err := websocket.Accept(hw, r, &websocket.AcceptOptions{
 		InsecureSkipVerify: len(srv.opts.OriginPatterns) == 0,
@@ -185,7 +217,7 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	conn.SetReadLimit(int64(srv.opts.MaxMessageBytes))
-	s := newSocket(srv, conn, hw.conn, r)
+	s := newSocket(srv, conn, hw.conn, r, sl)
 	if !srv.register(s) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		return
@@ -194,20 +226,59 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	srv.unregister(s)
 }
 
-// admit counts a handshake against MaxSockets; false when full or
-// closing.
-func (srv *Server) admit() bool {
-	srv.mu.Lock()
-	defer srv.mu.Unlock()
-	if srv.closing || srv.reserved >= srv.opts.MaxSockets {
-		return false
-	}
-	srv.reserved++
-	srv.wg.Add(1)
-	return true
+// slot is one admitted handshake: its place among MaxSockets and, until
+// it is authenticated or gone, among its address's unauthenticated ones.
+type slot struct {
+	addr   netip.Addr
+	unauth bool // guarded by Server.mu
 }
 
-func (srv *Server) release() {
+// Why admit refused a handshake.
+const (
+	admitted    = iota
+	refusedAddr // the address has MaxUnauthenticatedPerAddr already
+	refusedFull // MaxSockets reached, or shutting down
+)
+
+// admit counts a handshake from addr against its address's
+// unauthenticated sockets and MaxSockets. A handshake refused for its
+// address takes nothing from anyone else.
+func (srv *Server) admit(addr netip.Addr) (*slot, int) {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.closing {
+		return nil, refusedFull
+	}
+	if srv.unauth[addr] >= srv.opts.MaxUnauthenticatedPerAddr {
+		return nil, refusedAddr
+	}
+	if srv.reserved >= srv.opts.MaxSockets {
+		return nil, refusedFull
+	}
+	srv.reserved++
+	srv.unauth[addr]++
+	srv.wg.Add(1)
+	return &slot{addr: addr, unauth: true}, admitted
+}
+
+// authenticated takes sl off its address's unauthenticated count (once).
+func (srv *Server) authenticated(sl *slot) {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if !sl.unauth {
+		return
+	}
+	sl.unauth = false
+	if n := srv.unauth[sl.addr] - 1; n > 0 {
+		srv.unauth[sl.addr] = n
+	} else {
+		delete(srv.unauth, sl.addr)
+	}
+}
+
+// release gives back everything sl holds.
+func (srv *Server) release(sl *slot) {
+	srv.authenticated(sl)
 	srv.mu.Lock()
 	srv.reserved--
 	srv.mu.Unlock()
@@ -295,6 +366,17 @@ func (srv *Server) Shutdown(ctx context.Context) error {
 	}
 	<-done
 	return ctx.Err()
+}
+
+// remoteIP is the IP address of the request's connection (never a
+// header); the zero Addr when it has none.
+func remoteIP(r *http.Request) netip.Addr {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	a, _ := netip.ParseAddr(host)
+	return a.Unmap()
 }
 
 // newID is a random socket id (URL-safe base64 of 15 bytes).

@@ -32,6 +32,7 @@ type Socket struct {
 	eid    string   // Engine.IO session id, sent in the open packet
 	remote string
 	addr   netip.Addr
+	slot   *slot // its place in the server's counts
 
 	ctx    context.Context // cancelled to cut the connection off
 	cancel context.CancelFunc
@@ -45,6 +46,7 @@ type Socket struct {
 
 	closing   atomic.Bool // set once; no emit is queued after it
 	connected atomic.Bool // the namespace connect was answered
+	authed    atomic.Bool // SetAuthenticated was called
 	// connecting is held while the connect answer is queued and connected
 	// set, so an emit that finds the socket not yet connected waits for the
 	// answer to be queued first (isConnected): a client that has read the
@@ -72,10 +74,10 @@ type closeReq struct {
 	reason string
 }
 
-func newSocket(srv *Server, conn *websocket.Conn, raw net.Conn, r *http.Request) *Socket {
+func newSocket(srv *Server, conn *websocket.Conn, raw net.Conn, r *http.Request, sl *slot) *Socket {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Socket{
-		srv: srv, conn: conn, raw: raw, id: newID(), eid: newID(), remote: r.RemoteAddr,
+	return &Socket{
+		srv: srv, conn: conn, raw: raw, id: newID(), eid: newID(), remote: r.RemoteAddr, addr: sl.addr, slot: sl,
 		ctx: ctx, cancel: cancel,
 		out:        make(chan outMsg, srv.opts.QueueLen),
 		closeReq:   make(chan closeReq, 1),
@@ -86,14 +88,6 @@ func newSocket(srv *Server, conn *websocket.Conn, raw net.Conn, r *http.Request)
 		vals:       map[string]any{},
 		acks:       map[int64]func([]json.RawMessage){},
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	if a, err := netip.ParseAddr(host); err == nil {
-		s.addr = a.Unmap()
-	}
-	return s
 }
 
 // ID is the socket's Socket.IO id.
@@ -112,6 +106,19 @@ func (s *Socket) Auth() json.RawMessage {
 	defer s.mu.Unlock()
 	return s.auth
 }
+
+// SetAuthenticated marks the socket authenticated: it is no longer closed
+// at AuthTimeout and no longer counts against its address's
+// MaxUnauthenticatedPerAddr. Only the application knows what
+// authenticates a client; it calls this once the client has proved it.
+func (s *Socket) SetAuthenticated() {
+	if s.authed.CompareAndSwap(false, true) {
+		s.srv.authenticated(s.slot)
+	}
+}
+
+// Authenticated reports whether SetAuthenticated was called.
+func (s *Socket) Authenticated() bool { return s.authed.Load() }
 
 // Set stores a value of per-socket state.
 func (s *Socket) Set(key string, v any) {

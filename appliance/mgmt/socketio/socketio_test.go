@@ -371,7 +371,7 @@ func TestOnConnectError(t *testing.T) {
 }
 
 func TestSocketCap(t *testing.T) {
-	s := startServer(t, Options{MaxSockets: 2})
+	s := startServer(t, Options{MaxSockets: 2, MaxUnauthenticatedPerAddr: 3})
 	echo(s)
 	a, _ := connect(t, s)
 	connect(t, s)
