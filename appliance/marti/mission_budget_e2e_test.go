@@ -119,3 +119,31 @@ func TestMissionLogRate(t *testing.T) {
 		t.Fatalf("over HTTPS from the same address: %d %s", resp.Status, resp.Body)
 	}
 }
+
+// TestMissionLogFloodDefaults is issue 23's flood under the default
+// settings: one anonymous address posting 60 KiB log entries as fast as it
+// can gets 1 MiB of them in (17), then 429s, and the mission's log and
+// history hold only what was accepted.
+func TestMissionLogFloodDefaults(t *testing.T) {
+	e := start(t, nil)
+	e.call(t, both[0], "PUT", "/Marti/api/missions/grow?creatorUid=owner-1", nil, 201, nil)
+	content := strings.Repeat("x", 60<<10)
+	accepted, refused := 0, 0
+	for range 40 {
+		switch resp := e.do(t, both[0], "POST", "/Marti/api/missions/logs/entries", logPost(content, "grow")); resp.Status {
+		case 201:
+			accepted++
+		case 429:
+			refused++
+		default:
+			t.Fatalf("%d %s", resp.Status, resp.Body)
+		}
+	}
+	// 17 fit in a minute's 1 MiB; an 18th only if the test took over 3 s.
+	if accepted < 17 || accepted > 18 || refused != 40-accepted {
+		t.Fatalf("%d accepted, %d refused", accepted, refused)
+	}
+	if logs, changes := e.counts(t, "grow"); logs != accepted || changes != accepted+1 {
+		t.Fatalf("%d accepted, but the mission holds %d log entries and %d changes", accepted, logs, changes)
+	}
+}
