@@ -119,7 +119,10 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		return err
 	}
 	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log, MaxBlobSize: cfg.MaxUploadBytes,
-		PasswordChecksPerSecond: float64(cfg.PasswordChecksPerSecond)})
+		PasswordChecksPerSecond: float64(cfg.PasswordChecksPerSecond),
+		MissionBudgets: store.MissionBudgets{LogEntryBytes: cfg.MissionLogEntryMaxBytes, LogEntries: cfg.MissionLogMaxEntries,
+			LogBytes: int64(cfg.MissionLogMaxBytes), Contents: cfg.MissionMaxContents, Changes: cfg.MissionMaxChanges,
+			ChangeBytes: int64(cfg.MissionMaxChangeBytes)}})
 	if err != nil {
 		return err
 	}
@@ -285,6 +288,7 @@ func (a *Appliance) buildListeners() {
 		Videos: a.store.Videos(), Accounts: a.store.Accounts(),
 		Directory: a.directory, Users: a.users, Guard: a.guard,
 		MaxUploadBytes: cfg.MaxUploadBytes, Identify: a.pki.Identity,
+		MissionLogsPerMinute: cfg.MissionLogEntriesPerMinute, MissionLogBytesPerMinute: cfg.MissionLogBytesPerMinute,
 		Websocket: marti.WebsocketOptions{
 			MaxSockets: cfg.MaxConnections, MaxMessage: cfg.MaxMessageBytes, IdleTimeout: cfg.SSLSockTimeout,
 			WriteTimeout: cfg.WriteTimeout, MaxEventsPerSecond: cfg.ClientEventsPerSecond, MaxBytesPerSecond: cfg.ClientBytesPerSecond,

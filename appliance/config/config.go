@@ -67,6 +67,17 @@ type Config struct {
 	ShutdownTimeout    time.Duration // shutdownTimeout: the whole orderly shutdown
 	MaxUploadBytes     int64         // maxUploadBytes: largest data package upload (413 above it)
 
+	// Mission budgets (RELIABILITY.md "Budgets"): what one mission may hold
+	// and what one client address may write to mission logs. 0: no limit.
+	MissionLogEntryMaxBytes    int // missionLogEntryMaxBytes: content of one log entry (413 above)
+	MissionLogMaxEntries       int // missionLogMaxEntries: log entries of one mission (413 above)
+	MissionLogMaxBytes         int // missionLogMaxBytes: content bytes of one mission's log entries (413 above)
+	MissionLogEntriesPerMinute int // missionLogEntriesPerMinute: log entries one address may write per minute (429 above)
+	MissionLogBytesPerMinute   int // missionLogBytesPerMinute: log content bytes one address may write per minute (429 above)
+	MissionMaxContents         int // missionMaxContents: files and CoT uids of one mission together (413 above)
+	MissionMaxChanges          int // missionMaxChanges: change records kept per mission; the oldest go first
+	MissionMaxChangeBytes      int // missionMaxChangeBytes: bytes of change records kept per mission; the oldest go first
+
 	// Management API (api.md §5).
 	AuditRetention     time.Duration // auditRetention: how long audit records are kept (0 keeps them forever)
 	LoginTokenLifetime time.Duration // loginTokenLifetime: validity of a token from POST /api/login
@@ -167,24 +178,32 @@ func Defaults() Config {
 		ChannelAuthTimeout:              10 * time.Second,
 		ChannelUnauthenticatedPerSource: 4,
 
-		HistoryRetention:        7 * 24 * time.Hour,
-		HistoryMaxBytes:         1 << 30,
-		HistoryClientRate:       10,
-		HistoryClientBytes:      64 << 10,
-		HistoryTotalRate:        1000,
-		HistoryTotalBytes:       4 << 20,
-		ShutdownTimeout:         10 * time.Second,
-		MaxUploadBytes:          2 << 30,
-		AuditRetention:          90 * 24 * time.Hour,
-		LoginTokenLifetime:      12 * time.Hour,
-		RepeatInterval:          60 * time.Second,
-		EmergencyRepeatInterval: 3 * time.Second,
-		MemoryLimit:             256 << 20,
-		GCPercent:               50,
-		IdleMemoryReturn:        10 * time.Second,
-		KeyType:                 "rsa",
-		AllowedCLIIPs:           []string{"127.0.0.1", "::1"},
-		AllowCLIIPs:             []string{"127.0.0.1", "::1"},
+		HistoryRetention:           7 * 24 * time.Hour,
+		HistoryMaxBytes:            1 << 30,
+		HistoryClientRate:          10,
+		HistoryClientBytes:         64 << 10,
+		HistoryTotalRate:           1000,
+		HistoryTotalBytes:          4 << 20,
+		ShutdownTimeout:            10 * time.Second,
+		MaxUploadBytes:             2 << 30,
+		MissionLogEntryMaxBytes:    64 << 10,
+		MissionLogMaxEntries:       10000,
+		MissionLogMaxBytes:         16 << 20,
+		MissionLogEntriesPerMinute: 60,
+		MissionLogBytesPerMinute:   1 << 20,
+		MissionMaxContents:         10000,
+		MissionMaxChanges:          10000,
+		MissionMaxChangeBytes:      32 << 20,
+		AuditRetention:             90 * 24 * time.Hour,
+		LoginTokenLifetime:         12 * time.Hour,
+		RepeatInterval:             60 * time.Second,
+		EmergencyRepeatInterval:    3 * time.Second,
+		MemoryLimit:                256 << 20,
+		GCPercent:                  50,
+		IdleMemoryReturn:           10 * time.Second,
+		KeyType:                    "rsa",
+		AllowedCLIIPs:              []string{"127.0.0.1", "::1"},
+		AllowCLIIPs:                []string{"127.0.0.1", "::1"},
 	}
 }
 
@@ -317,6 +336,9 @@ func (c *Config) Validate() error {
 			}
 			return keyErr(n.key, fmt.Sprintf("must be at least %d", n.least))
 		}
+	}
+	if err := c.checkMissionBudgets(); err != nil {
+		return err
 	}
 	if c.MemoryLimit != 0 && c.MemoryLimit < MinMemoryLimit {
 		return keyErr("memoryLimit", "must be 0 (no limit) or at least 32 MiB")
@@ -475,4 +497,34 @@ func (l AllowList) Contains(ip netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// MaxMissionLogEntry is the largest missionLogEntryMaxBytes: a log entry
+// arrives in a JSON body of at most 256 KiB.
+const MaxMissionLogEntry = 192 << 10
+
+// checkMissionBudgets checks the mission budgets: none negative, a log
+// entry that fits a request, and a per-address byte rate that lets one
+// whole entry through.
+func (c *Config) checkMissionBudgets() error {
+	for _, n := range []struct {
+		key string
+		v   int
+	}{
+		{"missionLogEntryMaxBytes", c.MissionLogEntryMaxBytes}, {"missionLogMaxEntries", c.MissionLogMaxEntries},
+		{"missionLogMaxBytes", c.MissionLogMaxBytes}, {"missionLogEntriesPerMinute", c.MissionLogEntriesPerMinute},
+		{"missionLogBytesPerMinute", c.MissionLogBytesPerMinute}, {"missionMaxContents", c.MissionMaxContents},
+		{"missionMaxChanges", c.MissionMaxChanges}, {"missionMaxChangeBytes", c.MissionMaxChangeBytes},
+	} {
+		if n.v < 0 {
+			return keyErr(n.key, "must not be negative (0 means no limit)")
+		}
+	}
+	if c.MissionLogEntryMaxBytes == 0 || c.MissionLogEntryMaxBytes > MaxMissionLogEntry {
+		return keyErr("missionLogEntryMaxBytes", "must be between 1 and 192 KiB (a log entry arrives in a request of at most 256 KiB)")
+	}
+	if c.MissionLogBytesPerMinute != 0 && c.MissionLogBytesPerMinute < c.MissionLogEntryMaxBytes {
+		return keyErr("missionLogBytesPerMinute", "must be 0 (no limit) or at least missionLogEntryMaxBytes, or the largest entry could never be written")
+	}
+	return nil
 }

@@ -65,6 +65,12 @@ func TestDefaults(t *testing.T) {
 	if c.SecretKey != "" || c.WebsocketKey != "" || c.Password != "" {
 		t.Error("defaults must not carry fixed secrets")
 	}
+	if c.MissionLogEntryMaxBytes != 64<<10 || c.MissionLogMaxEntries != 10000 || c.MissionLogMaxBytes != 16<<20 ||
+		c.MissionLogEntriesPerMinute != 60 || c.MissionLogBytesPerMinute != 1<<20 || c.MissionMaxContents != 10000 ||
+		c.MissionMaxChanges != 10000 || c.MissionMaxChangeBytes != 32<<20 {
+		t.Errorf("mission budgets: %d %d %d %d %d %d %d %d", c.MissionLogEntryMaxBytes, c.MissionLogMaxEntries, c.MissionLogMaxBytes,
+			c.MissionLogEntriesPerMinute, c.MissionLogBytesPerMinute, c.MissionMaxContents, c.MissionMaxChanges, c.MissionMaxChangeBytes)
+	}
 	if c.MaxUploadBytes != 2<<30 || c.AuditRetention != 90*24*time.Hour || c.LoginTokenLifetime != 12*time.Hour {
 		t.Errorf("management defaults: maxUploadBytes %d auditRetention %v loginTokenLifetime %v",
 			c.MaxUploadBytes, c.AuditRetention, c.LoginTokenLifetime)
@@ -208,6 +214,11 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"channel unauthenticated zero", nil, nil, "channelUnauthenticatedPerSource: 0\n", "channelUnauthenticatedPerSource"},
 		{"channel unauthenticated over half", []string{"--channel-unauthenticated-per-source", "17"}, nil, "", "channelUnauthenticatedPerSource"},
 		{"emergency repeat too long", []string{"--emergency-repeat-interval", "2h"}, nil, "", "emergencyRepeatInterval"},
+		{"no log entry at all", nil, nil, "missionLogEntryMaxBytes: 0\n", "missionLogEntryMaxBytes"},
+		{"log entry past a request", nil, map[string]string{"OUTPOST_MISSION_LOG_ENTRY_MAX_BYTES": "200KiB"}, "", "missionLogEntryMaxBytes"},
+		{"negative mission changes", nil, nil, "missionMaxChanges: -1\n", "missionMaxChanges"},
+		{"negative mission contents", nil, map[string]string{"OUTPOST_MISSION_MAX_CONTENTS": "-5"}, "", "missionMaxContents"},
+		{"log bytes rate below one entry", nil, nil, "missionLogBytesPerMinute: 1KiB\n", "missionLogBytesPerMinute"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

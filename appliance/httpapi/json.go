@@ -65,13 +65,18 @@ func WriteMessage(w http.ResponseWriter, status int, msg string) {
 	WriteJSON(w, status, Message{Message: msg})
 }
 
-// Error is a client mistake with its HTTP status (400 unless said).
+// Error is a client mistake with its HTTP status (400 unless said); a 429
+// says when to try again (Wait, Retry-After).
 type Error struct {
 	Status int
 	Msg    string
+	Wait   time.Duration
 }
 
 func (e *Error) Error() string { return e.Msg }
+
+// RetryAfter is when a 429 may be tried again (Fail's Retry-After).
+func (e *Error) RetryAfter() time.Duration { return e.Wait }
 
 // BadRequest returns a 400 error whose message is "<field>: <what>" (or
 // just what when field is empty).

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -16,4 +17,10 @@ func RetryAfter(wait time.Duration) int {
 func WriteTooManyRequests(w http.ResponseWriter, wait time.Duration, msg string) {
 	w.Header().Set("Retry-After", strconv.Itoa(RetryAfter(wait)))
 	WriteMessage(w, http.StatusTooManyRequests, msg)
+}
+
+// TooManyRequests is a 429 refusal a handler returns to Fail: try again
+// after wait.
+func TooManyRequests(wait time.Duration, format string, args ...any) *Error {
+	return &Error{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf(format, args...), Wait: wait}
 }

@@ -7,12 +7,14 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"time"
 
 	"outpost/appliance/access"
 	"outpost/appliance/broker"
 	"outpost/appliance/httpapi"
+	"outpost/appliance/rate"
 	"outpost/appliance/store"
 	"outpost/appliance/users"
 )
@@ -33,6 +35,12 @@ type Options struct {
 
 	// MaxUploadBytes bounds one uploaded file (maxUploadBytes; 413 above).
 	MaxUploadBytes int64
+
+	// Mission log entries one client address may write per minute, and
+	// their content bytes (missionLogEntriesPerMinute,
+	// missionLogBytesPerMinute; 429 above; 0: no limit).
+	MissionLogsPerMinute     int
+	MissionLogBytesPerMinute int
 
 	// Identify returns the user name and certificate serial of a mutual-TLS
 	// request (pki.Authority.Identity): the submitter of uploads on 8443 and
@@ -78,7 +86,8 @@ type Handler struct {
 	rules   *access.Routes // every route with its rule
 	started time.Time
 	ws      *cotSockets
-	rec     *missionRecorder // uids of events sent to missions (mission_record.go)
+	rec     *missionRecorder        // uids of events sent to missions (mission_record.go)
+	logRate *rate.Keyed[netip.Addr] // mission log writes per client address (mission_logs.go)
 }
 
 // NewHandler returns the client API handler.
@@ -96,7 +105,8 @@ func NewHandler(opts Options) *Handler {
 		opts.Guard = access.NewGuard(access.GuardOptions{Now: opts.Now})
 	}
 	log := opts.Logger.With("component", "marti")
-	h := &Handler{opts: opts, log: log, mux: httpapi.NewMux(log), started: opts.Now()}
+	h := &Handler{opts: opts, log: log, mux: httpapi.NewMux(log), started: opts.Now(),
+		logRate: rate.NewKeyed[netip.Addr](float64(opts.MissionLogsPerMinute)/60, float64(opts.MissionLogBytesPerMinute)/60, time.Minute, 0)}
 	h.rules = access.NewRoutes(h.mux)
 	h.ws = newCoTSockets(&h.opts, log)
 	if opts.Missions != nil {

@@ -62,7 +62,7 @@ func (p *pattern) Read(b []byte) (int, error) {
 }
 
 // procKB reads a "Name:   123 kB" line of /proc/<pid>/status.
-func procKB(t *testing.T, pid int, name string) int64 {
+func procKB(t testing.TB, pid int, name string) int64 {
 	t.Helper()
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

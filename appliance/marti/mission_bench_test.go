@@ -5,12 +5,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"outpost/appliance"
 	"outpost/appliance/apptest"
+	"outpost/appliance/config"
 	"outpost/appliance/store"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
@@ -39,7 +44,8 @@ func BenchmarkMission(b *testing.B) {
 	}
 	hashes := make([]string, 200)
 	for i := range hashes {
-		p, err := st.Files().PutDataPackage(ctx, store.DataPackageInput{Name: fmt.Sprintf("file-%03d.txt", i), MIMEType: "text/plain"},
+		p, err := st.Files().PutDataPackage(ctx, store.DataPackageInput{Name: fmt.Sprintf("file-%03d.txt", i), MIMEType: "text/plain",
+			Groups: store.AnonGroup},
 			strings.NewReader(fmt.Sprintf("content of file %d", i)))
 		if err != nil {
 			b.Fatal(err)
@@ -89,4 +95,124 @@ func fetch(b *testing.B, url string) string {
 		b.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
 	}
 	return string(body)
+}
+
+// seedChanges creates mission name holding n CoT uids, added a thousand at
+// a time through the store: n+1 change records.
+func seedChanges(tb testing.TB, a *apptest.App, name string, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	ms := a.Store().Missions()
+	if _, _, _, err := ms.PutMission(ctx, name, store.MissionInput{CreatorUID: "bench"}); err != nil {
+		tb.Fatal(err)
+	}
+	for i := 0; i < n; i += store.MaxMissionBatch {
+		uids := make([]string, 0, store.MaxMissionBatch)
+		for j := i; j < min(n, i+store.MaxMissionBatch); j++ {
+			uids = append(uids, fmt.Sprintf("%s-uid-%06d", name, j))
+		}
+		if _, err := ms.AddMissionContents(ctx, name, nil, uids, "bench"); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// readMemory has clients clients read url at once, rounds times each, and
+// returns the bytes allocated per request (runtime.MemStats TotalAlloc of
+// this process: server and clients, the bodies discarded as they arrive)
+// and the largest answer.
+func readMemory(tb testing.TB, url string, clients, rounds int) (perRequest uint64, largest int64) {
+	tb.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				resp, err := http.Get(url)
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+				n, err := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				mu.Lock()
+				if err != nil || resp.StatusCode != 200 {
+					errs = append(errs, fmt.Errorf("GET %s: %d %v", url, resp.StatusCode, err))
+				}
+				largest = max(largest, n)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	runtime.ReadMemStats(&after)
+	if len(errs) > 0 {
+		tb.Fatal(errs[0])
+	}
+	return (after.TotalAlloc - before.TotalAlloc) / uint64(clients*rounds), largest
+}
+
+// TestMissionReadMemoryFlat: what reading a mission's history costs does
+// not grow with the history. Ten clients read the change history, and the
+// mission with logs=true&changes=true, of a mission with 500 changes and
+// of one with 10,000: the bytes allocated per request stay within half
+// again (the history's part of the mission: the mission with and without
+// them, since its uids grow with this seeding), and no answer passes the
+// page's bound. BenchmarkMissionChanges is the large version.
+func TestMissionReadMemoryFlat(t *testing.T) {
+	a := apptest.Start(t, func(c *config.Config) { c.MissionMaxChanges, c.MissionMaxContents = 0, 0 })
+	seedChanges(t, a, "small", 500)
+	seedChanges(t, a, "large", 10000)
+	base := a.URL(t, appliance.ListenerHTTP, "/Marti/api/missions/")
+	cost := func(name string) (changes, history uint64) {
+		changes, largest := readMemory(t, base+name+"/changes", 10, 3)
+		if largest > 3<<20 {
+			t.Fatalf("%s: an answer of %d bytes", name, largest)
+		}
+		with, _ := readMemory(t, base+name+"?logs=true&changes=true", 10, 3)
+		without, _ := readMemory(t, base+name, 10, 3)
+		return changes, with - min(with, without)
+	}
+	sc, sh := cost("small")
+	lc, lh := cost("large")
+	t.Logf("bytes allocated per request, 500 → 10,000 changes: changes %d → %d, the mission's history %d → %d", sc, lc, sh, lh)
+	if lc > sc*3/2+64<<10 || lh > sh*3/2+256<<10 {
+		t.Fatalf("reading grows with the history: changes %d → %d, the mission's history %d → %d bytes per request", sc, lc, sh, lh)
+	}
+}
+
+// BenchmarkMissionChanges: ten clients at once read the change history of
+// a mission with 100,000 changes (GET .../changes, the newest page), with
+// the bytes allocated per request and the growth of this process's
+// resident memory (VmHWM, the peak) while they read.
+func BenchmarkMissionChanges(b *testing.B) {
+	a := apptest.Start(b, func(c *config.Config) { c.MissionMaxChanges, c.MissionMaxContents = 0, 0 })
+	seedChanges(b, a, "huge", 100000)
+	url := a.URL(b, appliance.ListenerHTTP, "/Marti/api/missions/huge/changes")
+	readMemory(b, url, 10, 1) // warm
+	runtime.GC()
+	debug.FreeOSMemory()
+	pid := os.Getpid()
+	rss0 := procKB(b, pid, "VmRSS")
+	resetPeak(pid)
+	b.ResetTimer()
+	var perRequest uint64
+	var largest int64
+	for i := 0; i < b.N; i++ {
+		perRequest, largest = readMemory(b, url, 10, 1)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(perRequest), "alloc-B/req")
+	b.ReportMetric(float64(largest), "answer-B")
+	b.ReportMetric(float64(procKB(b, pid, "VmHWM")-rss0)/1024, "peak-RSS-growth-MiB")
 }

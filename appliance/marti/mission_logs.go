@@ -1,7 +1,8 @@
 package marti
 
 // Mission log entries (api.md §4.4): created (201), updated, deleted, and
-// listed by mission (secago, start, end) or all together. Each change is
+// listed by mission (secago, start, end; paged: mission_page.go) or all
+// together. What one address may write is budgeted (logRate). Each change is
 // recorded in the history of its missions and announced to their
 // subscribers (t-x-m-c-l).
 
@@ -103,6 +104,11 @@ func (h *Handler) putLog(w http.ResponseWriter, r *http.Request, e store.LogEntr
 			return err
 		}
 	}
+	// RELIABILITY.md "Budgets": what one address may write.
+	if ok, wait := h.logRate.Take(httpapi.ClientAddr(r), h.opts.Now(), len(e.Content)); !ok {
+		return httpapi.TooManyRequests(wait, "too many mission log entries from this address; try again in %d s",
+			httpapi.RetryAfter(wait))
+	}
 	saved, created, err := h.opts.Missions.PutLogEntry(r.Context(), e)
 	if err != nil {
 		return err
@@ -169,28 +175,35 @@ func (h *Handler) writeLogs(w http.ResponseWriter, r *http.Request, name string)
 	if err != nil {
 		return err
 	}
-	list, err := h.opts.Missions.MissionLogs(r.Context(), name, from, to)
+	p, err := readPage(r, true)
+	if err != nil {
+		return err
+	}
+	list, next, err := h.opts.Missions.MissionLogs(r.Context(), name, from, to, p)
 	if err != nil {
 		return err
 	}
 	// Every mission's log, or one: an entry is shown when one of its
 	// missions is readable (access.md "Missions").
 	readable := map[string]bool{}
-	out := make([]logJSON, 0, len(list))
-	for _, e := range list {
-		shown := false
+	shown := make([]bool, len(list))
+	for i, e := range list {
 		for _, mn := range e.Missions {
-			if shown, err = h.readable(r, mn, readable); err != nil {
+			if shown[i], err = h.readable(r, mn, readable); err != nil {
 				return err
 			}
-			if shown {
+			if shown[i] {
 				break
 			}
 		}
-		if shown {
-			out = append(out, logView(e))
+	}
+	setNext(w, headerNextLogs, next.String())
+	l := h.startList(w, typeLogEntry)
+	for i, e := range list {
+		if shown[i] {
+			l.add(logView(e))
 		}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeLogEntry, out))
+	l.end(h.opts.NodeID)
 	return nil
 }

@@ -61,52 +61,72 @@ func (h *Handler) missionRoutes(rt *access.Routes) {
 	m.HandleFunc("GET "+p+"/invitations", h.mission(h.invitations))
 }
 
-// missionList answers GET /Marti/api/missions: envelope 2.13 of every
-// mission (tool=... lists one tool's).
+// missionList answers GET /Marti/api/missions: envelope 2.13 of the
+// missions by name (tool=... lists one tool's), a page of limit= of them
+// (after= the last of the page before).
 func (h *Handler) missionList(w http.ResponseWriter, r *http.Request) error {
-	tool := r.URL.Query().Get("tool")
+	q := r.URL.Query()
+	tool, after := q.Get("tool"), q.Get("after")
 	if err := httpapi.CheckText("tool", tool, false, 255); err != nil {
 		return err
 	}
-	list, err := h.opts.Missions.Missions(r.Context(), tool)
+	if err := httpapi.CheckText("after", after, false, store.MaxMissionName); err != nil {
+		return err
+	}
+	limit, err := pageLimit(r)
 	if err != nil {
 		return err
+	}
+	list, more, err := h.opts.Missions.Missions(r.Context(), tool, after, limit)
+	if err != nil {
+		return err
+	}
+	if more {
+		setNext(w, headerNextMissions, list[len(list)-1].Name)
 	}
 	return h.writeMissions(w, r, list)
 }
 
 // writeMissions answers with envelope 2.13 of the missions in list the
 // caller's groups see, but the ExCheck templates, which are not a team's
-// mission (as on the official server). A password-protected mission the
-// caller has not subscribed to shows that it exists and is protected,
-// nothing more (access.md "Missions").
+// mission (as on the official server), reading and writing one mission at
+// a time. A password-protected mission the caller has not subscribed to
+// shows that it exists and is protected, nothing more (access.md
+// "Missions").
 func (h *Handler) writeMissions(w http.ResponseWriter, r *http.Request, list []store.Mission) error {
 	list, err := h.visibleMissions(r, list)
 	if err != nil {
 		return err
 	}
-	out := make([]missionJSON, 0, len(list))
+	view := func(m store.Mission) (missionJSON, error) {
+		if m.PasswordProtected {
+			ok, err := h.subscribed(r, m)
+			if err != nil || !ok {
+				return protectedView(m), err
+			}
+		}
+		return h.missionView(r, m)
+	}
+	var l *listWriter
 	for _, m := range list {
 		if m.Name == store.TemplatesMission && m.Tool == store.ToolExCheck {
 			continue
 		}
-		if m.PasswordProtected {
-			ok, err := h.subscribed(r, m)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				out = append(out, protectedView(m))
-				continue
-			}
-		}
-		v, err := h.missionView(r, m)
-		if err != nil {
+		v, err := view(m)
+		switch {
+		case err != nil && l == nil:
 			return err
+		case err != nil:
+			h.abortList(r, err)
+		case l == nil:
+			l = h.startList(w, typeMission)
 		}
-		out = append(out, v)
+		l.add(v)
 	}
-	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeMission, out))
+	if l == nil {
+		l = h.startList(w, typeMission)
+	}
+	l.end(h.opts.NodeID)
 	return nil
 }
 
@@ -172,22 +192,32 @@ func (h *Handler) writeMission(w http.ResponseWriter, r *http.Request, m store.M
 			s.MissionName = ""
 			v.Subscriptions = append(v.Subscriptions, subscriptionView(s, false))
 		}
+		// The newest page of each (limit= sets its size); the headers name
+		// the next page of .../log and .../changes.
 		q := r.URL.Query()
+		var p store.Page
+		if q.Get("logs") == "true" || q.Get("changes") == "true" {
+			if p, err = readPage(r, false); err != nil {
+				return err
+			}
+		}
 		if q.Get("logs") == "true" {
-			logs, err := h.opts.Missions.MissionLogs(ctx, m.Name, zeroTime, zeroTime)
+			logs, next, err := h.opts.Missions.MissionLogs(ctx, m.Name, zeroTime, zeroTime, p)
 			if err != nil {
 				return err
 			}
+			setNext(w, headerNextLogs, next.String())
 			v.Logs = make([]logJSON, 0, len(logs))
 			for _, e := range logs {
 				v.Logs = append(v.Logs, logView(e))
 			}
 		}
 		if q.Get("changes") == "true" {
-			changes, err := h.opts.Missions.MissionChanges(ctx, m.Name, zeroTime, zeroTime)
+			changes, next, err := h.opts.Missions.MissionChanges(ctx, m.Name, zeroTime, zeroTime, p)
 			if err != nil {
 				return err
 			}
+			setNext(w, headerNextChanges, next.String())
 			v.MissionChanges = make([]changeJSON, 0, len(changes))
 			for _, c := range changes {
 				v.MissionChanges = append(v.MissionChanges, changeView(c))
@@ -425,8 +455,9 @@ func stripDeclaration(x []byte) []byte {
 	return x
 }
 
-// missionChanges answers GET /Marti/api/missions/{id}/changes: the change
-// history (secago, start, end narrow it), oldest first.
+// missionChanges answers GET /Marti/api/missions/{id}/changes: a page of
+// the change history (secago, start, end narrow it; limit, before page
+// it), oldest first.
 func (h *Handler) missionChanges(w http.ResponseWriter, r *http.Request) error {
 	m, err := h.openMission(r, "mission_id", readMission)
 	if err != nil {
@@ -436,14 +467,19 @@ func (h *Handler) missionChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	changes, err := h.opts.Missions.MissionChanges(r.Context(), m.Name, from, to)
+	p, err := readPage(r, true)
 	if err != nil {
 		return err
 	}
-	out := make([]changeJSON, len(changes))
-	for i, c := range changes {
-		out[i] = changeView(c)
+	changes, next, err := h.opts.Missions.MissionChanges(r.Context(), m.Name, from, to, p)
+	if err != nil {
+		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeChange, out))
+	setNext(w, headerNextChanges, next.String())
+	l := h.startList(w, typeChange)
+	for _, c := range changes {
+		l.add(changeView(c))
+	}
+	l.end(h.opts.NodeID)
 	return nil
 }

@@ -1,6 +1,7 @@
 // Package rate is the token bucket every limit of Outpost is built on: the
-// history budget (refuse what is over), the password gate (refuse), and the
-// per-connection read throttle (wait until the client is within its rate).
+// history budget (refuse what is over), the password gate (refuse), the
+// per-connection read throttle (wait until the client is within its rate)
+// and, per key (Keyed), the mission log writes of each client address.
 // A Bucket holds up to Rate×Burst tokens and refills at Rate per second; it
 // is not safe for concurrent use (callers hold their own lock or own it).
 //
@@ -65,6 +66,20 @@ func (b *Bucket) Has(now time.Time, n float64) bool {
 	}
 	b.refill(now)
 	return b.tokens >= n
+}
+
+// Wait is how long until n tokens are there (0: now), taking nothing. More
+// than the bucket holds counts as a full bucket.
+func (b *Bucket) Wait(now time.Time, n float64) time.Duration {
+	if b.Rate <= 0 {
+		return 0
+	}
+	b.refill(now)
+	n = min(n, b.capacity())
+	if b.tokens >= n {
+		return 0
+	}
+	return time.Duration((n - b.tokens) / b.Rate * float64(time.Second))
 }
 
 // Debit takes n tokens whether or not they are there (the balance may go

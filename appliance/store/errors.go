@@ -22,6 +22,9 @@ var (
 	ErrInvalid error = fault.New(fault.Invalid, "store: invalid input")
 	// ErrTooLarge: a blob grew past Options.MaxBlobSize; it was aborted.
 	ErrTooLarge error = fault.New(fault.TooLarge, "store: blob too large")
+	// ErrOverBudget: the change would take a mission past one of its
+	// budgets (missions_budget.go); nothing was changed.
+	ErrOverBudget error = fault.New(fault.TooLarge, "store: over budget")
 	// ErrHashMismatch: uploaded content does not have the announced SHA-256.
 	ErrHashMismatch error = fault.New(fault.Invalid, "store: content hash mismatch")
 	// ErrBadCredentials: unknown user or wrong password (deliberately the

@@ -106,7 +106,10 @@ func (s *Checklists) PutTemplate(ctx context.Context, d ExCheckDoc) (Mission, Co
 			return err
 		}
 		cr = TemplateContent(t)
-		return recordChange(ctx, tx, m.ID, ChangeAddContent, d.CreatorUID, now, changeBody{ContentResource: &cr})
+		if err := recordChange(ctx, tx, m.ID, ChangeAddContent, d.CreatorUID, now, changeBody{ContentResource: &cr}); err != nil {
+			return err
+		}
+		return s.budgets.pruneChanges(ctx, tx, m.ID)
 	})
 	if err != nil {
 		return Mission{}, ContentResource{}, err

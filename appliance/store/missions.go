@@ -433,9 +433,20 @@ func (s *Missions) MissionByName(ctx context.Context, name string) (Mission, err
 	return m, nil
 }
 
-// Missions lists every mission by name; with tool set, only that tool's.
-func (s *Missions) Missions(ctx context.Context, tool string) ([]Mission, error) {
-	return s.missionsWhere(ctx, "list missions", `(? = '' OR tool = ?) ORDER BY name`, tool, tool)
+// Missions lists at most limit missions by name, those after the name
+// after ("": from the first); with tool set, only that tool's. more says
+// missions after the last listed remain.
+func (s *Missions) Missions(ctx context.Context, tool, after string, limit int) (list []Mission, more bool, err error) {
+	const op = "list missions"
+	if limit <= 0 {
+		return nil, false, fmt.Errorf("store: %s: %w: limit must be positive", op, ErrInvalid)
+	}
+	list, err = s.missionsWhere(ctx, op, `(? = '' OR tool = ?) AND name > ? ORDER BY name LIMIT ?`, tool, tool, after, limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	list, more = firstOf(list, limit)
+	return list, more, nil
 }
 
 func (s *db) missionsWhere(ctx context.Context, op, where string, args ...any) ([]Mission, error) {

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -140,6 +142,10 @@ func (s *Missions) AddMissionContents(ctx context.Context, name string, hashes, 
 		if err := mayWrite(ctx, tx, m, creator); err != nil {
 			return err
 		}
+		room, err := s.budgets.contentRoom(ctx, tx, m)
+		if err != nil {
+			return err
+		}
 		for _, h := range hashes {
 			p, err := scanPackage(tx.QueryRowContext(ctx, `SELECT `+packageColumns+` FROM data_packages WHERE hash = ?`, strings.ToLower(h)))
 			if errors.Is(err, sql.ErrNoRows) {
@@ -156,6 +162,9 @@ func (s *Missions) AddMissionContents(ctx context.Context, name string, hashes, 
 			if n, _ := res.RowsAffected(); n == 0 {
 				continue
 			}
+			if err := room.add(); err != nil {
+				return err
+			}
 			cr := contentResource(p)
 			if err := recordChange(ctx, tx, m.ID, ChangeAddContent, creator, now, changeBody{ContentResource: &cr}); err != nil {
 				return err
@@ -168,10 +177,13 @@ func (s *Missions) AddMissionContents(ctx context.Context, name string, hashes, 
 				return err
 			}
 			if ok {
+				if err := room.add(); err != nil {
+					return err
+				}
 				added = append(added, c)
 			}
 		}
-		return nil
+		return s.budgets.pruneChanges(ctx, tx, m.ID)
 	})
 	if err != nil {
 		return nil, err
@@ -220,8 +232,9 @@ type UIDRecord struct {
 
 // RecordMissionUIDs adds the uids of events clients sent to missions
 // (<marti><dest mission>) in one transaction. Missions that do not exist
-// and uids already there are skipped; roles are not checked (the event
-// was relayed to the mission already). It returns the number added.
+// or are full (MissionBudgets.Contents) and uids already there are
+// skipped; roles are not checked (the event was relayed to the mission
+// already). It returns the number added.
 func (s *Missions) RecordMissionUIDs(ctx context.Context, recs []UIDRecord) (int, error) {
 	const op = "record mission uids"
 	if err := s.check(ctx); err != nil {
@@ -233,25 +246,39 @@ func (s *Missions) RecordMissionUIDs(ctx context.Context, recs []UIDRecord) (int
 	n := 0
 	now := time.Now()
 	err := s.inTx(ctx, op, func(tx *sql.Tx) error {
+		rooms := map[string]*contentRoom{} // nil: no such mission
 		ids := map[string]int64{}
 		for _, r := range recs {
-			id, ok := ids[r.Mission]
-			if !ok {
-				err := tx.QueryRowContext(ctx, `SELECT id FROM missions WHERE name = ?`, r.Mission).Scan(&id)
-				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			room, seen := rooms[r.Mission]
+			if !seen {
+				m, err := missionByName(ctx, tx, r.Mission)
+				switch {
+				case errors.Is(err, ErrNotFound):
+				case err != nil:
 					return err
+				default:
+					if room, err = s.budgets.contentRoom(ctx, tx, m); err != nil {
+						return err
+					}
+					ids[r.Mission] = m.ID
 				}
-				ids[r.Mission] = id
+				rooms[r.Mission] = room
 			}
-			if id == 0 || checkText("uid", r.UID, 1, maxPackageField) != nil {
+			if room == nil || room.full() || checkText("uid", r.UID, 1, maxPackageField) != nil {
 				continue
 			}
-			_, ok, err := addUIDTx(ctx, tx, id, r.UID, r.CreatorUID, now)
+			_, ok, err := addUIDTx(ctx, tx, ids[r.Mission], r.UID, r.CreatorUID, now)
 			if err != nil {
 				return err
 			}
 			if ok {
+				room.n++
 				n++
+			}
+		}
+		for _, id := range ids {
+			if err := s.budgets.pruneChanges(ctx, tx, id); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -291,7 +318,10 @@ func (s *Missions) RemoveMissionContent(ctx context.Context, name, hash, uid, cr
 			}
 			cr := contentResource(p)
 			out.Content = &cr
-			return recordChange(ctx, tx, m.ID, ChangeRemoveContent, creator, now, changeBody{ContentResource: &cr})
+			if err := recordChange(ctx, tx, m.ID, ChangeRemoveContent, creator, now, changeBody{ContentResource: &cr}); err != nil {
+				return err
+			}
+			return s.budgets.pruneChanges(ctx, tx, m.ID)
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM mission_uids WHERE mission_id = ? AND uid = ?`, m.ID, uid)
 		if err != nil {
@@ -305,7 +335,10 @@ func (s *Missions) RemoveMissionContent(ctx context.Context, name, hash, uid, cr
 			return err
 		}
 		out.UID, out.Details = uid, d
-		return recordChange(ctx, tx, m.ID, ChangeRemoveContent, creator, now, changeBody{ContentUID: uid, Details: d})
+		if err := recordChange(ctx, tx, m.ID, ChangeRemoveContent, creator, now, changeBody{ContentUID: uid, Details: d}); err != nil {
+			return err
+		}
+		return s.budgets.pruneChanges(ctx, tx, m.ID)
 	})
 	return out, err
 }
@@ -407,15 +440,29 @@ func (s *Missions) MissionCoT(ctx context.Context, name string) ([]StoredEvent, 
 	return out, nil
 }
 
-// MissionChanges returns the mission's change history in [from, to]
-// (zero: unbounded), oldest first.
-func (s *Missions) MissionChanges(ctx context.Context, name string, from, to time.Time) ([]MissionChange, error) {
+// MissionChanges returns a page of the mission's change history in [from,
+// to] (zero: unbounded), oldest first, and the cursor of the next (older)
+// page, zero when there is none. The records are read newest first along
+// the index, and reading stops at the page's bounds.
+func (s *Missions) MissionChanges(ctx context.Context, name string, from, to time.Time, p Page) ([]MissionChange, Cursor, error) {
+	const op = "mission changes"
 	if err := s.check(ctx); err != nil {
-		return nil, fmt.Errorf("store: mission changes: %w", err)
+		return nil, Cursor{}, fmt.Errorf("store: %s: %w", op, err)
+	}
+	if err := p.check(); err != nil {
+		return nil, Cursor{}, fmt.Errorf("store: %s: %w", op, err)
+	}
+	at, id := p.below()
+	var before int64 // change ids are integers
+	if id != "" {
+		var err error
+		if before, err = strconv.ParseInt(id, 10, 64); err != nil {
+			return nil, Cursor{}, fmt.Errorf("store: %s: %w: %q is not a cursor of a change history", op, ErrInvalid, p.Before)
+		}
 	}
 	m, err := s.MissionByName(ctx, name)
 	if err != nil {
-		return nil, err
+		return nil, Cursor{}, err
 	}
 	lo, hi := int64(0), int64(1<<62)
 	if !from.IsZero() {
@@ -424,12 +471,20 @@ func (s *Missions) MissionChanges(ctx context.Context, name string, from, to tim
 	if !to.IsZero() {
 		hi = unixMilli(to)
 	}
-	return s.queryChanges(ctx, "mission changes", m, `WHERE mission_id = ? AND at >= ? AND at <= ? ORDER BY id`, m.ID, lo, hi)
+	g := &pager{p: p}
+	list, err := s.queryChanges(ctx, op, m, g, `WHERE mission_id = ? AND at >= ? AND at <= ? AND (at, id) < (?, ?)
+		ORDER BY at DESC, id DESC LIMIT ?`, m.ID, lo, hi, at, before, p.Limit+1)
+	if err != nil {
+		return nil, Cursor{}, err
+	}
+	slices.Reverse(list)
+	return list, g.next(), nil
 }
 
 // queryChanges reads m's change records selected by where (the rest of the
-// query after FROM mission_changes) and its arguments.
-func (s *db) queryChanges(ctx context.Context, op string, m Mission, where string, args ...any) ([]MissionChange, error) {
+// query after FROM mission_changes) and its arguments; with a pager, only
+// those it takes.
+func (s *db) queryChanges(ctx context.Context, op string, m Mission, g *pager, where string, args ...any) ([]MissionChange, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id, type, creator_uid, at, body FROM mission_changes `+where, args...)
 	if err != nil {
 		return nil, s.wrapErr(op, err)
@@ -444,6 +499,9 @@ func (s *db) queryChanges(ctx context.Context, op string, m Mission, where strin
 		)
 		if err := rows.Scan(&c.ID, &c.Type, &c.CreatorUID, &at, &body); err != nil {
 			return nil, s.wrapErr(op, err)
+		}
+		if g != nil && !g.take(Cursor{At: at, ID: strconv.FormatInt(c.ID, 10)}, len(body)) {
+			break
 		}
 		if err := json.Unmarshal([]byte(body), &c.changeBody); err != nil {
 			return nil, s.wrapErr(op, fmt.Errorf("change %d: %w", c.ID, err))

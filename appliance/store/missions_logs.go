@@ -30,9 +30,9 @@ type LogEntry struct {
 	Keywords      []string  `json:"keywords"`
 }
 
-// Limits of a log entry.
+// Limits of a log entry (its content has a budget: MissionBudgets).
 const (
-	maxLogContent  = 64 << 10
+	maxLogContent  = 1 << 20
 	maxLogMissions = 64
 )
 
@@ -77,6 +77,9 @@ func (s *Missions) PutLogEntry(ctx context.Context, e LogEntry) (LogEntry, bool,
 	if err := e.validate(); err != nil {
 		return LogEntry{}, false, fmt.Errorf("store: %s: %w", op, err)
 	}
+	if err := s.budgets.checkLogEntry(e.Content); err != nil {
+		return LogEntry{}, false, fmt.Errorf("store: %s: %w", op, err)
+	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	created := e.ID == ""
 	if created {
@@ -95,6 +98,9 @@ func (s *Missions) PutLogEntry(ctx context.Context, e LogEntry) (LogEntry, bool,
 				return err
 			}
 			if err := mayWrite(ctx, tx, m, e.CreatorUID); err != nil {
+				return err
+			}
+			if err := s.budgets.checkLogRoom(ctx, tx, m, e.ID, e.Content); err != nil {
 				return err
 			}
 			ms = append(ms, m)
@@ -131,6 +137,9 @@ func (s *Missions) PutLogEntry(ctx context.Context, e LogEntry) (LogEntry, bool,
 			}
 			entry := e
 			if err := recordChange(ctx, tx, m.ID, ChangeAddContent, e.CreatorUID, now, changeBody{LogEntry: &entry}); err != nil {
+				return err
+			}
+			if err := s.budgets.pruneChanges(ctx, tx, m.ID); err != nil {
 				return err
 			}
 		}
@@ -184,16 +193,23 @@ func (s *Missions) DeleteLogEntry(ctx context.Context, id string) (LogEntry, err
 				return err
 			}
 		}
-		return nil
+		return s.budgets.pruneChanges(ctx, tx, ids...)
 	})
 	return e, err
 }
 
-// MissionLogs returns the log entries of a mission (name "": of every
-// mission) whose dtg lies in [from, to] (zero: unbounded), oldest first.
-func (s *Missions) MissionLogs(ctx context.Context, name string, from, to time.Time) ([]LogEntry, error) {
+// MissionLogs returns a page of the log entries of a mission (name "": of
+// every mission) whose dtg lies in [from, to] (zero: unbounded), oldest
+// first, and the cursor of the next (older) page, zero when there is none.
+// The page is chosen on the entries' dtg, id and size; only the entries in
+// it are read whole.
+func (s *Missions) MissionLogs(ctx context.Context, name string, from, to time.Time, p Page) ([]LogEntry, Cursor, error) {
+	const op = "mission logs"
 	if err := s.check(ctx); err != nil {
-		return nil, fmt.Errorf("store: mission logs: %w", err)
+		return nil, Cursor{}, fmt.Errorf("store: %s: %w", op, err)
+	}
+	if err := p.check(); err != nil {
+		return nil, Cursor{}, fmt.Errorf("store: %s: %w", op, err)
 	}
 	lo, hi := int64(-1<<62), int64(1<<62)
 	if !from.IsZero() {
@@ -202,17 +218,49 @@ func (s *Missions) MissionLogs(ctx context.Context, name string, from, to time.T
 	if !to.IsZero() {
 		hi = unixMilli(to)
 	}
-	if name == "" {
-		list, err := queryLogs(ctx, s.r, `WHERE l.dtg >= ? AND l.dtg <= ?`, lo, hi)
-		return list, s.wrapErr("mission logs", err)
+	at, id := p.below()
+	where, args := `WHERE l.dtg >= ? AND l.dtg <= ? AND (l.dtg, l.id) < (?, ?)`, []any{lo, hi, at, id}
+	if name != "" {
+		m, err := s.MissionByName(ctx, name)
+		if err != nil {
+			return nil, Cursor{}, err
+		}
+		where += ` AND l.id IN (SELECT log_id FROM mission_log_missions WHERE mission_id = ?)`
+		args = append(args, m.ID)
 	}
-	m, err := s.MissionByName(ctx, name)
+	rows, err := s.r.QueryContext(ctx, `SELECT l.dtg, l.id, octet_length(l.content) FROM mission_logs l `+where+`
+		ORDER BY l.dtg DESC, l.id DESC LIMIT ?`, append(args, p.Limit+1)...)
 	if err != nil {
-		return nil, err
+		return nil, Cursor{}, s.wrapErr(op, err)
 	}
-	list, err := queryLogs(ctx, s.r, `WHERE l.id IN (SELECT log_id FROM mission_log_missions WHERE mission_id = ?)
-		AND l.dtg >= ? AND l.dtg <= ?`, m.ID, lo, hi)
-	return list, s.wrapErr("mission logs", err)
+	g := &pager{p: p}
+	ids := []string{}
+	for rows.Next() {
+		var (
+			c    Cursor
+			size int
+		)
+		if err := rows.Scan(&c.At, &c.ID, &size); err != nil {
+			rows.Close()
+			return nil, Cursor{}, s.wrapErr(op, err)
+		}
+		if !g.take(c, size) {
+			break
+		}
+		ids = append(ids, c.ID)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, Cursor{}, s.wrapErr(op, err)
+	}
+	if len(ids) == 0 {
+		return []LogEntry{}, Cursor{}, nil
+	}
+	list, err := queryLogs(ctx, s.r, `WHERE l.id IN (SELECT value FROM json_each(?))`, jsonList(ids)) // oldest first
+	if err != nil {
+		return nil, Cursor{}, s.wrapErr(op, err)
+	}
+	return list, g.next(), nil
 }
 
 func queryLogs(ctx context.Context, q querier, where string, args ...any) ([]LogEntry, error) {
@@ -291,7 +339,10 @@ func (s *Missions) PutExternalData(ctx context.Context, name string, x ExternalD
 			x.URLView, x.Notes, creator, unixMilli(now)); err != nil {
 			return err
 		}
-		return recordChange(ctx, tx, m.ID, ChangeAddContent, creator, now, changeBody{ExternalData: &x})
+		if err := recordChange(ctx, tx, m.ID, ChangeAddContent, creator, now, changeBody{ExternalData: &x}); err != nil {
+			return err
+		}
+		return s.budgets.pruneChanges(ctx, tx, m.ID)
 	})
 	return m, err
 }

@@ -97,7 +97,7 @@ func (s *Missions) RecentMissionChanges(ctx context.Context, m Mission, limit in
 	if err := s.checkLimit(ctx, op, limit); err != nil {
 		return nil, false, err
 	}
-	list, err = s.queryChanges(ctx, op, m, `WHERE mission_id = ? ORDER BY at DESC, id DESC LIMIT ?`, m.ID, limit+1)
+	list, err = s.queryChanges(ctx, op, m, nil, `WHERE mission_id = ? ORDER BY at DESC, id DESC LIMIT ?`, m.ID, limit+1)
 	if err != nil {
 		return nil, false, err
 	}

@@ -116,7 +116,7 @@ func TestRecordMissionUIDs(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("recorded %d: %v", n, err)
 	}
-	cs, err := s.Missions().MissionChanges(ctx, "m", time.Time{}, time.Time{})
+	cs, _, err := s.Missions().MissionChanges(ctx, "m", time.Time{}, time.Time{}, Page{Limit: 100})
 	if err != nil || len(cs) != 3 || cs[1].ContentUID != "a" || cs[2].ContentUID != "c" {
 		t.Fatalf("changes: %+v %v", cs, err)
 	}

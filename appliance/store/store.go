@@ -40,6 +40,9 @@ type Options struct {
 	// CPUs, at least one). See passwordgate.go.
 	PasswordChecksPerSecond  float64
 	PasswordCheckConcurrency int
+	// MissionBudgets bound what one mission may hold (missions_budget.go;
+	// zero values: no limit).
+	MissionBudgets MissionBudgets
 }
 
 // Store is the open database. It is safe for concurrent use. What it holds
@@ -112,7 +115,8 @@ type db struct {
 	passwordIter int
 	pwGate       *passwordGate
 
-	subs subscriberCache // active mission subscribers (missions_subs.go)
+	subs    subscriberCache // active mission subscribers (missions_subs.go)
+	budgets MissionBudgets  // what one mission may hold (missions_budget.go)
 
 	closed atomic.Bool
 
@@ -161,6 +165,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		passwordIter: pbkdf2Iterations,
 		pwGate:       newPasswordGate(opts.PasswordChecksPerSecond, opts.PasswordCheckConcurrency),
 		histories:    make(map[*History]struct{}),
+		budgets:      opts.MissionBudgets,
 	}
 	if err := privateFiles(path); err != nil {
 		return nil, err
