@@ -25,6 +25,13 @@ import (
 func TestSoak(t *testing.T) {
 	d, every := soakDurations(t)
 	dataDir := t.TempDir()
+	// The missions' change histories reach their cap within the warm-up,
+	// so the soak sees them pruned; three missions written several times
+	// a second from one address need more than the default 60 log
+	// entries a minute.
+	t.Setenv("OUTPOST_MISSION_MAX_CHANGES", "300")
+	t.Setenv("OUTPOST_MISSION_LOG_ENTRIES_PER_MINUTE", "6000")
+	t.Setenv("OUTPOST_MISSION_LOG_BYTES_PER_MINUTE", "64MiB")
 	p := testkit.Start(t, dataDir, "--log-level", "info", "--history-max-bytes", "4MiB",
 		"--https-port", "-1", "--ssl-cot-port", "-1", "--enroll-port", "-1")
 	token, err := os.ReadFile(filepath.Join(dataDir, "admin.token"))
