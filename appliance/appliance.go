@@ -119,7 +119,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		return err
 	}
 	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log, MaxBlobSize: cfg.MaxUploadBytes,
-		PasswordChecksPerSecond: float64(cfg.PasswordChecksPerSecond)})
+		PasswordChecksPerSecond: float64(cfg.PasswordChecksPerSecond), Budgets: admin.Budgets(cfg)})
 	if err != nil {
 		return err
 	}

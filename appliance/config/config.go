@@ -67,6 +67,14 @@ type Config struct {
 	ShutdownTimeout    time.Duration // shutdownTimeout: the whole orderly shutdown
 	MaxUploadBytes     int64         // maxUploadBytes: largest data package upload (413 above it)
 
+	// Budgets of the tables clients can grow (RELIABILITY.md "Budgets").
+	MaxAuditRecords     int // maxAuditRecords: audit records kept; beyond, the oldest are pruned
+	MaxExCheckDocuments int // maxExCheckDocuments: ExCheck templates kept, and checklists kept (409 beyond)
+	MaxExCheckBytes     int // maxExCheckBytes: XML of every ExCheck template and checklist together (409 beyond)
+	MaxVideoConnections int // maxVideoConnections: video connections kept (409 beyond)
+	MaxServerObjects    int // maxServerObjects: geo objects and emergencies made through the management API (409 beyond)
+	MaxDataPackages     int // maxDataPackages: data packages kept (409 beyond)
+
 	// Management API (api.md §5).
 	AuditRetention     time.Duration // auditRetention: how long audit records are kept (0 keeps them forever)
 	LoginTokenLifetime time.Duration // loginTokenLifetime: validity of a token from POST /api/login
@@ -160,6 +168,12 @@ func Defaults() Config {
 		HistoryTotalBytes:       4 << 20,
 		ShutdownTimeout:         10 * time.Second,
 		MaxUploadBytes:          2 << 30,
+		MaxAuditRecords:         100_000,
+		MaxExCheckDocuments:     10_000,
+		MaxExCheckBytes:         256 << 20,
+		MaxVideoConnections:     256,
+		MaxServerObjects:        1_000,
+		MaxDataPackages:         10_000,
 		AuditRetention:          90 * 24 * time.Hour,
 		LoginTokenLifetime:      12 * time.Hour,
 		RepeatInterval:          60 * time.Second,
@@ -272,6 +286,18 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxUploadBytes < 1024 || c.MaxUploadBytes > 1<<40 {
 		return keyErr("maxUploadBytes", "must be between 1 KiB and 1024 GiB")
+	}
+	for _, b := range []struct {
+		key      string
+		v, least int
+	}{
+		{"maxAuditRecords", c.MaxAuditRecords, 100}, {"maxExCheckDocuments", c.MaxExCheckDocuments, 1},
+		{"maxExCheckBytes", c.MaxExCheckBytes, 64 << 10}, {"maxVideoConnections", c.MaxVideoConnections, 1},
+		{"maxServerObjects", c.MaxServerObjects, 1}, {"maxDataPackages", c.MaxDataPackages, 1},
+	} {
+		if b.v < b.least {
+			return keyErr(b.key, fmt.Sprintf("must be at least %d (a budget; there is no unlimited)", b.least))
+		}
 	}
 	if c.MaxMessageBytes < 1024 || c.MaxMessageBytes > 8<<20 {
 		return keyErr("maxMessageBytes", "must be between 1 KiB and 8 MiB (events over 64 KiB are never relayed)")

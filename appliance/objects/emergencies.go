@@ -64,7 +64,7 @@ func (s *Service) PostEmergency(ctx context.Context, in EmergencyInput) (string,
 	o := store.ServerObject{UID: uid, Kind: store.KindEmergency, Origin: store.OriginAPI, Type: code, Label: words,
 		Name: name, Lat: in.Point.Lat, Lon: in.Point.Lon, Stale: ev.Stale, Replay: true, Repeat: true, UpdatedAt: now, XML: xml,
 		Groups: in.Groups, Owner: in.Owner}
-	if err := s.opts.Objects.PutServerObject(ctx, o); err != nil {
+	if err := s.keep(ctx, o); err != nil {
 		return "", fmt.Errorf("objects: keep emergency: %w", err)
 	}
 	s.opts.Broker.Retain(retainKey(store.KindEmergency, uid), ev, s.every(o), o.Groups)

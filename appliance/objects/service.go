@@ -2,6 +2,7 @@ package objects
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -220,6 +221,21 @@ func (s *Service) expire(ctx context.Context) error {
 		s.log.Info("objects past their stale time removed", "objects", len(gone))
 	}
 	return nil
+}
+
+// keep stores o (s.mu held). When the objects made through the API are at
+// their budget (store.ErrConflict), those past their stale time are
+// removed first, as the next expiry would, and o is tried once more: a
+// stale object never stands in the way of a new one.
+func (s *Service) keep(ctx context.Context, o store.ServerObject) error {
+	err := s.opts.Objects.PutServerObject(ctx, o)
+	if !errors.Is(err, store.ErrConflict) {
+		return err
+	}
+	if err := s.expire(ctx); err != nil {
+		return err
+	}
+	return s.opts.Objects.PutServerObject(ctx, o)
 }
 
 // publish sends a server event to the clients of groups (and so to the

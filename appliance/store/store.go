@@ -18,6 +18,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go)
+
+	"outpost/appliance/logx"
 )
 
 // Defaults of Options.
@@ -40,6 +42,9 @@ type Options struct {
 	// CPUs, at least one). See passwordgate.go.
 	PasswordChecksPerSecond  float64
 	PasswordCheckConcurrency int
+	// Budgets bound the tables clients can grow (budgets.go); zero fields
+	// take the defaults.
+	Budgets Budgets
 }
 
 // Store is the open database. It is safe for concurrent use. What it holds
@@ -106,6 +111,8 @@ type db struct {
 	r       *sql.DB // the query_only read pool
 	log     *slog.Logger
 	maxBlob int64
+	budgets Budgets      // budgets.go
+	audit   auditState   // the audit log's pruning (audit.go)
 	primary *primaryLock // nil when another process holds the primary lock
 
 	// passwordIter is the PBKDF2 iteration count for new hashes; tests lower it.
@@ -158,6 +165,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		path:         path,
 		log:          opts.Logger.With("component", "store"),
 		maxBlob:      opts.MaxBlobSize,
+		budgets:      opts.Budgets.withDefaults(),
+		audit:        auditState{log: logx.NewLimiter(opts.Logger.With("component", "store"), 1, time.Hour)},
 		passwordIter: pbkdf2Iterations,
 		pwGate:       newPasswordGate(opts.PasswordChecksPerSecond, opts.PasswordCheckConcurrency),
 		histories:    make(map[*History]struct{}),
