@@ -152,24 +152,21 @@ func (s *Service) Restore(ctx context.Context) (int, error) {
 	if err := s.expire(ctx); err != nil {
 		return 0, err
 	}
-	all, err := s.opts.Objects.ServerObjects(ctx, "")
-	if err != nil {
-		return 0, fmt.Errorf("objects: restore: %w", err)
-	}
 	n := 0
-	for _, o := range all {
-		if !o.Replay {
-			continue
-		}
+	err := s.opts.Objects.EachServerObject(ctx, "", true, func(o store.ServerObject) error {
 		ev, err := cot.Decode(o.XML)
 		if err != nil {
 			// Written by this package, so this is a damaged row: keep it
 			// (an operator can still cancel or delete it) and say so.
 			s.log.Error("a kept object's event does not decode; it is not replayed", "uid", logx.Clip(o.UID), "kind", o.Kind, "err", err)
-			continue
+			return nil
 		}
 		s.opts.Broker.Retain(retainKey(o.Kind, o.UID), ev, s.every(o), o.Groups)
 		n++
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("objects: restore: %w", err)
 	}
 	if n > 0 {
 		s.log.Info("kept objects restored for replay to clients", "objects", n)
