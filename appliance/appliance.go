@@ -119,10 +119,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		return err
 	}
 	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log, MaxBlobSize: cfg.MaxUploadBytes,
-		PasswordChecksPerSecond: float64(cfg.PasswordChecksPerSecond),
-		MissionBudgets: store.MissionBudgets{LogEntryBytes: cfg.MissionLogEntryMaxBytes, LogEntries: cfg.MissionLogMaxEntries,
-			LogBytes: int64(cfg.MissionLogMaxBytes), Contents: cfg.MissionMaxContents, Changes: cfg.MissionMaxChanges,
-			ChangeBytes: int64(cfg.MissionMaxChangeBytes)}})
+		PasswordChecksPerSecond: float64(cfg.PasswordChecksPerSecond), Budgets: admin.Budgets(cfg)})
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,7 @@ var (
 	mHistBacklog   = desc("history_backlog", "Events waiting to be written to the CoT history.")
 	mHistBytes     = desc("history_bytes", "Bytes of CoT history stored.")
 	mRetainedItems = desc("cot_retained", "Events retained for replay to new clients now.")
+	mAuditPruned   = desc("audit_pruned_total", "Audit records pruned, by rule: older than auditRetention, or beyond maxAuditRecords.", "rule")
 )
 
 func (c relayCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -134,6 +135,11 @@ func (c relayCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(mHistPruned, hs.PrunedSize, "size")
 		gauge(mHistBacklog, float64(hs.Backlog))
 		gauge(mHistBytes, float64(hs.Bytes))
+	}
+	if a.store != nil {
+		byAge, byCount := a.store.Accounts().AuditPruned()
+		counter(mAuditPruned, byAge, "retention")
+		counter(mAuditPruned, byCount, "budget")
 	}
 }
 

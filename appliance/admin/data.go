@@ -105,12 +105,24 @@ func withStore(ctx context.Context, cfg *config.Config, log *slog.Logger, fn fun
 	if err := PrepareData(cfg, log); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, cfg.DBPath(), store.Options{Logger: log})
+	st, err := store.Open(ctx, cfg.DBPath(), store.Options{Logger: log, Budgets: Budgets(cfg)})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	return fn(st)
+}
+
+// Budgets are the store's budgets of the tables clients can grow, as cfg
+// sets them (the server and the command line enforce the same).
+func Budgets(cfg *config.Config) store.Budgets {
+	return store.Budgets{
+		AuditRecords: cfg.MaxAuditRecords, ExCheckDocuments: cfg.MaxExCheckDocuments, ExCheckBytes: int64(cfg.MaxExCheckBytes),
+		VideoConnections: cfg.MaxVideoConnections, ServerObjects: cfg.MaxServerObjects, DataPackages: cfg.MaxDataPackages,
+		Missions: store.MissionBudgets{LogEntryBytes: cfg.MissionLogEntryMaxBytes, LogEntries: cfg.MissionLogMaxEntries,
+			LogBytes: int64(cfg.MissionLogMaxBytes), Contents: cfg.MissionMaxContents, Changes: cfg.MissionMaxChanges,
+			ChangeBytes: int64(cfg.MissionMaxChangeBytes)},
+	}
 }
 
 func clientPackagesDir(cfg *config.Config) string {

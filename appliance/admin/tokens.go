@@ -44,15 +44,14 @@ func TokenRevoke(ctx context.Context, cfg config.Config, log *slog.Logger, name 
 	})
 }
 
-// AuditList lists the audit records since the given time (zero: all) of
-// user (a name or uid; empty: everyone), oldest first, at most limit of the
-// newest (0: no limit).
-func AuditList(ctx context.Context, cfg config.Config, log *slog.Logger, since time.Time, user string, limit int) ([]store.AuditEntry, error) {
-	var entries []store.AuditEntry
-	err := withStore(ctx, &cfg, log, func(st *store.Store) error {
-		var err error
-		entries, err = st.Accounts().AuditEntries(ctx, store.AuditFilter{Since: since, User: user, Limit: limit})
-		return err
+// AuditEntry is one audit record (the command line's name for it).
+type AuditEntry = store.AuditEntry
+
+// AuditList calls fn with each audit record since the given time (zero:
+// all) of user (a name or uid; empty: everyone), oldest first, at most
+// limit of the newest (0: no limit), as they are read.
+func AuditList(ctx context.Context, cfg config.Config, log *slog.Logger, since time.Time, user string, limit int, fn func(AuditEntry) error) error {
+	return withStore(ctx, &cfg, log, func(st *store.Store) error {
+		return st.Accounts().EachAuditEntry(ctx, store.AuditFilter{Since: since, User: user, Limit: limit}, fn)
 	})
-	return entries, err
 }

@@ -77,6 +77,13 @@ type Config struct {
 	MissionMaxContents         int // missionMaxContents: files and CoT uids of one mission together (413 above)
 	MissionMaxChanges          int // missionMaxChanges: change records kept per mission; the oldest go first
 	MissionMaxChangeBytes      int // missionMaxChangeBytes: bytes of change records kept per mission; the oldest go first
+	// Budgets of the tables clients can grow (RELIABILITY.md "Budgets").
+	MaxAuditRecords     int // maxAuditRecords: audit records kept; beyond, the oldest are pruned
+	MaxExCheckDocuments int // maxExCheckDocuments: ExCheck templates kept, and checklists kept (409 beyond)
+	MaxExCheckBytes     int // maxExCheckBytes: XML of every ExCheck template and checklist together (409 beyond)
+	MaxVideoConnections int // maxVideoConnections: video connections kept (409 beyond)
+	MaxServerObjects    int // maxServerObjects: geo objects and emergencies made through the management API (409 beyond)
+	MaxDataPackages     int // maxDataPackages: data packages kept (409 beyond)
 
 	// Management API (api.md §5).
 	AuditRetention     time.Duration // auditRetention: how long audit records are kept (0 keeps them forever)
@@ -204,6 +211,12 @@ func Defaults() Config {
 		KeyType:                    "rsa",
 		AllowedCLIIPs:              []string{"127.0.0.1", "::1"},
 		AllowCLIIPs:                []string{"127.0.0.1", "::1"},
+		MaxAuditRecords:            100_000,
+		MaxExCheckDocuments:        10_000,
+		MaxExCheckBytes:            256 << 20,
+		MaxVideoConnections:        256,
+		MaxServerObjects:           1_000,
+		MaxDataPackages:            10_000,
 	}
 }
 
@@ -313,6 +326,18 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxUploadBytes < 1024 || c.MaxUploadBytes > 1<<40 {
 		return keyErr("maxUploadBytes", "must be between 1 KiB and 1024 GiB")
+	}
+	for _, b := range []struct {
+		key      string
+		v, least int
+	}{
+		{"maxAuditRecords", c.MaxAuditRecords, 100}, {"maxExCheckDocuments", c.MaxExCheckDocuments, 1},
+		{"maxExCheckBytes", c.MaxExCheckBytes, 64 << 10}, {"maxVideoConnections", c.MaxVideoConnections, 1},
+		{"maxServerObjects", c.MaxServerObjects, 1}, {"maxDataPackages", c.MaxDataPackages, 1},
+	} {
+		if b.v < b.least {
+			return keyErr(b.key, fmt.Sprintf("must be at least %d (a budget; there is no unlimited)", b.least))
+		}
 	}
 	if c.MaxMessageBytes < 1024 || c.MaxMessageBytes > 8<<20 {
 		return keyErr("maxMessageBytes", "must be between 1 KiB and 8 MiB (events over 64 KiB are never relayed)")

@@ -68,21 +68,18 @@ func (h *Handler) checklistStart(w http.ResponseWriter, r *http.Request) error {
 }
 
 // checklistsActive answers GET /Marti/api/excheck/checklist/active:
-// <checklists> holding every checklist.
+// <checklists> holding every checklist the caller sees, written as the
+// checklists are read (one held at a time).
 func (h *Handler) checklistsActive(w http.ResponseWriter, r *http.Request) error {
-	list, err := h.opts.Checklists.Checklists(r.Context())
-	if err != nil {
-		return err
-	}
 	sees := access.From(r).Reads()
-	b := []byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<checklists>")
-	for _, c := range list {
-		if store.Seen(c.Groups, sees) {
-			b = append(b, stripDeclaration(c.XML)...)
+	l := httpapi.NewListing(w, r, xmlType, `<?xml version="1.0" encoding="UTF-8"?>`+"\n<checklists>", "</checklists>")
+	err := h.opts.Checklists.EachChecklist(r.Context(), func(c store.ExCheckDoc) error {
+		if !store.Seen(c.Groups, sees) {
+			return nil
 		}
-	}
-	b = append(b, "</checklists>"...)
-	httpapi.WriteBody(w, http.StatusOK, xmlType, b)
+		return l.Raw(stripDeclaration(c.XML))
+	})
+	l.Finish(err, missionError)
 	return nil
 }
 

@@ -308,17 +308,18 @@ func (h *Handler) serveTemplate(w http.ResponseWriter, r *http.Request, lookup e
 }
 
 // templateContents are the exchecktemplates mission's contents: every
-// template the caller's groups (sees, a mask) see.
+// template the caller's groups (sees, a mask) see. Only the contents are
+// kept, never the templates' XML.
 func (h *Handler) templateContents(ctx context.Context, sees uint64) ([]contentJSON, error) {
-	list, err := h.opts.Checklists.Templates(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]contentJSON, 0, len(list))
-	for _, t := range list {
+	out := []contentJSON{}
+	err := h.opts.Checklists.EachTemplate(ctx, func(t store.ExCheckDoc) error {
 		if store.Seen(t.Groups, sees) {
 			out = append(out, contentJSON{Data: store.TemplateContent(t), Timestamp: httpapi.FormatTime(t.Updated), CreatorUID: t.CreatorUID})
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

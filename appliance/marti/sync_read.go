@@ -147,23 +147,18 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, "")
 		return
 	}
-	list, err := h.opts.Files.SearchDataPackages(r.Context(), kw)
-	if err != nil {
-		h.log.Error("searching enterprise sync files failed", "err", err)
-		httpapi.WriteMessage(w, http.StatusInternalServerError, syncError+"the search failed")
-		return
-	}
+	// Written as the packages are read; resultCount follows the results,
+	// whose number is known only then.
 	caller := access.From(r)
-	results := make([]syncRecord, 0, len(list))
-	for _, p := range list {
-		if p.Tool == tool && p.Privacy == 0 && caller.CanRead(p.Groups, p.Owner) {
-			results = append(results, newRecord(p))
+	l := httpapi.NewListing(w, r, httpapi.JSONText, `{"results":[`, "")
+	err := h.opts.Files.EachSearchDataPackage(r.Context(), kw, func(p store.DataPackage) error {
+		if p.Tool != tool || p.Privacy != 0 || !caller.CanRead(p.Groups, p.Owner) {
+			return nil
 		}
-	}
-	httpapi.WriteJSONAs(w, http.StatusOK, httpapi.JSONText, struct {
-		ResultCount int          `json:"resultCount"`
-		Results     []syncRecord `json:"results"`
-	}{len(results), results})
+		return l.Item(newRecord(p))
+	})
+	l.SetTail(fmt.Sprintf(`],"resultCount":%d}`+"\n", l.Count()))
+	l.Finish(err, syncError+"the search failed")
 }
 
 // maxPrivacyBody bounds the body of the privacy switch.

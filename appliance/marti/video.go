@@ -240,21 +240,14 @@ func (h *Handler) putVideo(w http.ResponseWriter, r *http.Request, conns []store
 	return true
 }
 
-// videoList answers GET /Marti/api/video.
+// videoList answers GET /Marti/api/video, written as the connections are
+// read.
 func (h *Handler) videoList(w http.ResponseWriter, r *http.Request) {
-	list, err := h.opts.Videos.VideoConnections(r.Context())
-	if err != nil {
-		h.log.Error("listing video connections failed", "err", err)
-		httpapi.WriteMessage(w, http.StatusInternalServerError, videoError)
-		return
-	}
-	out := make([]videoConnJSON, 0, len(list))
-	for _, c := range list {
-		out = append(out, videoJSON(c))
-	}
-	httpapi.WriteJSON(w, http.StatusOK, struct {
-		VideoConnections []videoConnJSON `json:"videoConnections"`
-	}{out})
+	l := httpapi.NewListing(w, r, "application/json", `{"videoConnections":[`, "]}\n")
+	err := h.opts.Videos.EachVideoConnection(r.Context(), func(c store.VideoConnection) error {
+		return l.Item(videoJSON(c))
+	})
+	l.Finish(err, videoError)
 }
 
 // videoPost answers POST /Marti/api/video {"videoConnections": [...]}: each

@@ -23,19 +23,20 @@ import (
 
 // vcmFeed is one <feed> of ATAK's video connection XML.
 type vcmFeed struct {
-	Protocol                  string `xml:"protocol"`
-	Alias                     string `xml:"alias"`
-	UID                       string `xml:"uid"`
-	Address                   string `xml:"address"`
-	Port                      string `xml:"port"`
-	RoverPort                 string `xml:"roverPort"`
-	IgnoreEmbeddedKLV         string `xml:"ignoreEmbeddedKLV"`
-	PreferredMacAddress       string `xml:"preferredMacAddress"`
-	PreferredInterfaceAddress string `xml:"preferredInterfaceAddress"`
-	Path                      string `xml:"path"`
-	Buffer                    string `xml:"buffer"`
-	Timeout                   string `xml:"timeout"`
-	RTSPReliable              string `xml:"rtspReliable"`
+	XMLName                   xml.Name `xml:"feed"`
+	Protocol                  string   `xml:"protocol"`
+	Alias                     string   `xml:"alias"`
+	UID                       string   `xml:"uid"`
+	Address                   string   `xml:"address"`
+	Port                      string   `xml:"port"`
+	RoverPort                 string   `xml:"roverPort"`
+	IgnoreEmbeddedKLV         string   `xml:"ignoreEmbeddedKLV"`
+	PreferredMacAddress       string   `xml:"preferredMacAddress"`
+	PreferredInterfaceAddress string   `xml:"preferredInterfaceAddress"`
+	Path                      string   `xml:"path"`
+	Buffer                    string   `xml:"buffer"`
+	Timeout                   string   `xml:"timeout"`
+	RTSPReliable              string   `xml:"rtspReliable"`
 }
 
 type vcmDoc struct {
@@ -60,27 +61,23 @@ func feedXML(f store.VideoFeed) vcmFeed {
 	return x
 }
 
-// vcmList answers GET /Marti/vcm: every feed of every connection.
+// vcmList answers GET /Marti/vcm: every feed of every connection, written
+// as the connections are read.
 func (h *Handler) vcmList(w http.ResponseWriter, r *http.Request) {
-	list, err := h.opts.Videos.VideoConnections(r.Context())
-	if err != nil {
-		h.log.Error("listing video connections failed", "err", err)
-		httpapi.WriteMessage(w, http.StatusInternalServerError, videoError)
-		return
-	}
-	doc := vcmDoc{Feeds: []vcmFeed{}}
-	for _, c := range list {
+	l := httpapi.NewListing(w, r, "application/xml; charset=utf-8", xml.Header+"<videoConnections>", "</videoConnections>")
+	err := h.opts.Videos.EachVideoConnection(r.Context(), func(c store.VideoConnection) error {
 		for _, f := range c.Feeds {
-			doc.Feeds = append(doc.Feeds, feedXML(f))
+			b, err := xml.Marshal(feedXML(f))
+			if err != nil {
+				return err
+			}
+			if err := l.Raw(b); err != nil {
+				return err
+			}
 		}
-	}
-	b, err := xml.Marshal(doc)
-	if err != nil {
-		h.log.Error("encoding video connections failed", "err", err)
-		httpapi.WriteMessage(w, http.StatusInternalServerError, videoError)
-		return
-	}
-	httpapi.WriteBody(w, http.StatusOK, "application/xml; charset=utf-8", append([]byte(xml.Header), b...))
+		return nil
+	})
+	l.Finish(err, videoError)
 }
 
 // vcmPost answers POST /Marti/vcm: each <feed> becomes a connection of its

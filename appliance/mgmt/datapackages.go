@@ -41,20 +41,15 @@ type packageItem struct {
 }
 
 // listPackages answers GET /DataPackageTable: {"json_list": [...]}, newest
-// first.
+// first, written as the packages are read.
 func (a *API) listPackages(w http.ResponseWriter, r *http.Request) {
-	list, err := a.opts.Files.DataPackages(r.Context())
-	if err != nil {
-		httpapi.Fail(w, r, err, packagesError+"the list could not be read")
-		return
-	}
 	caller := access.From(r)
-	items := make([]packageItem, 0, len(list))
-	for _, p := range list {
+	l := httpapi.NewListing(w, r, "application/json", `{"json_list":[`, "]}\n")
+	err := a.opts.Files.EachDataPackage(r.Context(), func(p store.DataPackage) error {
 		if !caller.CanRead(p.Groups, p.Owner) {
-			continue // access.md "Groups"
+			return nil // access.md "Groups"
 		}
-		items = append(items, packageItem{
+		return l.Item(packageItem{
 			PrimaryKey:         strconv.FormatInt(p.PrimaryKey, 10),
 			Name:               p.Name,
 			Hash:               p.Hash,
@@ -66,10 +61,8 @@ func (a *API) listPackages(w http.ResponseWriter, r *http.Request) {
 			Owner:              p.Owner,
 			Editable:           caller.CanChange(p.Owner),
 		})
-	}
-	httpapi.WriteJSON(w, http.StatusOK, struct {
-		JSONList []packageItem `json:"json_list"`
-	}{items})
+	})
+	l.Finish(err, packagesError+"the list could not be read")
 }
 
 // packageBatch reads {"DataPackages": [...]} with 1 to maxPackageBatch items.

@@ -258,16 +258,13 @@ func round(v, scale float64) float64 { return math.Round(v*scale) / scale }
 
 // getRepeatedMessages answers GET /ManageGeoObject/GetRepeatedMessages:
 // {"messages": {"<uid>": "<CoT XML>"}}, every geo object kept for replay
-// (posted with repeat, or persistent).
+// (posted with repeat, or persistent), written as the objects are read.
 func (a *API) getRepeatedMessages(w http.ResponseWriter, r *http.Request) {
-	msgs, err := a.opts.Objects.Repeated(r.Context(), access.From(r).Reads())
-	if err != nil {
-		httpapi.Fail(w, r, err, geoGetError)
-		return
-	}
-	httpapi.WriteJSON(w, http.StatusOK, struct {
-		Messages map[string]string `json:"messages"`
-	}{msgs})
+	l := httpapi.NewListing(w, r, "application/json", `{"messages":{`, "}}\n")
+	err := a.opts.Objects.EachRepeated(r.Context(), access.From(r).Reads(), func(uid, xml string) error {
+		return l.Entry(uid, xml)
+	})
+	l.Finish(err, geoGetError)
 }
 
 // deleteRepeatedMessage answers DELETE

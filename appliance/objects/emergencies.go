@@ -64,7 +64,7 @@ func (s *Service) PostEmergency(ctx context.Context, in EmergencyInput) (string,
 	o := store.ServerObject{UID: uid, Kind: store.KindEmergency, Origin: store.OriginAPI, Type: code, Label: words,
 		Name: name, Lat: in.Point.Lat, Lon: in.Point.Lon, Stale: ev.Stale, Replay: true, Repeat: true, UpdatedAt: now, XML: xml,
 		Groups: in.Groups, Owner: in.Owner}
-	if err := s.opts.Objects.PutServerObject(ctx, o); err != nil {
+	if err := s.keep(ctx, o); err != nil {
 		return "", fmt.Errorf("objects: keep emergency: %w", err)
 	}
 	s.opts.Broker.Retain(retainKey(store.KindEmergency, uid), ev, s.every(o), o.Groups)
@@ -83,18 +83,15 @@ type Emergency struct {
 }
 
 // Emergencies lists the active emergencies sent to one of groups (a mask),
-// oldest first. A record missing one of its attributes (a client's alert
+// oldest first, reading the records one at a time (their events are not
+// held). A record missing one of its attributes (a client's alert
 // without a name or a known type) is left out, with a log line saying so.
 func (s *Service) Emergencies(ctx context.Context, groups uint64) ([]Emergency, error) {
-	all, err := s.opts.Objects.ServerObjects(ctx, store.KindEmergency)
-	if err != nil {
-		return nil, fmt.Errorf("objects: emergencies: %w", err)
-	}
 	now := s.now()
 	out := []Emergency{}
-	for _, o := range all {
+	err := s.opts.Objects.EachServerObject(ctx, store.KindEmergency, false, func(o store.ServerObject) error {
 		if !o.Stale.After(now) || !store.Seen(o.Groups, groups) {
-			continue
+			return nil
 		}
 		var missing []string
 		if o.Name == "" {
@@ -109,9 +106,13 @@ func (s *Service) Emergencies(ctx context.Context, groups uint64) ([]Emergency, 
 		if len(missing) > 0 {
 			s.listLog.Info("an emergency record lacks required attributes and is left out of the list",
 				"uid", logx.Clip(o.UID), "type", logx.Clip(o.Type), "missing", strings.Join(missing, ","))
-			continue
+			return nil
 		}
 		out = append(out, Emergency{UID: o.UID, Name: o.Name, Type: o.Label, Lat: o.Lat, Lon: o.Lon, Origin: o.Origin})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("objects: emergencies: %w", err)
 	}
 	return out, nil
 }

@@ -100,7 +100,7 @@ func (s *Service) saveGeo(ctx context.Context, in GeoInput, c *Caller) error {
 	o := store.ServerObject{UID: in.UID, Kind: store.KindGeo, Origin: store.OriginAPI, Type: in.Type, Name: g.callsign,
 		Lat: in.Point.Lat, Lon: in.Point.Lon, Stale: ev.Stale, Replay: in.Repeat || g.persistent, Repeat: in.Repeat,
 		UpdatedAt: now, XML: xml, Groups: in.Groups, Owner: in.Owner}
-	if err := s.opts.Objects.PutServerObject(ctx, o); err != nil {
+	if err := s.keep(ctx, o); err != nil {
 		return fmt.Errorf("objects: keep geo object: %w", err)
 	}
 	// Retain before publishing: a client joining in between gets it twice
@@ -133,22 +133,17 @@ func (s *Service) typeOf(ctx context.Context, uid string) string {
 	return defaultLinkType
 }
 
-// Repeated returns the geo objects kept for replay (posted with repeat, or
-// persistent) that were sent to one of groups (a mask), uid to the event's
-// XML (without the XML declaration).
-func (s *Service) Repeated(ctx context.Context, groups uint64) (map[string]string, error) {
-	all, err := s.opts.Objects.ServerObjects(ctx, store.KindGeo)
-	if err != nil {
-		return nil, fmt.Errorf("objects: repeated: %w", err)
-	}
+// EachRepeated calls fn with each geo object kept for replay (posted with
+// repeat, or persistent) that was sent to one of groups (a mask): its uid
+// and the event's XML (without the XML declaration), as they are read.
+func (s *Service) EachRepeated(ctx context.Context, groups uint64, fn func(uid, xml string) error) error {
 	now := s.now()
-	out := map[string]string{}
-	for _, o := range all {
-		if o.Replay && o.Stale.After(now) && store.Seen(o.Groups, groups) {
-			out[o.UID] = stripDeclaration(o.XML)
+	return s.opts.Objects.EachServerObject(ctx, store.KindGeo, true, func(o store.ServerObject) error {
+		if !o.Stale.After(now) || !store.Seen(o.Groups, groups) {
+			return nil
 		}
-	}
-	return out, nil
+		return fn(o.UID, stripDeclaration(o.XML))
+	})
 }
 
 // DeleteRepeated stops keeping the repeated (or persistent) geo objects
@@ -159,27 +154,23 @@ func (s *Service) Repeated(ctx context.Context, groups uint64) (map[string]strin
 func (s *Service) DeleteRepeated(ctx context.Context, uids []string, c Caller) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	all, err := s.opts.Objects.ServerObjects(ctx, store.KindGeo)
-	if err != nil {
-		return fmt.Errorf("objects: delete repeated: %w", err)
-	}
 	now := s.now()
 	kept := map[string]store.ServerObject{}
-	for _, o := range all {
-		if o.Replay && o.Stale.After(now) && store.Seen(o.Groups, c.Sees) {
-			kept[o.UID] = o
-		}
-	}
 	var unknown, list []string
-	seen := map[string]bool{}
 	for _, u := range uids {
-		if seen[u] {
+		if _, ok := kept[u]; ok || slices.Contains(unknown, u) {
 			continue
 		}
-		seen[u] = true
-		if _, ok := kept[u]; !ok {
-			unknown = append(unknown, u)
+		o, err := s.opts.Objects.ServerObject(ctx, u)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("objects: delete repeated: %w", err)
 		}
+		if err != nil || o.Kind != store.KindGeo || !o.Replay || !o.Stale.After(now) || !store.Seen(o.Groups, c.Sees) {
+			unknown = append(unknown, u)
+			continue
+		}
+		o.XML = nil // not needed: hold at most the uids' metadata
+		kept[u] = o
 		list = append(list, u)
 	}
 	if len(unknown) > 0 {
@@ -192,6 +183,7 @@ func (s *Service) DeleteRepeated(ctx context.Context, uids []string, c Caller) e
 	}
 	dels := make([]*cot.Event, len(list))
 	for i, u := range list {
+		var err error
 		if dels[i], err = buildForceDelete(u, kept[u].Type, now); err != nil {
 			return err
 		}

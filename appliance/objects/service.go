@@ -2,6 +2,7 @@ package objects
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -151,24 +152,21 @@ func (s *Service) Restore(ctx context.Context) (int, error) {
 	if err := s.expire(ctx); err != nil {
 		return 0, err
 	}
-	all, err := s.opts.Objects.ServerObjects(ctx, "")
-	if err != nil {
-		return 0, fmt.Errorf("objects: restore: %w", err)
-	}
 	n := 0
-	for _, o := range all {
-		if !o.Replay {
-			continue
-		}
+	err := s.opts.Objects.EachServerObject(ctx, "", true, func(o store.ServerObject) error {
 		ev, err := cot.Decode(o.XML)
 		if err != nil {
 			// Written by this package, so this is a damaged row: keep it
 			// (an operator can still cancel or delete it) and say so.
 			s.log.Error("a kept object's event does not decode; it is not replayed", "uid", logx.Clip(o.UID), "kind", o.Kind, "err", err)
-			continue
+			return nil
 		}
 		s.opts.Broker.Retain(retainKey(o.Kind, o.UID), ev, s.every(o), o.Groups)
 		n++
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("objects: restore: %w", err)
 	}
 	if n > 0 {
 		s.log.Info("kept objects restored for replay to clients", "objects", n)
@@ -220,6 +218,21 @@ func (s *Service) expire(ctx context.Context) error {
 		s.log.Info("objects past their stale time removed", "objects", len(gone))
 	}
 	return nil
+}
+
+// keep stores o (s.mu held). When the objects made through the API are at
+// their budget (store.ErrConflict), those past their stale time are
+// removed first, as the next expiry would, and o is tried once more: a
+// stale object never stands in the way of a new one.
+func (s *Service) keep(ctx context.Context, o store.ServerObject) error {
+	err := s.opts.Objects.PutServerObject(ctx, o)
+	if !errors.Is(err, store.ErrConflict) {
+		return err
+	}
+	if err := s.expire(ctx); err != nil {
+		return err
+	}
+	return s.opts.Objects.PutServerObject(ctx, o)
 }
 
 // publish sends a server event to the clients of groups (and so to the

@@ -6,9 +6,13 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"outpost/appliance/logx"
 )
 
 // Limits of one audit row; longer values are cut (the API clips first).
@@ -32,7 +36,10 @@ type AuditEntry struct {
 	BodySize int64  // bytes of the request body
 }
 
-// AddAudit records e (At zero: now).
+// AddAudit records e (At zero: now). When the log then holds more than
+// Budgets.AuditRecords records, the oldest beyond it are pruned in the same
+// transaction: a client can never have its calls refused for want of room,
+// and the pruning is counted (AuditPruned) and logged.
 func (s *Accounts) AddAudit(ctx context.Context, e AuditEntry) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: add audit entry: %w", err)
@@ -40,14 +47,51 @@ func (s *Accounts) AddAudit(ctx context.Context, e AuditEntry) error {
 	if e.At.IsZero() {
 		e.At = time.Now()
 	}
-	_, err := s.w.ExecContext(ctx, `INSERT INTO audit_log(at, user_uid, user_name, remote, method, endpoint, status, body, body_size)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		unixMilli(e.At), cut(e.UserUID, maxAuditField), cut(e.UserName, maxAuditField), cut(e.Remote, maxAuditField),
-		cut(e.Method, maxAuditField), cut(e.Endpoint, maxAuditEndpoint), e.Status, cut(e.Body, maxAuditBody), e.BodySize)
+	var pruned int64
+	err := s.inTx(ctx, "add audit entry", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO audit_log(at, user_uid, user_name, remote, method, endpoint, status, body, body_size)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			unixMilli(e.At), cut(e.UserUID, maxAuditField), cut(e.UserName, maxAuditField), cut(e.Remote, maxAuditField),
+			cut(e.Method, maxAuditField), cut(e.Endpoint, maxAuditEndpoint), e.Status, cut(e.Body, maxAuditBody), e.BodySize)
+		if err != nil {
+			return err
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		// Ids grow by one per record and pruning removes the oldest, so
+		// the newest N are those above id-N (fewer only where the
+		// retention removed a record out of order: never more).
+		res, err = tx.ExecContext(ctx, `DELETE FROM audit_log WHERE id <= ?`, id-int64(s.budgets.AuditRecords))
+		if err != nil {
+			return err
+		}
+		pruned, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
-		return s.wrapErr("add audit entry", err)
+		return err
+	}
+	if pruned > 0 {
+		total := s.audit.byCount.Add(uint64(pruned))
+		s.audit.log.Info("the audit log is at its budget: the oldest records are pruned as new ones are added",
+			"maxAuditRecords", s.budgets.AuditRecords, "pruned_since_start", total)
 	}
 	return nil
+}
+
+// auditState counts what the audit log's pruning removed.
+type auditState struct {
+	byAge   atomic.Uint64 // older than the retention (PruneAudit)
+	byCount atomic.Uint64 // beyond Budgets.AuditRecords (AddAudit)
+	log     *logx.Limiter // one line an hour about pruning by count
+}
+
+// AuditPruned is how many audit records were pruned since the store
+// opened: for their age (PruneAudit) and beyond the budget (AddAudit).
+func (s *Accounts) AuditPruned() (byAge, byCount uint64) {
+	return s.audit.byAge.Load(), s.audit.byCount.Load()
 }
 
 // AuditFilter selects audit entries; zero fields select everything.
@@ -57,46 +101,39 @@ type AuditFilter struct {
 	Limit int       // newest N (0: no limit)
 }
 
-// AuditEntries lists the entries f selects, oldest first.
+// AuditEntries lists the entries f selects, oldest first (EachAuditEntry
+// into a slice: for tests and short lists).
 func (s *Accounts) AuditEntries(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
-	if err := s.check(ctx); err != nil {
-		return nil, fmt.Errorf("store: list audit entries: %w", err)
-	}
-	q := `SELECT id, at, user_uid, user_name, remote, method, endpoint, status, body, body_size FROM audit_log WHERE at >= ?`
+	return collect(func(fn func(AuditEntry) error) error { return s.EachAuditEntry(ctx, f, fn) })
+}
+
+// EachAuditEntry calls fn with each entry f selects, oldest first, as the
+// rows are read: a listing of the whole log holds one entry at a time. An
+// error from fn ends the listing and is returned.
+func (s *Accounts) EachAuditEntry(ctx context.Context, f AuditFilter, fn func(AuditEntry) error) error {
+	const cols = `id, at, user_uid, user_name, remote, method, endpoint, status, body, body_size`
+	q := `SELECT ` + cols + ` FROM audit_log WHERE at >= ?`
 	args := []any{unixMilli(f.Since)}
 	if f.User != "" {
 		q += ` AND (user_name = ? OR user_uid = ?)`
 		args = append(args, f.User, f.User)
 	}
-	q += ` ORDER BY at DESC, id DESC`
 	if f.Limit > 0 {
-		q += ` LIMIT ?`
+		q = `SELECT ` + cols + ` FROM (` + q + ` ORDER BY at DESC, id DESC LIMIT ?)`
 		args = append(args, f.Limit)
 	}
-	rows, err := s.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, s.wrapErr("list audit entries", err)
-	}
-	defer rows.Close()
-	out := []AuditEntry{}
-	for rows.Next() {
+	const op = "list audit entries"
+	return s.eachRow(ctx, op, q+` ORDER BY at, id`, args, func(sc scanner) error {
 		var (
 			e  AuditEntry
 			at int64
 		)
-		if err := rows.Scan(&e.ID, &at, &e.UserUID, &e.UserName, &e.Remote, &e.Method, &e.Endpoint, &e.Status, &e.Body, &e.BodySize); err != nil {
-			return nil, s.wrapErr("list audit entries", err)
+		if err := sc.Scan(&e.ID, &at, &e.UserUID, &e.UserName, &e.Remote, &e.Method, &e.Endpoint, &e.Status, &e.Body, &e.BodySize); err != nil {
+			return s.wrapErr(op, err)
 		}
 		e.At = fromMilli(at)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrapErr("list audit entries", err)
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out, nil
+		return fn(e)
+	})
 }
 
 // auditPruneBatch is how many rows one pruning transaction removes, so the
@@ -117,6 +154,7 @@ func (s *Accounts) PruneAudit(ctx context.Context, before time.Time) (int64, err
 		}
 		n, _ := res.RowsAffected()
 		total += n
+		s.audit.byAge.Add(uint64(n))
 		if n < auditPruneBatch {
 			return total, nil
 		}

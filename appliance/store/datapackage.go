@@ -63,6 +63,10 @@ type DataPackageInput struct {
 	// besides administrators ("" for an anonymous upload).
 	Groups uint64
 	Owner  string
+
+	// unbudgeted: the server's own package (a user's connection package),
+	// which the data package budget never refuses.
+	unbudgeted bool
 }
 
 // DataPackage is a stored package's metadata.
@@ -87,10 +91,24 @@ type DataPackage struct {
 // PutDataPackage stores content read from r (to EOF) with in's metadata.
 // See the file comment for what happens when the content already exists.
 // Errors: ErrInvalid (input limits), ErrTooLarge, ErrHashMismatch,
-// ErrConflict (UID taken by another package); nothing is stored then.
+// ErrConflict (UID taken by another package, or Budgets.DataPackages
+// packages are kept: checked before the content is read, and again when a
+// new row commits); nothing is stored then.
 func (s *Files) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Reader) (DataPackage, error) {
 	if err := validatePackageInput(&in); err != nil {
 		return DataPackage{}, fmt.Errorf("store: put data package: %w", err)
+	}
+	if !in.unbudgeted {
+		// Before a byte is read: a full table costs no upload. (So even
+		// content already kept, which would only replace its row, is
+		// refused then: its hash is known only once it is read.)
+		var n int64
+		if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM data_packages`).Scan(&n); err != nil {
+			return DataPackage{}, s.wrapErr("put data package", err)
+		}
+		if err := s.packageRoom(n); err != nil {
+			return DataPackage{}, fmt.Errorf("store: put data package: %w", err)
+		}
 	}
 	kw, err := json.Marshal(in.Keywords)
 	if err != nil {
@@ -152,6 +170,15 @@ func (s *Files) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Re
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
+		if !in.unbudgeted {
+			n, err := countWhere(ctx, tx, "data_packages", "")
+			if err != nil {
+				return err
+			}
+			if err := s.packageRoom(n); err != nil {
+				return err
+			}
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO data_packages(uid, name, hash, blob_id, submission_user,
 			creator_uid, keywords, mime_type, size, privacy, tool, submitted_at, groups, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			p.UID, p.Name, p.Hash, p.BlobID, p.SubmissionUser, p.CreatorUID, string(kw), p.MIMEType, p.Size,
@@ -177,6 +204,15 @@ func (s *Files) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Re
 		}
 	}
 	return p, nil
+}
+
+// packageRoom refuses a new package when n are kept and that is the
+// budget.
+func (s *db) packageRoom(n int64) error {
+	if limit := s.budgets.DataPackages; n >= int64(limit) {
+		return overBudget("data packages", int64(limit), "maxDataPackages", "delete some first")
+	}
+	return nil
 }
 
 func validatePackageInput(in *DataPackageInput) error {
@@ -264,28 +300,26 @@ func (s *Files) DataPackageByUID(ctx context.Context, uid string) (DataPackage, 
 	return s.packageWhere(ctx, "data package by uid", `uid = ?`, uid)
 }
 
-// DataPackages lists every package, newest submission first.
+// DataPackages lists every package, newest submission first (for tests and
+// short lists; listings use EachDataPackage).
 func (s *Files) DataPackages(ctx context.Context) ([]DataPackage, error) {
-	if err := s.check(ctx); err != nil {
-		return nil, fmt.Errorf("store: list data packages: %w", err)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+packageColumns+` FROM data_packages ORDER BY submitted_at DESC, id DESC`)
-	if err != nil {
-		return nil, s.wrapErr("list data packages", err)
-	}
-	defer rows.Close()
-	out := []DataPackage{}
-	for rows.Next() {
-		p, err := scanPackage(rows)
+	return collect(func(fn func(DataPackage) error) error { return s.EachDataPackage(ctx, fn) })
+}
+
+// EachDataPackage calls fn with every package, newest submission first, as
+// they are read.
+func (s *Files) EachDataPackage(ctx context.Context, fn func(DataPackage) error) error {
+	return s.eachPackage(ctx, "list data packages", `SELECT `+packageColumns+` FROM data_packages ORDER BY submitted_at DESC, id DESC`, nil, fn)
+}
+
+func (s *db) eachPackage(ctx context.Context, op, q string, args []any, fn func(DataPackage) error) error {
+	return s.eachRow(ctx, op, q, args, func(sc scanner) error {
+		p, err := scanPackage(sc)
 		if err != nil {
-			return nil, s.wrapErr("list data packages", err)
+			return s.wrapErr(op, err)
 		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrapErr("list data packages", err)
-	}
-	return out, nil
+		return fn(p)
+	})
 }
 
 // DeleteDataPackageByHash removes the package and its blob: the metadata
@@ -334,6 +368,7 @@ func (s *Files) PutPackage(ctx context.Context, filename, submitter, owner strin
 		MIMEType:       "application/zip",
 		Private:        true,
 		Owner:          owner,
+		unbudgeted:     true,
 	}, r)
 	if err != nil {
 		return "", err

@@ -34,9 +34,6 @@ type ExCheckDoc struct {
 	Groups      uint64 // the groups it is shared with (a mask; access.md "Groups")
 }
 
-// MaxExCheckDocuments bounds the templates and the checklists kept (each).
-const MaxExCheckDocuments = 10000
-
 // DocKind says which of the two ExCheck documents a call is about.
 type DocKind uint8
 
@@ -82,7 +79,7 @@ func (s *Checklists) PutTemplate(ctx context.Context, d ExCheckDoc) (Mission, Co
 	)
 	created := false
 	err := s.inTx(ctx, op, func(tx *sql.Tx) error {
-		if err := roomFor(ctx, tx, "excheck_templates", d.UID); err != nil {
+		if err := s.roomFor(ctx, tx, TemplateDoc, d.UID, len(d.XML)); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO excheck_templates(uid, name, description, creator_uid, created_at,
@@ -109,7 +106,7 @@ func (s *Checklists) PutTemplate(ctx context.Context, d ExCheckDoc) (Mission, Co
 		if err := recordChange(ctx, tx, m.ID, ChangeAddContent, d.CreatorUID, now, changeBody{ContentResource: &cr}); err != nil {
 			return err
 		}
-		return s.budgets.pruneChanges(ctx, tx, m.ID)
+		return s.budgets.Missions.pruneChanges(ctx, tx, m.ID)
 	})
 	if err != nil {
 		return Mission{}, ContentResource{}, err
@@ -134,9 +131,10 @@ func TemplateContent(t ExCheckDoc) ContentResource {
 		CreatorUID: t.CreatorUID, Tool: ToolExCheck, Expiration: -1}
 }
 
-// Templates lists every template, oldest first.
-func (s *Checklists) Templates(ctx context.Context) ([]ExCheckDoc, error) {
-	return s.excheckList(ctx, TemplateDoc, "templates")
+// EachTemplate calls fn with every template, oldest first, as they are
+// read.
+func (s *Checklists) EachTemplate(ctx context.Context, fn func(ExCheckDoc) error) error {
+	return s.eachExCheck(ctx, TemplateDoc, fn)
 }
 
 // TemplateByHash returns the template whose XML has this SHA-256.
@@ -154,13 +152,33 @@ func (s *Checklists) TemplateByHash(ctx context.Context, hash string) (ExCheckDo
 	return d, nil
 }
 
-func roomFor(ctx context.Context, tx *sql.Tx, table, uid string) error {
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table+` WHERE uid <> ?`, uid).Scan(&n); err != nil {
+// roomFor refuses (ErrConflict) to store size bytes of XML as the
+// document uid of kind when that would take the documents of the kind past
+// Budgets.ExCheckDocuments or every document's XML past
+// Budgets.ExCheckBytes; the document it replaces does not count.
+func (s *db) roomFor(ctx context.Context, tx *sql.Tx, kind DocKind, uid string, size int) error {
+	n, err := countWhere(ctx, tx, kind.table(), `uid <> ?`, uid)
+	if err != nil {
 		return err
 	}
-	if n >= MaxExCheckDocuments {
-		return fmt.Errorf("%w: %d documents are stored, the most this server keeps", ErrConflict, n)
+	if n >= int64(s.budgets.ExCheckDocuments) {
+		return overBudget(kind.String()+"s", int64(s.budgets.ExCheckDocuments), "maxExCheckDocuments", "no more can be stored")
+	}
+	return s.roomForBytes(ctx, tx, kind, uid, size)
+}
+
+// roomForBytes is roomFor's second half: the bytes of every document's XML
+// (an edit that makes a document larger checks only this).
+func (s *db) roomForBytes(ctx context.Context, tx *sql.Tx, kind DocKind, uid string, size int) error {
+	var bytes int64
+	err := tx.QueryRowContext(ctx, `SELECT (SELECT COALESCE(SUM(length(xml)), 0) FROM excheck_templates WHERE NOT (?1 = 0 AND uid = ?2))
+		+ (SELECT COALESCE(SUM(length(xml)), 0) FROM excheck_checklists WHERE NOT (?1 = 1 AND uid = ?2))`, int(kind), uid).Scan(&bytes)
+	if err != nil {
+		return err
+	}
+	if bytes+int64(size) > s.budgets.ExCheckBytes {
+		return fmt.Errorf("%w: ExCheck templates and checklists hold %d bytes; %d more would pass the %d bytes kept (maxExCheckBytes)",
+			ErrConflict, bytes, size, s.budgets.ExCheckBytes)
 	}
 	return nil
 }
@@ -250,6 +268,11 @@ func (s *db) updateExCheck(ctx context.Context, kind DocKind, uid string, edit f
 		if err != nil {
 			return err
 		}
+		if len(out) > len(xml) {
+			if err := s.roomForBytes(ctx, tx, kind, uid, len(out)); err != nil {
+				return err
+			}
+		}
 		if kind == ChecklistDoc {
 			_, err = tx.ExecContext(ctx, `UPDATE excheck_checklists SET xml = ?, updated_at = ? WHERE uid = ?`,
 				out, unixMilli(time.Now()), uid)
@@ -272,7 +295,7 @@ func (s *Checklists) CreateChecklist(ctx context.Context, d ExCheckDoc, descript
 	}
 	var m Mission
 	err := s.inTx(ctx, op, func(tx *sql.Tx) error {
-		if err := roomFor(ctx, tx, "excheck_checklists", d.UID); err != nil {
+		if err := s.roomFor(ctx, tx, ChecklistDoc, d.UID, len(d.XML)); err != nil {
 			return err
 		}
 		now := time.Now()
@@ -295,29 +318,21 @@ func (s *Checklists) CreateChecklist(ctx context.Context, d ExCheckDoc, descript
 	return m, nil
 }
 
-// Checklists lists every checklist, oldest first.
-func (s *Checklists) Checklists(ctx context.Context) ([]ExCheckDoc, error) {
-	return s.excheckList(ctx, ChecklistDoc, "checklists")
+// EachChecklist calls fn with every checklist, oldest first, as they are
+// read.
+func (s *Checklists) EachChecklist(ctx context.Context, fn func(ExCheckDoc) error) error {
+	return s.eachExCheck(ctx, ChecklistDoc, fn)
 }
 
-func (s *db) excheckList(ctx context.Context, kind DocKind, op string) ([]ExCheckDoc, error) {
-	if err := s.check(ctx); err != nil {
-		return nil, fmt.Errorf("store: %s: %w", op, err)
-	}
-	rows, err := s.r.QueryContext(ctx, excheckSelect(kind)+` ORDER BY created_at, uid`)
-	if err != nil {
-		return nil, s.wrapErr(op, err)
-	}
-	defer rows.Close()
-	out := []ExCheckDoc{}
-	for rows.Next() {
-		d, err := scanExCheck(rows)
+func (s *db) eachExCheck(ctx context.Context, kind DocKind, fn func(ExCheckDoc) error) error {
+	op := "list " + kind.String() + "s"
+	return s.eachRow(ctx, op, excheckSelect(kind)+` ORDER BY created_at, uid`, nil, func(sc scanner) error {
+		d, err := scanExCheck(sc)
 		if err != nil {
-			return nil, s.wrapErr(op, err)
+			return s.wrapErr(op, err)
 		}
-		out = append(out, d)
-	}
-	return out, s.wrapErr(op, rows.Err())
+		return fn(d)
+	})
 }
 
 func hexSHA256(b []byte) string {

@@ -13,7 +13,7 @@ import (
 // a refused entry writes nothing, and an update replaces its own bytes
 // rather than adding to them.
 func TestMissionLogBudgets(t *testing.T) {
-	s := openTest(t, Options{MissionBudgets: MissionBudgets{LogEntryBytes: 100, LogEntries: 3, LogBytes: 250}})
+	s := openTest(t, Options{Budgets: Budgets{Missions: MissionBudgets{LogEntryBytes: 100, LogEntries: 3, LogBytes: 250}}})
 	ctx := context.Background()
 	ms := s.Missions()
 	ms.PutMission(ctx, "m", MissionInput{})
@@ -60,7 +60,7 @@ func TestMissionLogBudgets(t *testing.T) {
 // TestMissionContentBudget: adding past a mission's files and uids is
 // refused whole; the recorder skips a full mission.
 func TestMissionContentBudget(t *testing.T) {
-	s := openTest(t, Options{MissionBudgets: MissionBudgets{Contents: 3}})
+	s := openTest(t, Options{Budgets: Budgets{Missions: MissionBudgets{Contents: 3}}})
 	ctx := context.Background()
 	ms := s.Missions()
 	ms.PutMission(ctx, "m", MissionInput{})
@@ -86,7 +86,7 @@ func TestMissionContentBudget(t *testing.T) {
 // TestMissionChangesPruned: the history keeps each mission's newest
 // records within its count and byte budgets; the newest always stays.
 func TestMissionChangesPruned(t *testing.T) {
-	s := openTest(t, Options{MissionBudgets: MissionBudgets{Changes: 5, ChangeBytes: 2000}})
+	s := openTest(t, Options{Budgets: Budgets{Missions: MissionBudgets{Changes: 5, ChangeBytes: 2000}}})
 	ctx := context.Background()
 	ms := s.Missions()
 	ms.PutMission(ctx, "m", MissionInput{})

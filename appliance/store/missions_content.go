@@ -142,7 +142,7 @@ func (s *Missions) AddMissionContents(ctx context.Context, name string, hashes, 
 		if err := mayWrite(ctx, tx, m, creator); err != nil {
 			return err
 		}
-		room, err := s.budgets.contentRoom(ctx, tx, m)
+		room, err := s.budgets.Missions.contentRoom(ctx, tx, m)
 		if err != nil {
 			return err
 		}
@@ -183,7 +183,7 @@ func (s *Missions) AddMissionContents(ctx context.Context, name string, hashes, 
 				added = append(added, c)
 			}
 		}
-		return s.budgets.pruneChanges(ctx, tx, m.ID)
+		return s.budgets.Missions.pruneChanges(ctx, tx, m.ID)
 	})
 	if err != nil {
 		return nil, err
@@ -257,7 +257,7 @@ func (s *Missions) RecordMissionUIDs(ctx context.Context, recs []UIDRecord) (int
 				case err != nil:
 					return err
 				default:
-					if room, err = s.budgets.contentRoom(ctx, tx, m); err != nil {
+					if room, err = s.budgets.Missions.contentRoom(ctx, tx, m); err != nil {
 						return err
 					}
 					ids[r.Mission] = m.ID
@@ -277,7 +277,7 @@ func (s *Missions) RecordMissionUIDs(ctx context.Context, recs []UIDRecord) (int
 			}
 		}
 		for _, id := range ids {
-			if err := s.budgets.pruneChanges(ctx, tx, id); err != nil {
+			if err := s.budgets.Missions.pruneChanges(ctx, tx, id); err != nil {
 				return err
 			}
 		}
@@ -321,7 +321,7 @@ func (s *Missions) RemoveMissionContent(ctx context.Context, name, hash, uid, cr
 			if err := recordChange(ctx, tx, m.ID, ChangeRemoveContent, creator, now, changeBody{ContentResource: &cr}); err != nil {
 				return err
 			}
-			return s.budgets.pruneChanges(ctx, tx, m.ID)
+			return s.budgets.Missions.pruneChanges(ctx, tx, m.ID)
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM mission_uids WHERE mission_id = ? AND uid = ?`, m.ID, uid)
 		if err != nil {
@@ -338,7 +338,7 @@ func (s *Missions) RemoveMissionContent(ctx context.Context, name, hash, uid, cr
 		if err := recordChange(ctx, tx, m.ID, ChangeRemoveContent, creator, now, changeBody{ContentUID: uid, Details: d}); err != nil {
 			return err
 		}
-		return s.budgets.pruneChanges(ctx, tx, m.ID)
+		return s.budgets.Missions.pruneChanges(ctx, tx, m.ID)
 	})
 	return out, err
 }

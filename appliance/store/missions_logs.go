@@ -77,7 +77,7 @@ func (s *Missions) PutLogEntry(ctx context.Context, e LogEntry) (LogEntry, bool,
 	if err := e.validate(); err != nil {
 		return LogEntry{}, false, fmt.Errorf("store: %s: %w", op, err)
 	}
-	if err := s.budgets.checkLogEntry(e.Content); err != nil {
+	if err := s.budgets.Missions.checkLogEntry(e.Content); err != nil {
 		return LogEntry{}, false, fmt.Errorf("store: %s: %w", op, err)
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -100,7 +100,7 @@ func (s *Missions) PutLogEntry(ctx context.Context, e LogEntry) (LogEntry, bool,
 			if err := mayWrite(ctx, tx, m, e.CreatorUID); err != nil {
 				return err
 			}
-			if err := s.budgets.checkLogRoom(ctx, tx, m, e.ID, e.Content); err != nil {
+			if err := s.budgets.Missions.checkLogRoom(ctx, tx, m, e.ID, e.Content); err != nil {
 				return err
 			}
 			ms = append(ms, m)
@@ -139,7 +139,7 @@ func (s *Missions) PutLogEntry(ctx context.Context, e LogEntry) (LogEntry, bool,
 			if err := recordChange(ctx, tx, m.ID, ChangeAddContent, e.CreatorUID, now, changeBody{LogEntry: &entry}); err != nil {
 				return err
 			}
-			if err := s.budgets.pruneChanges(ctx, tx, m.ID); err != nil {
+			if err := s.budgets.Missions.pruneChanges(ctx, tx, m.ID); err != nil {
 				return err
 			}
 		}
@@ -193,7 +193,7 @@ func (s *Missions) DeleteLogEntry(ctx context.Context, id string) (LogEntry, err
 				return err
 			}
 		}
-		return s.budgets.pruneChanges(ctx, tx, ids...)
+		return s.budgets.Missions.pruneChanges(ctx, tx, ids...)
 	})
 	return e, err
 }
@@ -342,7 +342,7 @@ func (s *Missions) PutExternalData(ctx context.Context, name string, x ExternalD
 		if err := recordChange(ctx, tx, m.ID, ChangeAddContent, creator, now, changeBody{ExternalData: &x}); err != nil {
 			return err
 		}
-		return s.budgets.pruneChanges(ctx, tx, m.ID)
+		return s.budgets.Missions.pruneChanges(ctx, tx, m.ID)
 	})
 	return m, err
 }

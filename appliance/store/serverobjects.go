@@ -98,7 +98,9 @@ func scanServerObject(sc interface{ Scan(...any) error }) (ServerObject, error) 
 }
 
 // PutServerObject inserts o or replaces the row with its uid (keeping the
-// row's creation time). Errors: ErrInvalid.
+// row's creation time). Errors: ErrInvalid, ErrConflict (a new object made
+// through the API when Budgets.ServerObjects of them are kept; objects
+// clients raise are bounded by their tracker).
 func (s *Objects) PutServerObject(ctx context.Context, o ServerObject) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: put server object: %w", err)
@@ -107,15 +109,27 @@ func (s *Objects) PutServerObject(ctx context.Context, o ServerObject) error {
 		return fmt.Errorf("store: put server object: %w", err)
 	}
 	upd := unixMilli(o.UpdatedAt)
-	_, err := s.w.ExecContext(ctx, `INSERT INTO server_objects(`+serverObjectColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT(uid) DO UPDATE SET kind = excluded.kind, origin = excluded.origin, type = excluded.type,
-			label = excluded.label, name = excluded.name, lat = excluded.lat, lon = excluded.lon,
-			stale = excluded.stale, replay = excluded.replay, repeat = excluded.repeat,
-			updated_at = excluded.updated_at, xml = excluded.xml, groups = excluded.groups`,
-		o.UID, o.Kind, o.Origin, o.Type, o.Label, o.Name, o.Lat, o.Lon, unixMilli(o.Stale),
-		o.Replay, o.Repeat, upd, upd, o.XML, maskToDB(o.Groups), o.Owner)
-	return s.wrapErr("put server object", err)
+	return s.inTx(ctx, "put server object", func(tx *sql.Tx) error {
+		if o.Origin == OriginAPI {
+			n, err := countWhere(ctx, tx, "server_objects", `origin = ? AND uid <> ?`, OriginAPI, o.UID)
+			if err != nil {
+				return err
+			}
+			if limit := s.budgets.ServerObjects; n >= int64(limit) {
+				return overBudget("geo objects and emergencies made through the management API", int64(limit), "maxServerObjects",
+					"delete some (DeleteRepeatedMessage, deleteEmergency) or wait until they go stale")
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO server_objects(`+serverObjectColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(uid) DO UPDATE SET kind = excluded.kind, origin = excluded.origin, type = excluded.type,
+				label = excluded.label, name = excluded.name, lat = excluded.lat, lon = excluded.lon,
+				stale = excluded.stale, replay = excluded.replay, repeat = excluded.repeat,
+				updated_at = excluded.updated_at, xml = excluded.xml, groups = excluded.groups`,
+			o.UID, o.Kind, o.Origin, o.Type, o.Label, o.Name, o.Lat, o.Lon, unixMilli(o.Stale),
+			o.Replay, o.Repeat, upd, upd, o.XML, maskToDB(o.Groups), o.Owner)
+		return err
+	})
 }
 
 // ServerObject returns the object uid. Errors: ErrNotFound.
@@ -134,29 +148,23 @@ func (s *Objects) ServerObject(ctx context.Context, uid string) (ServerObject, e
 }
 
 // ServerObjects returns the objects of one kind ("": every kind), oldest
-// first.
+// first (for short lists; listings use EachServerObject).
 func (s *Objects) ServerObjects(ctx context.Context, kind string) ([]ServerObject, error) {
-	if err := s.check(ctx); err != nil {
-		return nil, fmt.Errorf("store: server objects: %w", err)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+serverObjectColumns+` FROM server_objects
-		WHERE ? = '' OR kind = ? ORDER BY created_at, uid`, kind, kind)
-	if err != nil {
-		return nil, s.wrapErr("server objects", err)
-	}
-	defer rows.Close()
-	out := []ServerObject{}
-	for rows.Next() {
-		o, err := scanServerObject(rows)
+	return collect(func(fn func(ServerObject) error) error { return s.EachServerObject(ctx, kind, false, fn) })
+}
+
+// EachServerObject calls fn with each object of one kind ("": every kind),
+// oldest first, as they are read; replayed: only those replayed to clients.
+func (s *Objects) EachServerObject(ctx context.Context, kind string, replayed bool, fn func(ServerObject) error) error {
+	const op = "server objects"
+	return s.eachRow(ctx, op, `SELECT `+serverObjectColumns+` FROM server_objects
+		WHERE (? = '' OR kind = ?) AND (? = 0 OR replay) ORDER BY created_at, uid`, []any{kind, kind, replayed}, func(sc scanner) error {
+		o, err := scanServerObject(sc)
 		if err != nil {
-			return nil, s.wrapErr("server objects", err)
+			return s.wrapErr(op, err)
 		}
-		out = append(out, o)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrapErr("server objects", err)
-	}
-	return out, nil
+		return fn(o)
+	})
 }
 
 // CountServerObjects counts the objects of one kind and origin.

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go)
+
+	"outpost/appliance/logx"
 )
 
 // Defaults of Options.
@@ -40,9 +42,10 @@ type Options struct {
 	// CPUs, at least one). See passwordgate.go.
 	PasswordChecksPerSecond  float64
 	PasswordCheckConcurrency int
-	// MissionBudgets bound what one mission may hold (missions_budget.go;
-	// zero values: no limit).
-	MissionBudgets MissionBudgets
+	// Budgets bound the tables clients can grow (budgets.go) and what one
+	// mission may hold (Budgets.Missions, missions_budget.go); zero fields
+	// of the tables take the defaults, of a mission mean no limit.
+	Budgets Budgets
 }
 
 // Store is the open database. It is safe for concurrent use. What it holds
@@ -109,14 +112,15 @@ type db struct {
 	r       *sql.DB // the query_only read pool
 	log     *slog.Logger
 	maxBlob int64
+	budgets Budgets      // budgets.go
+	audit   auditState   // the audit log's pruning (audit.go)
 	primary *primaryLock // nil when another process holds the primary lock
 
 	// passwordIter is the PBKDF2 iteration count for new hashes; tests lower it.
 	passwordIter int
 	pwGate       *passwordGate
 
-	subs    subscriberCache // active mission subscribers (missions_subs.go)
-	budgets MissionBudgets  // what one mission may hold (missions_budget.go)
+	subs subscriberCache // active mission subscribers (missions_subs.go)
 
 	closed atomic.Bool
 
@@ -162,10 +166,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		path:         path,
 		log:          opts.Logger.With("component", "store"),
 		maxBlob:      opts.MaxBlobSize,
+		budgets:      opts.Budgets.withDefaults(),
+		audit:        auditState{log: logx.NewLimiter(opts.Logger.With("component", "store"), 1, time.Hour)},
 		passwordIter: pbkdf2Iterations,
 		pwGate:       newPasswordGate(opts.PasswordChecksPerSecond, opts.PasswordCheckConcurrency),
 		histories:    make(map[*History]struct{}),
-		budgets:      opts.MissionBudgets,
 	}
 	if err := privateFiles(path); err != nil {
 		return nil, err

@@ -2,7 +2,7 @@ package store
 
 // Video connections that clients publish and list through the client API
 // (/Marti/vcm in XML, /Marti/api/video in JSON). The table is small and
-// bounded: at most MaxVideoConnections connections of at most
+// bounded: at most Budgets.VideoConnections connections of at most
 // MaxVideoFeeds feeds each, every text field bounded. A connection is
 // replaced whole when its uid is published again.
 
@@ -17,12 +17,11 @@ import (
 
 // Limits of the video connection table.
 const (
-	MaxVideoConnections = 256  // connections kept
-	MaxVideoFeeds       = 16   // feeds of one connection
-	MaxVideoBatch       = 64   // connections in one PutVideoConnections
-	maxVideoText        = 255  // bytes of a uid, alias or address field
-	maxVideoURL         = 2048 // bytes of a feed URL
-	maxVideoMillis      = 3_600_000
+	MaxVideoFeeds  = 16   // feeds of one connection
+	MaxVideoBatch  = 64   // connections in one PutVideoConnections
+	maxVideoText   = 255  // bytes of a uid, alias or address field
+	maxVideoURL    = 2048 // bytes of a feed URL
+	maxVideoMillis = 3_600_000
 )
 
 // VideoConnection is one published video source and its feeds.
@@ -105,7 +104,7 @@ func (f *VideoFeed) validate(at string) error {
 // PutVideoConnections stores the connections (1 to MaxVideoBatch) in one
 // transaction, replacing those whose uid exists. Errors: ErrInvalid (a
 // limit; the message names the connection), ErrConflict (the table would
-// hold more than MaxVideoConnections); nothing is stored then.
+// hold more than Budgets.VideoConnections); nothing is stored then.
 func (s *Videos) PutVideoConnections(ctx context.Context, conns []VideoConnection) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: put video connections: %w", err)
@@ -132,12 +131,12 @@ func (s *Videos) PutVideoConnections(ctx context.Context, conns []VideoConnectio
 				return err
 			}
 		}
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM video_connections`).Scan(&n); err != nil {
+		n, err := countWhere(ctx, tx, "video_connections", "")
+		if err != nil {
 			return err
 		}
-		if n > MaxVideoConnections {
-			return fmt.Errorf("%w: at most %d video connections are kept; delete one first", ErrConflict, MaxVideoConnections)
+		if limit := s.budgets.VideoConnections; n > int64(limit) {
+			return overBudget("video connections", int64(limit), "maxVideoConnections", "delete one first")
 		}
 		return nil
 	})
@@ -161,28 +160,23 @@ func scanVideo(sc interface{ Scan(...any) error }) (VideoConnection, error) {
 	return c, nil
 }
 
-// VideoConnections lists the stored connections, oldest first.
-func (s *Videos) VideoConnections(ctx context.Context) ([]VideoConnection, error) {
-	if err := s.check(ctx); err != nil {
-		return nil, fmt.Errorf("store: list video connections: %w", err)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+videoColumns+` FROM video_connections ORDER BY created_at, rowid`)
-	if err != nil {
-		return nil, s.wrapErr("list video connections", err)
-	}
-	defer rows.Close()
-	out := []VideoConnection{}
-	for rows.Next() {
-		c, err := scanVideo(rows)
+// EachVideoConnection calls fn with every stored connection, oldest
+// first, as they are read.
+func (s *Videos) EachVideoConnection(ctx context.Context, fn func(VideoConnection) error) error {
+	const op = "list video connections"
+	return s.eachRow(ctx, op, `SELECT `+videoColumns+` FROM video_connections ORDER BY created_at, rowid`, nil, func(sc scanner) error {
+		c, err := scanVideo(sc)
 		if err != nil {
-			return nil, s.wrapErr("list video connections", err)
+			return s.wrapErr(op, err)
 		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrapErr("list video connections", err)
-	}
-	return out, nil
+		return fn(c)
+	})
+}
+
+// VideoConnections lists the stored connections, oldest first (for tests
+// and short lists; listings use EachVideoConnection).
+func (s *Videos) VideoConnections(ctx context.Context) ([]VideoConnection, error) {
+	return collect(func(fn func(VideoConnection) error) error { return s.EachVideoConnection(ctx, fn) })
 }
 
 // VideoConnectionByUID returns one connection (ErrNotFound when unknown).

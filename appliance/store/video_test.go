@@ -51,7 +51,8 @@ func TestVideoConnections(t *testing.T) {
 }
 
 func TestVideoConnectionLimits(t *testing.T) {
-	s := openTest(t, Options{})
+	const budget = 2 * MaxVideoBatch
+	s := openTest(t, Options{Budgets: Budgets{VideoConnections: budget}})
 	ctx := context.Background()
 	bad := func(mut func(*VideoConnection)) VideoConnection { c := videoConn("x", 1); mut(&c); return c }
 	for _, tc := range []struct {
@@ -80,7 +81,7 @@ func TestVideoConnectionLimits(t *testing.T) {
 	}
 	// The table is bounded: the connection over the cap is refused and
 	// nothing of its batch is kept.
-	for i := 0; i < MaxVideoConnections; i += MaxVideoBatch {
+	for i := 0; i < budget; i += MaxVideoBatch {
 		batch := make([]VideoConnection, 0, MaxVideoBatch)
 		for j := i; j < i+MaxVideoBatch; j++ {
 			batch = append(batch, videoConn(fmt.Sprint("c", j), 1))
@@ -90,7 +91,7 @@ func TestVideoConnectionLimits(t *testing.T) {
 		}
 	}
 	err := s.Videos().PutVideoConnections(ctx, []VideoConnection{videoConn("c0", 2), videoConn("one-too-many", 1)})
-	if !errors.Is(err, ErrConflict) {
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), fmt.Sprintf("at most %d video connections are kept (maxVideoConnections)", budget)) {
 		t.Fatalf("over the cap: %v", err)
 	}
 	if c, _ := s.Videos().VideoConnectionByUID(ctx, "c0"); len(c.Feeds) != 1 {

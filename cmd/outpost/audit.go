@@ -11,6 +11,9 @@ import (
 	"outpost/appliance/config"
 )
 
+// auditBlock is how many records are aligned and printed together.
+const auditBlock = 500
+
 const auditUsage = `usage:
   outpost audit [--since DURATION] [--user NAME] [--limit N]
       print the management API calls made as system users, oldest first
@@ -40,18 +43,24 @@ func setupAudit(fs *flag.FlagSet) func(*cmdContext) int {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		entries, err := admin.AuditList(ctx, c.cfg, c.log, from, *user, *limit)
+		// Printed as read: the columns line up within blocks of
+		// auditBlock records, so the whole log is never held.
+		tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "TIME\tUSER\tUID\tFROM\tMETHOD\tENDPOINT\tSTATUS\tBYTES\tBODY")
+		n := 0
+		err := admin.AuditList(ctx, c.cfg, c.log, from, *user, *limit, func(e admin.AuditEntry) error {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", e.At.UTC().Format("2006-01-02T15:04:05.000Z"),
+				e.UserName, e.UserUID, e.Remote, e.Method, e.Endpoint, e.Status, e.BodySize, e.Body)
+			if n++; n%auditBlock == 0 {
+				return tw.Flush()
+			}
+			return nil
+		})
+		tw.Flush()
 		if err != nil {
 			fmt.Fprintf(c.stderr, "outpost audit: %v\n", err)
 			return exitFailure
 		}
-		tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "TIME\tUSER\tUID\tFROM\tMETHOD\tENDPOINT\tSTATUS\tBYTES\tBODY")
-		for _, e := range entries {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", e.At.UTC().Format("2006-01-02T15:04:05.000Z"),
-				e.UserName, e.UserUID, e.Remote, e.Method, e.Endpoint, e.Status, e.BodySize, e.Body)
-		}
-		tw.Flush()
 		return exitOK
 	}
 }
