@@ -92,15 +92,6 @@ func ServeDownload(w http.ResponseWriter, r *http.Request, d Download) {
 	http.ServeContent(w, r, "", d.ModTime, d.Content)
 }
 
-// Attachment is a Content-Disposition value offering the file under name
-// (RFC 6266; non-ASCII names are encoded per RFC 2231).
-func Attachment(name string) string {
-	if cd := mime.FormatMediaType("attachment", map[string]string{"filename": name}); cd != "" {
-		return cd
-	}
-	return "attachment"
-}
-
 // Upload is what every route that takes a file shares (the management API's
 // data packages, the client API's enterprise sync): the bound on the body,
 // reading the file part, and the answer to each way an upload fails. Nothing

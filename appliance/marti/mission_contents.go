@@ -112,13 +112,9 @@ func (h *Handler) missionPackage(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.opts.Missions.AddMissionContents(r.Context(), name, nil, nil, who); err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	if q.Get("filename") == "" && q.Get("name") == "" {
-		// node-tak sends none: a name the client can recognise.
-		q.Set("filename", name+".zip")
-		r.URL.RawQuery = q.Encode()
-	}
-	u, err := uploadQuery(r, false)
+	// node-tak sends no file name: the mission's is one the client can
+	// recognise.
+	u, err := uploadQuery(r, false, name+".zip")
 	if err != nil {
 		return err
 	}

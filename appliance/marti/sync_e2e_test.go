@@ -83,7 +83,7 @@ func TestEnterpriseSync(t *testing.T) {
 
 			// Downloads: by hash, by uid, HEAD, a Range, ATAK's offset.
 			resp = e.do(t, l, "GET", "/Marti/sync/content?hash="+up.Hash, nil)
-			if resp.Status != 200 || !bytes.Equal(resp.Body, kml) || !strings.Contains(resp.Header.Get("Content-Disposition"), `filename=route.kml`) {
+			if resp.Status != 200 || !bytes.Equal(resp.Body, kml) || !strings.Contains(resp.Header.Get("Content-Disposition"), `filename="route.kml"`) {
 				t.Fatalf("download: %d %v", resp.Status, resp.Header)
 			}
 			resp = e.do(t, l, "GET", "/Marti/sync/content?uid="+up.UID, nil)
@@ -127,7 +127,7 @@ func TestEnterpriseSync(t *testing.T) {
 			}
 			resp = e.do(t, l, "GET", "/Marti/sync/missionquery?hash="+hash, nil)
 			if resp.Status != 200 || !bytes.Equal(resp.Body, pkg) || resp.Header.Get("Content-Type") != "application/zip" ||
-				!strings.Contains(resp.Header.Get("Content-Disposition"), "filename=Recon1.zip") {
+				!strings.Contains(resp.Header.Get("Content-Disposition"), `filename="Recon1.zip"`) {
 				t.Fatalf("missionquery: %d %v", resp.Status, resp.Header)
 			}
 			found := e.search(t, l, "?keywords=missionpackage")
@@ -169,7 +169,7 @@ func TestEnterpriseSync(t *testing.T) {
 			u, _ := url.Parse(wantLink)
 			resp = e.do(t, l, "GET", u.Path, nil)
 			if resp.Status != 200 || !bytes.Equal(resp.Body, pkg) || resp.Header.Get("Access-Control-Allow-Origin") != "*" ||
-				!strings.Contains(resp.Header.Get("Content-Disposition"), "filename=Recon1.zip") {
+				!strings.Contains(resp.Header.Get("Content-Disposition"), `filename="Recon1.zip"`) {
 				t.Fatalf("metadata download: %d %v", resp.Status, resp.Header)
 			}
 

@@ -60,8 +60,11 @@ type upload struct {
 }
 
 // uploadQuery reads filename (or name), creatorUid, hash (required when
-// hashRequired), tool and keywords from the query.
-func uploadQuery(r *http.Request, hashRequired bool) (upload, error) {
+// hashRequired), tool and keywords from the query. The file name is kept as
+// a base name only (logx.FileName: no directory part, no leading dot);
+// defaultName stands in when the client gave none or nothing of it is left,
+// and "" makes the name required.
+func uploadQuery(r *http.Request, hashRequired bool, defaultName string) (upload, error) {
 	q := r.URL.Query()
 	var u upload
 	nameField := "filename"
@@ -69,12 +72,13 @@ func uploadQuery(r *http.Request, hashRequired bool) (upload, error) {
 	if u.name == "" && q.Get("name") != "" {
 		nameField, u.name = "name", q.Get("name")
 	}
-	if u.name == "" {
+	if u.name == "" && defaultName == "" {
 		return u, httpapi.BadRequest("filename", "required (the file name; name is accepted too)")
 	}
-	if err := httpapi.CheckText(nameField, u.name, true, 255); err != nil {
+	if err := httpapi.CheckText(nameField, u.name, false, logx.MaxFileName); err != nil {
 		return u, err
 	}
+	u.name = logx.FileName(u.name, defaultName)
 	u.creator = q.Get("creatorUid")
 	if err := httpapi.CheckText("creatorUid", u.creator, true, 255); err != nil {
 		return u, err
@@ -106,7 +110,7 @@ func uploadQuery(r *http.Request, hashRequired bool) (upload, error) {
 
 // upload answers POST /Marti/sync/upload with the stored file's record.
 func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
-	u, err := uploadQuery(r, false)
+	u, err := uploadQuery(r, false, "")
 	if err != nil {
 		httpapi.Fail(w, r, err, syncError)
 		return
@@ -119,7 +123,7 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 // putContent answers PUT and POST /Marti/sync/content (the response body is
 // not in the contract: the stored file's record, as for upload).
 func (h *Handler) putContent(w http.ResponseWriter, r *http.Request) {
-	u, err := uploadQuery(r, true)
+	u, err := uploadQuery(r, true, "")
 	if err != nil {
 		httpapi.Fail(w, r, err, syncError)
 		return
@@ -133,7 +137,7 @@ func (h *Handler) putContent(w http.ResponseWriter, r *http.Request) {
 // plain-text link to the package's metadata, in the scheme and port of the
 // listener the request came on and the configured public host.
 func (h *Handler) missionUpload(w http.ResponseWriter, r *http.Request) {
-	u, err := uploadQuery(r, true)
+	u, err := uploadQuery(r, true, "")
 	if err != nil {
 		httpapi.Fail(w, r, err, syncError)
 		return

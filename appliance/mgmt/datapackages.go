@@ -111,11 +111,12 @@ func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if it.Name != nil {
-			if err := checkText(field+".Name", *it.Name, true, 255); err != nil {
+			if err := checkText(field+".Name", *it.Name, true, logx.MaxFileName); err != nil {
 				httpapi.Fail(w, r, err, packagesError)
 				return
 			}
-			up.Name = it.Name
+			name := logx.FileName(*it.Name, "") // a base name only, as uploads
+			up.Name = &name
 		}
 		if it.Keywords != nil {
 			kw, err := asKeywords(field+".Keywords", it.Keywords)

@@ -6,7 +6,8 @@ package mgmt
 // detected from its first bytes, and tagged "missionpackage". It becomes
 // visible only when its last byte and its row commit together: a client
 // that disconnects mid-upload, or an upload larger than maxUploadBytes (413),
-// leaves nothing behind.
+// leaves nothing behind. The file name is kept as a base name
+// (logx.FileName).
 
 import (
 	"errors"
@@ -21,10 +22,11 @@ import (
 func (a *API) uploadPackage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	name, creator := q.Get("filename"), q.Get("creatorUid")
-	if err := checkText("filename", name, true, 255); err != nil {
+	if err := checkText("filename", name, true, logx.MaxFileName); err != nil {
 		httpapi.Fail(w, r, err, packagesError)
 		return
 	}
+	name = logx.FileName(name, "") // a base name only: "../../x" is x
 	if err := checkText("creatorUid", creator, true, 255); err != nil {
 		httpapi.Fail(w, r, err, packagesError)
 		return

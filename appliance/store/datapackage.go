@@ -17,7 +17,8 @@ package store
 // The store keeps keywords as given; the spec's automatic keywords
 // ("missionpackage", file name, submitter, api.md §2.8/2.9) follow the rules
 // in keywords.go, which both APIs use. An empty MIME type is detected from
-// the content (mime.go).
+// the content (mime.go). A file name is kept as a base name (logx.FileName),
+// whoever gives it and whenever it was stored.
 
 import (
 	"context"
@@ -31,6 +32,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"outpost/appliance/logx"
 )
 
 // Tool values (api.md §2.9): "private" exactly when Privacy is 1.
@@ -41,8 +44,8 @@ const (
 
 // Input limits for data packages.
 const (
-	maxPackageNameLen = 255 // bytes
-	maxPackageField   = 255 // bytes: uid, submitter, creator, MIME type
+	maxPackageNameLen = logx.MaxFileName // bytes
+	maxPackageField   = 255              // bytes: uid, submitter, creator, MIME type
 	maxKeywords       = 128
 	maxKeywordLen     = 256 // bytes
 )
@@ -228,6 +231,7 @@ func validatePackageInput(in *DataPackageInput) error {
 	if err := checkText("file name", in.Name, 1, maxPackageNameLen); err != nil {
 		return err
 	}
+	in.Name = logx.FileName(in.Name, "") // whatever the caller did
 	for _, f := range []struct{ name, v string }{
 		{"uid", in.UID}, {"submission user", in.SubmissionUser}, {"creator uid", in.CreatorUID}, {"MIME type", in.MIMEType},
 	} {
@@ -268,6 +272,9 @@ func scanPackage(sc interface{ Scan(...any) error }, extra ...any) (DataPackage,
 		return DataPackage{}, err
 	}
 	p.Groups = maskFromDB(groups)
+	// Rows stored before names were reduced may hold a path; none is
+	// ever listed or served (architecture.md "File names").
+	p.Name = logx.FileName(p.Name, "")
 	if err := json.Unmarshal([]byte(kw), &p.Keywords); err != nil {
 		return DataPackage{}, fmt.Errorf("data package %d: keywords: %w", p.PrimaryKey, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"outpost/appliance/logx"
 )
 
 // DataPackageByID returns the package with this PrimaryKey.
@@ -44,7 +46,7 @@ func (s *Files) UpdateDataPackages(ctx context.Context, ups []DataPackageUpdate)
 			if err := checkText("file name", *up.Name, 1, maxPackageNameLen); err != nil {
 				return fmt.Errorf("store: update data packages: %w", err)
 			}
-			st.sets, st.args = append(st.sets, "name = ?"), append(st.args, *up.Name)
+			st.sets, st.args = append(st.sets, "name = ?"), append(st.args, logx.FileName(*up.Name, ""))
 		}
 		if up.Keywords != nil {
 			kw, err := CleanKeywords(*up.Keywords)

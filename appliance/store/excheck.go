@@ -126,7 +126,7 @@ func TemplateContent(t ExCheckDoc) ContentResource {
 			kw = append(kw, k)
 		}
 	}
-	return ContentResource{UID: t.UID, Name: t.Name, Filename: t.UID + ".xml", Keywords: kw, MIMEType: "application/xml",
+	return ContentResource{UID: t.UID, Name: t.Name, Filename: logx.FileName(t.UID+".xml", "template.xml"), Keywords: kw, MIMEType: "application/xml",
 		Hash: t.Hash, Size: int64(len(t.XML)), SubmissionTime: cot.FormatTime(t.Updated), Submitter: t.CreatorUID,
 		CreatorUID: t.CreatorUID, Tool: ToolExCheck, Expiration: -1}
 }

@@ -506,6 +506,13 @@ func (s *db) queryChanges(ctx context.Context, op string, m Mission, g *pager, w
 		if err := json.Unmarshal([]byte(body), &c.changeBody); err != nil {
 			return nil, s.wrapErr(op, fmt.Errorf("change %d: %w", c.ID, err))
 		}
+		if cr := c.ContentResource; cr != nil {
+			// Recorded before names were reduced (architecture.md "File names").
+			if cr.Name == cr.Filename {
+				cr.Name = logx.FileName(cr.Name, "")
+			}
+			cr.Filename = logx.FileName(cr.Filename, "")
+		}
 		c.At, c.MissionName, c.MissionGUID = fromMilli(at), m.Name, m.GUID
 		out = append(out, c)
 	}
