@@ -54,7 +54,7 @@ func TestFileNamesStoredAndRead(t *testing.T) {
 	if n, _ := res.RowsAffected(); n != 1 {
 		t.Fatalf("writing an old change record changed %d rows", n)
 	}
-	changes, err := s.Missions().MissionChanges(ctx, "ops", time.Time{}, time.Time{})
+	changes, _, err := s.Missions().MissionChanges(ctx, "ops", time.Time{}, time.Time{}, Page{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
