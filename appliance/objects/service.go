@@ -2,6 +2,7 @@ package objects
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -144,20 +145,25 @@ func (s *Service) every(o store.ServerObject) time.Duration {
 // Restore retains again, after a restart, every kept object that clients
 // must see when they connect, and removes those that went stale while the
 // server was down. Call it before the CoT listeners accept clients. It
-// returns how many objects it retained.
+// returns how many objects it retained. On a full disk the stale ones
+// cannot be removed: they are left out, and Run removes them once it can.
 func (s *Service) Restore(ctx context.Context) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.expire(ctx); err != nil {
-		return 0, err
+		if !errors.Is(err, store.ErrDiskFull) {
+			return 0, err
+		}
+		s.log.Warn("no space left to remove the objects past their stale time; they are not replayed", "err", err)
 	}
 	all, err := s.opts.Objects.ServerObjects(ctx, "")
 	if err != nil {
 		return 0, fmt.Errorf("objects: restore: %w", err)
 	}
+	now := s.now()
 	n := 0
 	for _, o := range all {
-		if !o.Replay {
+		if !o.Replay || !o.Stale.After(now) {
 			continue
 		}
 		ev, err := cot.Decode(o.XML)
