@@ -48,6 +48,9 @@ func TestStartOnFullDisk(t *testing.T) {
 	outpost(t, dataDir, "cert", "issue", "alice", "--out", filepath.Join(certs, "alice"))
 	args := []string{"--ssl-cot-port", "0", "--key-type", "ecdsa-p256", "--log-level", "info"}
 	p := testkit.Start(t, dataDir, args...)
+	tcp := dial(t, p.Addr(t, "cot-tcp"), nil)
+	tlsc := dial(t, p.Addr(t, "cot-tls"), clientTLS(t, dataDir, filepath.Join(certs, "alice"), "alice"))
+	relay(t, tcp, tlsc, "BEFORE")
 
 	filler := testkit.Fill(t, dataDir, "filler", testkit.FreeBytes(t, dataDir)-reserveBytes)
 	var first []byte // the first upload, read back after the restart
@@ -73,6 +76,7 @@ func TestStartOnFullDisk(t *testing.T) {
 	}
 	testkit.Fill(t, dataDir, "filler", 0)
 	t.Logf("%d uploads of %d MiB stored before the disk was full; %d bytes free", stored, chunkBytes>>20, testkit.FreeBytes(t, dataDir))
+	relay(t, tlsc, tcp, "FULL-BEFORE-THE-CUT") // the relay keeps running on the full disk
 
 	// The power cut.
 	p.Signal(t, os.Kill, 10*time.Second)
@@ -92,8 +96,8 @@ func TestStartOnFullDisk(t *testing.T) {
 	}
 
 	// The relay, both ways between 8087 and 8089.
-	tcp := dial(t, p.Addr(t, "cot-tcp"), nil)
-	tlsc := dial(t, p.Addr(t, "cot-tls"), clientTLS(t, dataDir, filepath.Join(certs, "alice"), "alice"))
+	tcp = dial(t, p.Addr(t, "cot-tcp"), nil)
+	tlsc = dial(t, p.Addr(t, "cot-tls"), clientTLS(t, dataDir, filepath.Join(certs, "alice"), "alice"))
 	relay(t, tcp, tlsc, "FULL-TCP")
 	relay(t, tlsc, tcp, "FULL-TLS")
 
