@@ -53,9 +53,10 @@ var allowedImports = map[string][]string{
 	"internal/testkit":  {},
 	"appliance/apptest": {"appliance", "appliance/config", "appliance/takclient", "internal/testkit"},
 	// Test-only packages (no non-test files).
-	"appliance/hostile": {"appliance/cot", "appliance/store"},
-	"appliance/soak":    {},
-	"cmd/outpost":       {"appliance", "appliance/admin", "appliance/config", "appliance/service", "systemd"},
+	"appliance/hostile":  {"appliance/cot", "appliance/store"},
+	"appliance/diskfull": {"appliance/cot"},
+	"appliance/soak":     {},
+	"cmd/outpost":        {"appliance", "appliance/admin", "appliance/config", "appliance/service", "systemd"},
 	// The systemd unit, embedded for `outpost service install`.
 	"systemd": {},
 	// Smoke tests of the cross-compiled binaries (test files only).

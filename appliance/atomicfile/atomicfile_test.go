@@ -72,3 +72,41 @@ func assertNoTemporaries(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestWriteAllReplacesNothingWhenOneFails: the files of a set are written
+// before any is renamed, so one that cannot be written (here: its
+// directory is missing; on a full disk: no space) leaves the others old.
+func TestWriteAllReplacesNothingWhenOneFails(t *testing.T) {
+	dir := t.TempDir()
+	key, cert := filepath.Join(dir, "server.key"), filepath.Join(dir, "server.pem")
+	for _, p := range []string{key, cert} {
+		if err := Write(p, []byte("old"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := WriteAll(File{key, []byte("new"), 0o600}, File{cert, []byte("new"), 0o644},
+		File{filepath.Join(dir, "missing", "server.p12"), []byte("new"), 0o600})
+	if err == nil || !strings.Contains(err.Error(), "server.p12") {
+		t.Fatalf("err %v: want the failure naming server.p12", err)
+	}
+	for _, p := range []string{key, cert} {
+		if got, _ := os.ReadFile(p); string(got) != "old" {
+			t.Fatalf("%s is %q after a failed set, want the old content", p, got)
+		}
+	}
+	assertNoTemporaries(t, dir)
+
+	if err := WriteAll(File{key, []byte("new"), 0o600}, File{cert, []byte("new"), 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	for p, mode := range map[string]os.FileMode{key: 0o600, cert: 0o644} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(p); string(got) != "new" || st.Mode().Perm() != mode {
+			t.Fatalf("%s: %q, mode %v; want new, %v", p, got, st.Mode().Perm(), mode)
+		}
+	}
+	assertNoTemporaries(t, dir)
+}

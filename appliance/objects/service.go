@@ -145,15 +145,23 @@ func (s *Service) every(o store.ServerObject) time.Duration {
 // Restore retains again, after a restart, every kept object that clients
 // must see when they connect, and removes those that went stale while the
 // server was down. Call it before the CoT listeners accept clients. It
-// returns how many objects it retained.
+// returns how many objects it retained. On a full disk the stale ones
+// cannot be removed: they are left out, and Run removes them once it can.
 func (s *Service) Restore(ctx context.Context) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.expire(ctx); err != nil {
-		return 0, err
+		if !errors.Is(err, store.ErrDiskFull) {
+			return 0, err
+		}
+		s.log.Warn("no space left to remove the objects past their stale time; they are not replayed", "err", err)
 	}
+	now := s.now()
 	n := 0
 	err := s.opts.Objects.EachServerObject(ctx, "", true, func(o store.ServerObject) error {
+		if !o.Stale.After(now) {
+			return nil // stale, left by a full disk: not replayed
+		}
 		ev, err := cot.Decode(o.XML)
 		if err != nil {
 			// Written by this package, so this is a damaged row: keep it

@@ -323,7 +323,14 @@ func (a *Authority) openServer() error {
 	if missing := a.sans.notCoveredBy(cert); len(missing) > 0 {
 		a.log.Warn("server certificate does not cover the configured names; issuing a new one with the same CA",
 			"file", cfg.CertFile, "missing", missing)
-		return a.issueServer()
+		err := a.issueServer()
+		if err == nil {
+			return nil
+		}
+		// The files are as they were (issueServer writes them as one set):
+		// a start on a full disk serves with the valid certificate it has.
+		a.log.Error("could not write a new server certificate; serving with the current one, which does not name them",
+			"file", cfg.CertFile, "missing", missing, "err", err)
 	}
 	a.serverCert = tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}
 	a.log.Info("loaded server certificate", "file", cfg.CertFile, "subject", cert.Subject.CommonName,
@@ -346,16 +353,18 @@ func (a *Authority) issueServer() error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(cfg.KeyFile, kp, 0o600); err != nil {
+	p12, err := a.serverP12(key, cert)
+	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(cfg.UnencryptedKeyFile, kp, 0o600); err != nil {
-		return err
-	}
-	if err := atomicfile.Write(cfg.CertFile, certPEM(cert), 0o644); err != nil {
-		return err
-	}
-	if err := a.writeServerP12(key, cert); err != nil {
+	// One set: a failure while writing (a full disk) leaves the old key
+	// and certificate, which still belong together.
+	if err := atomicfile.WriteAll(
+		atomicfile.File{Path: cfg.KeyFile, Data: kp, Perm: 0o600},
+		atomicfile.File{Path: cfg.UnencryptedKeyFile, Data: kp, Perm: 0o600},
+		atomicfile.File{Path: cfg.CertFile, Data: certPEM(cert), Perm: 0o644},
+		atomicfile.File{Path: cfg.P12File, Data: p12, Perm: 0o600},
+	); err != nil {
 		return err
 	}
 	a.serverCert = tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}

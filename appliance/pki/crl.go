@@ -160,9 +160,9 @@ func encodeCRL(entries []crlJSONEntry) ([]byte, error) {
 	return append(data, '\n'), nil
 }
 
-// openCRL loads crl.json at Open, creating an empty one on first run. A
-// malformed file stops Open: starting with an empty set would silently
-// re-admit revoked clients.
+// openCRL loads crl.json at Open, creating an empty one on first run, and
+// keeps crl.pem (keepCRLPEM). A malformed file stops Open: starting with an
+// empty set would silently re-admit revoked clients.
 func (a *Authority) openCRL() error {
 	path := a.cfg.CRLFile
 	data, err := readFileLimited(path, maxCRLFile)
@@ -188,7 +188,8 @@ func (a *Authority) openCRL() error {
 	a.crl.mu.Lock()
 	a.crl.revoked, a.crl.hash = set, sha256.Sum256(data)
 	a.crl.mu.Unlock()
-	return a.writeCRLPEM()
+	a.keepCRLPEM()
+	return nil
 }
 
 // IsRevoked reports whether serial is on the revocation list.

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/big"
 	"os"
 	"time"
@@ -15,8 +17,12 @@ import (
 
 // crlNextUpdate is the nextUpdate distance written into X.509 CRLs. CRLPEM
 // signs a fresh list on every call; crl.pem on disk is rewritten on every
-// change and at Open.
+// change, and at Open when it is not current (keepCRLPEM).
 const crlNextUpdate = 7 * 24 * time.Hour
+
+// crlRenewBefore is how close to its nextUpdate crl.pem is signed again at
+// Open.
+const crlRenewBefore = crlNextUpdate / 2
 
 // CRLPEM returns the revocation list as a standard X.509 CRL signed by the CA
 // (PEM "X509 CRL"). The JSON file stays the source of truth (api.md §2.15).
@@ -57,6 +63,91 @@ func (a *Authority) writeCRLPEM() error {
 		return err
 	}
 	return atomicfile.Write(a.crlPEMPath, data, 0o644)
+}
+
+// keepCRLPEM is crl.pem at Open: the file is read, and signed and written
+// again only when it is not current (crlPEMCurrent says why), so a start
+// on a full disk writes nothing here. A failed write never stops the
+// start: the server enforces crl.json, which it holds in memory, and
+// crl.pem is for other tools, which keep reading the previous file (the
+// log says until when it is valid) until a change or the next start
+// rewrites it.
+func (a *Authority) keepCRLPEM() {
+	why, until := a.crlPEMCurrent()
+	if why == "" {
+		return
+	}
+	if err := a.writeCRLPEM(); err != nil {
+		if until.IsZero() {
+			a.log.Error("could not write the X.509 CRL; other tools have none until it is written (the server enforces the JSON list)",
+				"file", a.crlPEMPath, "why", why, "err", err)
+		} else {
+			a.log.Error("could not write the X.509 CRL; other tools read the previous one (the server enforces the JSON list)",
+				"file", a.crlPEMPath, "why", why, "previous_valid_until", until, "err", err)
+		}
+		return
+	}
+	a.log.Info("wrote the X.509 CRL", "file", a.crlPEMPath, "why", why)
+}
+
+// crlPEMCurrent reads crl.pem and says why it must be written again: ""
+// when it is a CRL signed by this CA, lists exactly the revocations held
+// (serial, date to the second, reason) and is valid for more than
+// crlRenewBefore. until is the nextUpdate of a parsed file signed by this
+// CA that has not passed (zero otherwise).
+func (a *Authority) crlPEMCurrent() (why string, until time.Time) {
+	data, err := readFileLimited(a.crlPEMPath, maxCRLFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "missing", time.Time{}
+	}
+	if err != nil {
+		return "unreadable", time.Time{}
+	}
+	block, _ := pem.Decode(data)
+	if block == nil || block.Type != "X509 CRL" {
+		return "not a PEM X509 CRL", time.Time{}
+	}
+	crl, err := x509.ParseRevocationList(block.Bytes)
+	if err != nil {
+		return "does not parse", time.Time{}
+	}
+	if crl.CheckSignatureFrom(a.caCert) != nil {
+		return "not signed by this CA", time.Time{}
+	}
+	now := a.now()
+	if now.Before(crl.NextUpdate) {
+		until = crl.NextUpdate
+	}
+	if crl.NextUpdate.Sub(now) < crlRenewBefore {
+		return "due to expire", until
+	}
+	if !sameRevocations(crl.RevokedCertificateEntries, a.Revocations()) {
+		return "differs from the JSON list", until
+	}
+	return "", until
+}
+
+// sameRevocations reports whether a parsed CRL's entries are what CRLPEM
+// would write for revs (dates compared to the second, as the CRL holds
+// them; an undated revocation matches any date).
+func sameRevocations(entries []x509.RevocationListEntry, revs []Revocation) bool {
+	if len(entries) != len(revs) {
+		return false
+	}
+	byKey := make(map[string]x509.RevocationListEntry, len(entries))
+	for _, e := range entries {
+		byKey[serialKey(e.SerialNumber)] = e
+	}
+	for _, r := range revs {
+		e, ok := byKey[serialKey(r.Serial)]
+		if !ok || e.ReasonCode != reasonCodes[r.Reason] {
+			return false
+		}
+		if !r.Date.IsZero() && !e.RevocationTime.Equal(r.Date.UTC().Truncate(time.Second)) {
+			return false
+		}
+	}
+	return true
 }
 
 // CRLPEMFile returns the path of the X.509 CRL written next to the JSON file.

@@ -28,6 +28,14 @@
 // their file mode and the directory mode, not by a passphrase. The two names are
 // kept because the spec's configuration names both.
 //
+// Open reads what exists and writes only what is missing or no longer
+// current (a server certificate that expired or lacks a configured name,
+// crl.pem when keepCRLPEM finds it stale), so a start on a full disk writes
+// nothing. A crl.pem it cannot write is logged, never fatal; so is a server
+// certificate for a new name while the current one is valid (the key,
+// certificate and .p12 are written as one set, atomicfile.WriteAll, so a
+// failure leaves the old ones matching).
+//
 // Files shared with a second process (the `outpost cert` CLI acting on a running
 // appliance's data) - crl.json and issued.json - are changed by
 // lock-file + re-read + modify + atomic rename, so both processes can revoke and

@@ -39,11 +39,20 @@ func (a *Authority) clientP12(key crypto.Signer, cert *x509.Certificate) ([]byte
 // stays on the server: it is never put into a client package (api.md
 // "Differences from FreeTAKServer").
 func (a *Authority) writeServerP12(key crypto.Signer, cert *x509.Certificate) error {
-	p12, err := p12Encoder.Encode(key, cert, []*x509.Certificate{a.caCert}, a.cfg.Password)
+	p12, err := a.serverP12(key, cert)
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", a.cfg.P12File, err)
+		return err
 	}
 	return atomicfile.Write(a.cfg.P12File, p12, 0o600)
+}
+
+// serverP12 encodes server.p12's content.
+func (a *Authority) serverP12(key crypto.Signer, cert *x509.Certificate) ([]byte, error) {
+	p12, err := p12Encoder.Encode(key, cert, []*x509.Certificate{a.caCert}, a.cfg.Password)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", a.cfg.P12File, err)
+	}
+	return p12, nil
 }
 
 // serverP12Current reports whether server.p12 exists, opens with the

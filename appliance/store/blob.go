@@ -378,7 +378,7 @@ func (s *db) sweepBlobs(ctx context.Context) (int, error) {
 }
 
 func isSentinel(err error) bool {
-	for _, e := range []error{ErrNotFound, ErrConflict, ErrInvalid, ErrTooLarge, ErrHashMismatch, ErrBadCredentials, ErrClosed, ErrForbidden, ErrBusy} {
+	for _, e := range []error{ErrNotFound, ErrConflict, ErrInvalid, ErrTooLarge, ErrHashMismatch, ErrBadCredentials, ErrClosed, ErrForbidden, ErrBusy, ErrDiskFull} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -28,10 +28,18 @@
 // waits for the network.
 //
 // Files. Everything lives in the one database file; SQLite adds its -wal
-// and -shm files beside it, and the store adds "<db>.lock", an empty file
-// whose OS lock tells the first Store on a database (the server) from a
-// second one (a CLI command): only the first sweeps unfinished uploads at
-// Open (lock.go).
+// and -shm files beside it (kept, the WAL emptied, when the store closes,
+// so that the next Open needs no new space: keepWALFiles), and the store
+// adds "<db>.lock", an empty file whose OS lock tells the first Store on a
+// database (the server) from a second one (a CLI command): only the first
+// sweeps unfinished uploads at Open (lock.go).
+//
+// A full disk. SQLite's "database or disk is full" is ErrDiskFull (kind
+// fault.NoSpace): the write changed nothing, reads go on, and the next
+// write after space is freed succeeds. Open writes nothing when no
+// migration is pending, puts off the sweep of unfinished uploads when
+// there is no room for it, and fails a migration that cannot be written
+// with one sentence (noSpaceAtOpen).
 //
 // Times are stored as integer unix milliseconds (UTC) and returned in UTC.
 //

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"syscall"
 
 	"outpost/appliance/fault"
 
@@ -36,11 +37,32 @@ var (
 	// ErrForbidden: the caller's mission role does not allow the change
 	// (missions.go); nothing was changed.
 	ErrForbidden error = fault.New(fault.Forbidden, "store: forbidden")
+	// ErrDiskFull: the filesystem holding the database has no space left
+	// for the change (SQLite's SQLITE_FULL); nothing was changed. Reads go
+	// on working, and a write succeeds again once space is freed, without
+	// a restart.
+	ErrDiskFull error = fault.New(fault.NoSpace, "store: no space left on the data filesystem")
 	// ErrClosed: the store, blob writer or history writer is closed.
 	ErrClosed = errors.New("store: closed")
 	// ErrSchemaTooNew: the database was migrated by a newer Outpost.
 	ErrSchemaTooNew = errors.New("store: database schema is newer than this program")
 )
+
+// isDiskFull reports whether err is ErrDiskFull, SQLite's "database or disk
+// is full" (SQLITE_FULL: a write of the database, its WAL or a temporary
+// file was refused with ENOSPC), its "disk I/O error" of a -shm file it
+// could not extend (SQLITE_IOERR_SHMSIZE: the space of a new -shm is
+// allocated by writing it), or a write the system refused with ENOSPC.
+func isDiskFull(err error) bool {
+	if errors.Is(err, ErrDiskFull) {
+		return true
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) && (se.Code()&0xff == sqlite3.SQLITE_FULL || se.Code() == sqlite3.SQLITE_IOERR_SHMSIZE) {
+		return true
+	}
+	return errors.Is(err, syscall.ENOSPC)
+}
 
 // isForeignKeyViolation reports whether err is SQLite's FOREIGN KEY
 // constraint failure.

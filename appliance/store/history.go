@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"outpost/appliance/cot"
+	"outpost/appliance/logx"
 )
 
 // Defaults of HistoryOptions.
@@ -113,9 +114,12 @@ type History struct {
 	s    *db
 	opts HistoryOptions
 	log  *slog.Logger
-	ch   chan histItem
-	stop chan struct{} // closed by Close: drain, write, exit
-	done chan struct{} // closed when the writer goroutine has exited
+	// failLog logs failed batches: on a full disk every batch fails, one a
+	// second, and the count of the others is enough.
+	failLog *logx.Limiter
+	ch      chan histItem
+	stop    chan struct{} // closed by Close: drain, write, exit
+	done    chan struct{} // closed when the writer goroutine has exited
 
 	// mu guards closed. Add holds it shared around its non-blocking send and
 	// Close exclusively to set closed, so once Close has set it no Add can
@@ -176,6 +180,7 @@ func (s *Store) StartHistory(opts HistoryOptions) *History {
 		budget: newBudget(opts),
 		last:   map[string]uint64{},
 	}
+	h.failLog = logx.NewLimiter(h.log, 3, time.Minute)
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -427,7 +432,7 @@ func (h *History) writeBatch() {
 		if h.failErr == nil {
 			h.failErr = err
 		}
-		h.log.Warn("could not store a batch of CoT events; they are lost", "events", n, "err", err)
+		h.failLog.Warn("could not store a batch of CoT events; they are lost", "events", n, "err", err)
 		return
 	}
 	h.written.Add(uint64(n))

@@ -55,7 +55,9 @@ func RestoreFile(ctx context.Context, dbPath, src string) (info RestoreInfo, err
 	if !st.Mode().IsRegular() {
 		return info, fmt.Errorf("store: restore: %w: %s is not a regular file", ErrInvalid, src)
 	}
-	if _, err := os.Stat(src + "-wal"); err == nil {
+	// An empty -wal is what a closed database keeps (keepWALFiles): its
+	// file is whole.
+	if st, err := os.Stat(src + "-wal"); err == nil && st.Size() > 0 {
 		return info, fmt.Errorf("store: restore: %w: %s has a -wal file beside it (a live database, not a backup): restore from `outpost backup` output", ErrInvalid, src)
 	}
 	dir := filepath.Dir(dbPath)

@@ -12,12 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go)
+	"modernc.org/sqlite" // the "sqlite" driver (pure Go), and its file control (keepWALFiles)
 
 	"outpost/appliance/logx"
 )
@@ -194,11 +195,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// The writer connects first: it switches a new file to WAL before any
 	// query_only reader exists.
 	if err := s.w.PingContext(ctx); err != nil {
-		return fail(fmt.Errorf("store: open %s: %w", path, err))
+		return fail(s.noSpaceAtOpen(path, fmt.Errorf("store: open %s: %w", path, err)))
 	}
 	applied, err := migrate(ctx, s.w, ms)
 	if err != nil {
-		return fail(err)
+		return fail(s.noSpaceAtOpen(path, err))
 	}
 	s.r, err = sql.Open("sqlite", rdsn)
 	if err != nil {
@@ -217,10 +218,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	if s.primary != nil {
 		n, err := s.sweepBlobs(ctx)
-		if err != nil {
+		if err != nil && !isDiskFull(err) {
 			return fail(err)
 		}
-		if n > 0 {
+		if err != nil {
+			// Removing rows writes to the WAL too. What is left is
+			// invisible; the next start sweeps it.
+			s.log.Warn("no space left to remove the unfinished blobs of an earlier run; they stay invisible until the next start", "err", err)
+		} else if n > 0 {
 			s.log.Info("removed unfinished blobs left by an earlier run", "blobs", n)
 		}
 	} else {
@@ -228,6 +233,18 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	s.log.Debug("database opened", "migrations_applied", applied, "schema_version", len(ms))
 	return newStore(s), nil
+}
+
+// noSpaceAtOpen is the error of an Open that failed for lack of space (a
+// new database, or a migration, could not be written): one sentence saying
+// what to do, with SQLite's words in the log line before it. Any other
+// error is returned as it is.
+func (s *db) noSpaceAtOpen(path string, err error) error {
+	if !isDiskFull(err) {
+		return err
+	}
+	s.log.Error("the database could not be opened for lack of space", "file", path, "err", err)
+	return fmt.Errorf("%w (%s): free some and start again", ErrDiskFull, filepath.Dir(path))
 }
 
 // inTx runs fn in one writer transaction, committing when it returns nil.
@@ -273,6 +290,7 @@ func (s *Store) Close() error {
 		if err := s.r.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("store: close read pool: %w", err))
 		}
+		s.keepWALFiles()
 		if err := s.w.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("store: close writer: %w", err))
 		}
@@ -284,6 +302,34 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closeErr
+}
+
+// keepWALFiles asks SQLite to keep the -wal and -shm files when the writer,
+// the last connection to close, closes (SQLITE_FCNTL_PERSIST_WAL): the WAL
+// is still checkpointed, and emptied (journal_size_limit), but not
+// deleted. Otherwise the next Open would have to create a -shm file of 32
+// KiB, which a start on a full disk cannot (SQLite's "disk I/O error"
+// SHMSIZE): with the files kept, opening needs no new space (RELIABILITY.md
+// "Starting on a full disk").
+func (s *db) keepWALFiles() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		fc, ok := dc.(sqlite.FileControl)
+		if !ok {
+			return errors.New("the driver has no file control")
+		}
+		_, err := fc.FileControlPersistWAL("main", 1)
+		return err
+	})
+	if err != nil {
+		s.log.Warn("could not keep the -wal and -shm files for the next start; it will need space for them", "err", err)
+	}
 }
 
 // Path returns the database file path given to Open.
@@ -299,13 +345,17 @@ func (s *db) check(ctx context.Context) error {
 }
 
 // wrapErr maps the driver's "database is closed" into ErrClosed when the
-// store was closed during the call, and wraps everything with op.
+// store was closed during the call, and SQLite's "database or disk is full"
+// into ErrDiskFull, and wraps everything with op.
 func (s *db) wrapErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	if s.closed.Load() && !errors.Is(err, ErrClosed) {
 		return fmt.Errorf("store: %s: %w (%w)", op, ErrClosed, err)
+	}
+	if !errors.Is(err, ErrDiskFull) && isDiskFull(err) {
+		return fmt.Errorf("store: %s: %w (%w)", op, ErrDiskFull, err)
 	}
 	return fmt.Errorf("store: %s: %w", op, err)
 }
