@@ -123,17 +123,15 @@ func (s *Accounts) EachAuditEntry(ctx context.Context, f AuditFilter, fn func(Au
 		args = append(args, f.Limit)
 	}
 	const op = "list audit entries"
-	return s.eachRow(ctx, op, q+` ORDER BY at, id`, args, func(sc scanner) error {
+	return eachRow(s.db, ctx, op, q+` ORDER BY at, id`, args, listChunk, func(sc scanner) (AuditEntry, error) {
 		var (
 			e  AuditEntry
 			at int64
 		)
-		if err := sc.Scan(&e.ID, &at, &e.UserUID, &e.UserName, &e.Remote, &e.Method, &e.Endpoint, &e.Status, &e.Body, &e.BodySize); err != nil {
-			return s.wrapErr(op, err)
-		}
+		err := sc.Scan(&e.ID, &at, &e.UserUID, &e.UserName, &e.Remote, &e.Method, &e.Endpoint, &e.Status, &e.Body, &e.BodySize)
 		e.At = fromMilli(at)
-		return fn(e)
-	})
+		return e, err
+	}, fn)
 }
 
 // auditPruneBatch is how many rows one pruning transaction removes, so the

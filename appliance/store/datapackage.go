@@ -320,13 +320,7 @@ func (s *Files) EachDataPackage(ctx context.Context, fn func(DataPackage) error)
 }
 
 func (s *db) eachPackage(ctx context.Context, op, q string, args []any, fn func(DataPackage) error) error {
-	return s.eachRow(ctx, op, q, args, func(sc scanner) error {
-		p, err := scanPackage(sc)
-		if err != nil {
-			return s.wrapErr(op, err)
-		}
-		return fn(p)
-	})
+	return eachRow(s, ctx, op, q, args, listChunk, func(sc scanner) (DataPackage, error) { return scanPackage(sc) }, fn)
 }
 
 // DeleteDataPackageByHash removes the package and its blob: the metadata

@@ -326,13 +326,8 @@ func (s *Checklists) EachChecklist(ctx context.Context, fn func(ExCheckDoc) erro
 
 func (s *db) eachExCheck(ctx context.Context, kind DocKind, fn func(ExCheckDoc) error) error {
 	op := "list " + kind.String() + "s"
-	return s.eachRow(ctx, op, excheckSelect(kind)+` ORDER BY created_at, uid`, nil, func(sc scanner) error {
-		d, err := scanExCheck(sc)
-		if err != nil {
-			return s.wrapErr(op, err)
-		}
-		return fn(d)
-	})
+	// A document holds up to 1 MiB of XML: a few at a time.
+	return eachRow(s, ctx, op, excheckSelect(kind)+` ORDER BY created_at, uid`, nil, 8, scanExCheck, fn)
 }
 
 func hexSHA256(b []byte) string {

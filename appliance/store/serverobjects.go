@@ -157,14 +157,8 @@ func (s *Objects) ServerObjects(ctx context.Context, kind string) ([]ServerObjec
 // oldest first, as they are read; replayed: only those replayed to clients.
 func (s *Objects) EachServerObject(ctx context.Context, kind string, replayed bool, fn func(ServerObject) error) error {
 	const op = "server objects"
-	return s.eachRow(ctx, op, `SELECT `+serverObjectColumns+` FROM server_objects
-		WHERE (? = '' OR kind = ?) AND (? = 0 OR replay) ORDER BY created_at, uid`, []any{kind, kind, replayed}, func(sc scanner) error {
-		o, err := scanServerObject(sc)
-		if err != nil {
-			return s.wrapErr(op, err)
-		}
-		return fn(o)
-	})
+	return eachRow(s.db, ctx, op, `SELECT `+serverObjectColumns+` FROM server_objects
+		WHERE (? = '' OR kind = ?) AND (? = 0 OR replay) ORDER BY created_at, uid`, []any{kind, kind, replayed}, listChunk, scanServerObject, fn)
 }
 
 // CountServerObjects counts the objects of one kind and origin.

@@ -164,13 +164,7 @@ func scanVideo(sc interface{ Scan(...any) error }) (VideoConnection, error) {
 // first, as they are read.
 func (s *Videos) EachVideoConnection(ctx context.Context, fn func(VideoConnection) error) error {
 	const op = "list video connections"
-	return s.eachRow(ctx, op, `SELECT `+videoColumns+` FROM video_connections ORDER BY created_at, rowid`, nil, func(sc scanner) error {
-		c, err := scanVideo(sc)
-		if err != nil {
-			return s.wrapErr(op, err)
-		}
-		return fn(c)
-	})
+	return eachRow(s.db, ctx, op, `SELECT `+videoColumns+` FROM video_connections ORDER BY created_at, rowid`, nil, listChunk, scanVideo, fn)
 }
 
 // VideoConnections lists the stored connections, oldest first (for tests
