@@ -55,6 +55,10 @@ var (
 	mHistBacklog   = desc("history_backlog", "Events waiting to be written to the CoT history.")
 	mHistBytes     = desc("history_bytes", "Bytes of CoT history stored.")
 	mRetainedItems = desc("cot_retained", "Events retained for replay to new clients now.")
+	mDiskFree      = desc("disk_free_bytes", "Bytes free on the data directory's filesystem (for an unprivileged process).")
+	mDiskTotal     = desc("disk_total_bytes", "Size of the data directory's filesystem.")
+	mDiskReserve   = desc("disk_reserve_bytes", "Free space kept in reserve (diskReserve): below it uploads get 507 and the CoT history pauses.")
+	mDiskFloor     = desc("disk_floor_bytes", "Hard floor of free space (diskFloor): below it every write that grows the database gets 507.")
 )
 
 func (c relayCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -130,10 +134,17 @@ func (c relayCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(mHistEvents, hs.Repeats, "repeat")
 		counter(mHistEvents, hs.Dropped, "dropped")
 		counter(mHistEvents, hs.DroppedBudget, "over_budget")
+		counter(mHistEvents, hs.DroppedDisk, "disk_reserve")
 		counter(mHistPruned, hs.Pruned, "retention")
 		counter(mHistPruned, hs.PrunedSize, "size")
 		gauge(mHistBacklog, float64(hs.Backlog))
 		gauge(mHistBytes, float64(hs.Bytes))
+	}
+	if st := a.space.Status(); st.Known {
+		gauge(mDiskFree, float64(st.Free))
+		gauge(mDiskTotal, float64(st.Total))
+		gauge(mDiskReserve, float64(st.Reserve))
+		gauge(mDiskFloor, float64(st.Floor))
 	}
 }
 

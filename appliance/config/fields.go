@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"outpost/appliance/diskspace"
 )
 
 // field binds one configuration key to its YAML key, environment variable
@@ -59,6 +61,8 @@ var fields = []field{
 	{"historyTotalBytes", "OUTPOST_HISTORY_TOTAL_BYTES", "", "bytes per second all connections together may add to history (0: no limit)", false, func(c *Config) any { return &c.HistoryTotalBytes }},
 	{"shutdownTimeout", "OUTPOST_SHUTDOWN_TIMEOUT", "shutdown-timeout", "deadline of an orderly shutdown", false, func(c *Config) any { return &c.ShutdownTimeout }},
 	{"maxUploadBytes", "OUTPOST_MAX_UPLOAD_BYTES", "max-upload-bytes", "largest data package upload (e.g. 2GiB); larger ones are refused with 413", false, func(c *Config) any { return &c.MaxUploadBytes }},
+	{"diskReserve", "OUTPOST_DISK_RESERVE", "disk-reserve", "free space kept on the data directory's filesystem: below it uploads get 507 and the CoT history pauses (auto: the larger of 5% and 256MiB, at most 10%; a size like 512MiB, a percentage like 5%, or 0: none)", false, func(c *Config) any { return &c.DiskReserve }},
+	{"diskFloor", "OUTPOST_DISK_FLOOR", "disk-floor", "hard floor of free space: below it every write that grows the database gets 507 (auto: 16MiB, at most half the reserve; a size or a percentage)", false, func(c *Config) any { return &c.DiskFloor }},
 	{"auditRetention", "OUTPOST_AUDIT_RETENTION", "audit-retention", "how long management API audit records are kept (e.g. 90d; 0 keeps forever)", false, func(c *Config) any { return &c.AuditRetention }},
 	{"loginTokenLifetime", "OUTPOST_LOGIN_TOKEN_LIFETIME", "login-token-lifetime", "validity of a token issued by POST /api/login (e.g. 12h)", false, func(c *Config) any { return &c.LoginTokenLifetime }},
 	{"memoryLimit", "OUTPOST_MEMORY_LIMIT", "memory-limit", "soft memory limit of the server, e.g. 256MiB (0: none)", false, func(c *Config) any { return &c.MemoryLimit }},
@@ -122,6 +126,12 @@ func (f field) set(c *Config, s string) error {
 		*p = d
 	case *[]string:
 		*p = splitList(s)
+	case *diskspace.Amount:
+		a, err := diskspace.ParseAmount(s)
+		if err != nil {
+			return keyErr(f.key, err.Error())
+		}
+		*p = a
 	default:
 		return keyErr(f.key, "unsupported type")
 	}

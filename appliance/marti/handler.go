@@ -12,6 +12,7 @@ import (
 
 	"outpost/appliance/access"
 	"outpost/appliance/broker"
+	"outpost/appliance/diskspace"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/store"
 	"outpost/appliance/users"
@@ -33,6 +34,9 @@ type Options struct {
 
 	// MaxUploadBytes bounds one uploaded file (maxUploadBytes; 413 above).
 	MaxUploadBytes int64
+	// Space is the data filesystem's reserve: uploads below it get 507
+	// (httpapi.Upload). Nil: none.
+	Space *diskspace.Gauge
 
 	// Identify returns the user name and certificate serial of a mutual-TLS
 	// request (pki.Authority.Identity): the submitter of uploads on 8443 and

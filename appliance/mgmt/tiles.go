@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"outpost/appliance/atomicfile"
+	"outpost/appliance/diskspace"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -69,6 +70,7 @@ type basemap struct {
 	path  string // basemapPath; "" to use a data package
 	dir   string // where uploaded basemaps are copied; "" disables them
 	files *store.Files
+	space *diskspace.Gauge // a copy must leave the reserve free
 	log   *slog.Logger
 
 	mu        sync.Mutex
@@ -197,6 +199,10 @@ func (b *basemap) copyPackage(p store.DataPackage, file string) {
 }
 
 func (b *basemap) copyBlob(p store.DataPackage, file string) error {
+	if err := b.space.CheckUpload(p.Size); err != nil {
+		return err
+	}
+	b.space.Note(p.Size)
 	if err := os.MkdirAll(b.dir, 0o700); err != nil {
 		return err
 	}

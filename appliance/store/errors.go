@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 
+	"outpost/appliance/diskspace"
 	"outpost/appliance/fault"
 
 	"modernc.org/sqlite"
@@ -33,6 +34,10 @@ var (
 	// ErrForbidden: the caller's mission role does not allow the change
 	// (missions.go); nothing was changed.
 	ErrForbidden error = fault.New(fault.Forbidden, "store: forbidden")
+	// ErrNoSpace: the disk is below its hard floor (diskspace), or SQLite
+	// found it full; nothing was stored. The same error as
+	// diskspace.ErrNoSpace.
+	ErrNoSpace = diskspace.ErrNoSpace
 	// ErrClosed: the store, blob writer or history writer is closed.
 	ErrClosed = errors.New("store: closed")
 	// ErrSchemaTooNew: the database was migrated by a newer Outpost.
@@ -58,4 +63,14 @@ func isUniqueViolation(err error) bool {
 		return true
 	}
 	return false
+}
+
+// isDiskFull reports whether err is SQLite's "database or disk is full"
+// (SQLITE_FULL, also as an I/O error writing or truncating).
+func isDiskFull(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.Code()&0xff == sqlite3.SQLITE_FULL
 }

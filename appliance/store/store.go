@@ -18,6 +18,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go)
+
+	"outpost/appliance/diskspace"
 )
 
 // Defaults of Options.
@@ -40,6 +42,11 @@ type Options struct {
 	// CPUs, at least one). See passwordgate.go.
 	PasswordChecksPerSecond  float64
 	PasswordCheckConcurrency int
+	// Space is the gauge of the database's filesystem: below its hard
+	// floor every write that grows the database fails with ErrNoSpace
+	// (deletions still run). nil: no floor, only SQLite's own "disk is
+	// full", which is ErrNoSpace too.
+	Space *diskspace.Gauge
 }
 
 // Store is the open database. It is safe for concurrent use. What it holds
@@ -106,7 +113,8 @@ type db struct {
 	r       *sql.DB // the query_only read pool
 	log     *slog.Logger
 	maxBlob int64
-	primary *primaryLock // nil when another process holds the primary lock
+	space   *diskspace.Gauge // nil: no floor
+	primary *primaryLock     // nil when another process holds the primary lock
 
 	// passwordIter is the PBKDF2 iteration count for new hashes; tests lower it.
 	passwordIter int
@@ -158,6 +166,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		path:         path,
 		log:          opts.Logger.With("component", "store"),
 		maxBlob:      opts.MaxBlobSize,
+		space:        opts.Space,
 		passwordIter: pbkdf2Iterations,
 		pwGate:       newPasswordGate(opts.PasswordChecksPerSecond, opts.PasswordCheckConcurrency),
 		histories:    make(map[*History]struct{}),
@@ -221,8 +230,28 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 }
 
 // inTx runs fn in one writer transaction, committing when it returns nil.
-// Errors that are not already sentinel-wrapped get op as context.
+// Errors that are not already sentinel-wrapped get op as context. Below the
+// disk's hard floor it fails with ErrNoSpace before it begins.
 func (s *db) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	if err := s.room(op); err != nil {
+		return err
+	}
+	return s.inTxAnySpace(ctx, op, fn)
+}
+
+// room refuses a write that grows the database below the disk's hard floor.
+func (s *db) room(op string) error {
+	if err := s.space.CheckWrite(); err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	return nil
+}
+
+// inTxAnySpace is inTx whatever the free space: for what frees space
+// (deletions, pruning), so an operator can always make room, and for what a
+// start must do (adopting old group fields, which writes nothing once
+// done), so a server below the floor still starts and relays.
+func (s *db) inTxAnySpace(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrapErr(op, err)
@@ -296,6 +325,11 @@ func (s *db) wrapErr(op string, err error) error {
 	}
 	if s.closed.Load() && !errors.Is(err, ErrClosed) {
 		return fmt.Errorf("store: %s: %w (%w)", op, ErrClosed, err)
+	}
+	if isDiskFull(err) {
+		// SQLite's words stay in the chain, before the sentinel: a client
+		// is told only what follows it (fault.Detail).
+		return fmt.Errorf("store: %s (%w): %w: the server's disk is full; nothing was stored", op, err, ErrNoSpace)
 	}
 	return fmt.Errorf("store: %s: %w", op, err)
 }
