@@ -19,6 +19,7 @@ import (
 	"outpost/appliance/admin"
 	"outpost/appliance/broker"
 	"outpost/appliance/config"
+	"outpost/appliance/diskspace"
 	"outpost/appliance/geo"
 	"outpost/appliance/logx"
 	"outpost/appliance/marti"
@@ -48,6 +49,7 @@ type Appliance struct {
 	log *slog.Logger
 
 	store       *store.Store
+	space       *diskspace.Gauge // free space of the data directory against the reserve
 	history     *store.History
 	historyLog  *logx.Limiter
 	broker      *broker.Broker
@@ -118,8 +120,11 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	if err := admin.PrepareData(cfg, a.log); err != nil {
 		return err
 	}
+	// The disk reserve (README "Free disk space"): uploads, the CoT history
+	// and, below the floor, every write that grows the database ask it.
+	a.space = diskspace.New(cfg.DataDir, diskspace.Options{Reserve: cfg.DiskReserve, Floor: cfg.DiskFloor, Logger: a.log})
 	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log, MaxBlobSize: cfg.MaxUploadBytes,
-		PasswordChecksPerSecond: float64(cfg.PasswordChecksPerSecond), Budgets: admin.Budgets(cfg)})
+		PasswordChecksPerSecond: float64(cfg.PasswordChecksPerSecond), Budgets: admin.Budgets(cfg), Space: a.space})
 	if err != nil {
 		return err
 	}
@@ -130,6 +135,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		Retention: cfg.HistoryRetention, MaxBytes: int64(cfg.HistoryMaxBytes),
 		ClientRate: float64(cfg.HistoryClientRate), ClientBytes: int64(cfg.HistoryClientBytes),
 		TotalRate: float64(cfg.HistoryTotalRate), TotalBytes: int64(cfg.HistoryTotalBytes),
+		Paused: a.space.BelowReserve,
 	})
 	a.store.Missions().MissionSubscribers("") // loads the subscriber lists now, not on the relay's first mission event
 	a.historyLog = logx.NewLimiter(a.log.With("component", "cot-history"), 10, 10*time.Second)
@@ -206,7 +212,7 @@ func (a *Appliance) observe(env *broker.Envelope, from *broker.Session) {
 		source, client = from.Info().Listener, from.ID()
 	}
 	if !a.history.Add(env.Event, env.XML(), time.Now(), source, client, env.Groups()) {
-		a.historyLog.Debug("event not stored in history: budget spent or backlog full", "uid", logx.Clip(env.Event.UID), "type", logx.Clip(env.Event.Type))
+		a.historyLog.Debug("event not stored in history: budget spent, backlog full or the disk reserve reached", "uid", logx.Clip(env.Event.UID), "type", logx.Clip(env.Event.Type))
 	}
 	if from != nil {
 		a.objects.Observe(env.Event, env.Directed, env.Groups()) // emergencies clients raise and cancel
@@ -266,7 +272,7 @@ func (a *Appliance) buildListeners() {
 		a.mgmt = mgmt.New(mgmt.Options{
 			Broker: a.broker, Accounts: a.store.Accounts(), Files: a.store.Files(), Missions: a.store.Missions(), Events: a.store.Events(),
 			Users: a.users, Directory: a.directory, Guard: a.guard, Objects: a.objects, AllowedClientIP: a.allowedCLI.Contains,
-			MaxUploadBytes: cfg.MaxUploadBytes, LoginTokenLifetime: cfg.LoginTokenLifetime, AuditRetention: cfg.AuditRetention,
+			MaxUploadBytes: cfg.MaxUploadBytes, Space: a.space, LoginTokenLifetime: cfg.LoginTokenLifetime, AuditRetention: cfg.AuditRetention,
 			Metrics: a.newMetrics(), Channel: a.channel, Logger: a.log,
 			Console: web.FS(), BasemapPath: cfg.BasemapPath, BasemapDir: filepath.Join(cfg.DataDir, "basemaps"),
 			PublicHost: cfg.PublicHost,
@@ -284,7 +290,7 @@ func (a *Appliance) buildListeners() {
 		Missions: a.store.Missions(), Files: a.store.Files(), Checklists: a.store.Checklists(), Events: a.store.Events(),
 		Videos: a.store.Videos(), Accounts: a.store.Accounts(),
 		Directory: a.directory, Users: a.users, Guard: a.guard,
-		MaxUploadBytes: cfg.MaxUploadBytes, Identify: a.pki.Identity,
+		MaxUploadBytes: cfg.MaxUploadBytes, Space: a.space, Identify: a.pki.Identity,
 		MissionLogsPerMinute: cfg.MissionLogEntriesPerMinute, MissionLogBytesPerMinute: cfg.MissionLogBytesPerMinute,
 		Websocket: marti.WebsocketOptions{
 			MaxSockets: cfg.MaxConnections, MaxMessage: cfg.MaxMessageBytes, IdleTimeout: cfg.SSLSockTimeout,

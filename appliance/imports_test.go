@@ -24,15 +24,16 @@ var allowedImports = map[string][]string{
 	"appliance/atomicfile":    {},
 	"appliance/fault":         {},
 	"appliance/rate":          {},
-	"appliance/httpapi":       {"appliance/cot"},
+	"appliance/httpapi":       {"appliance/cot", "appliance/diskspace"},
 	"appliance/cot/takproto":  {},
 	"appliance/geo":           {},
-	"appliance/config":        {},
+	"appliance/config":        {"appliance/diskspace"},
+	"appliance/diskspace":     {},
 	"appliance/pki":           {"appliance/logx"},
 	"web":                     {},
 	"appliance/service":       {},
 	"appliance/broker":        {"appliance/cot", "appliance/logx"},
-	"appliance/store":         {"appliance/cot", "appliance/logx", "appliance/rate"},
+	"appliance/store":         {"appliance/cot", "appliance/logx", "appliance/rate", "appliance/diskspace"},
 	"appliance/takclient":     {"appliance/cot"},
 	"cmd/outpost-load":        {"appliance/cot", "appliance/takclient"},
 	"appliance/objects":       {"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/logx"},
@@ -47,7 +48,7 @@ var allowedImports = map[string][]string{
 	"appliance/sysinfo":       {},
 	"appliance/marti":         append([]string{"appliance/excheck", "appliance/cotsession", "appliance/access", "appliance/users"}, transportDeps...),
 	"appliance": {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti", "appliance/objects", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate", "web",
-		"appliance/access", "appliance/users", "appliance/admin", "appliance/cotsession"},
+		"appliance/access", "appliance/users", "appliance/admin", "appliance/cotsession", "appliance/diskspace"},
 	"appliance/netx": {"appliance/logx"},
 	// Test support: imported by test files only (testOnly below).
 	"internal/testkit":  {},
@@ -69,7 +70,7 @@ var allowedImports = map[string][]string{
 // import them (tests, the load tool and the build tool need no exception).
 var leaves = []string{"appliance/logx", "appliance/atomicfile", "appliance/fault"}
 
-var transportDeps = []string{"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/pki", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate"}
+var transportDeps = []string{"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/pki", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate", "appliance/diskspace"}
 
 // testOnly are packages any test file may also import.
 var testOnly = []string{"appliance/takclient", "internal/testkit", "appliance/apptest"}

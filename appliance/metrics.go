@@ -56,6 +56,10 @@ var (
 	mHistBytes     = desc("history_bytes", "Bytes of CoT history stored.")
 	mRetainedItems = desc("cot_retained", "Events retained for replay to new clients now.")
 	mAuditPruned   = desc("audit_pruned_total", "Audit records pruned, by rule: older than auditRetention, or beyond maxAuditRecords.", "rule")
+	mDiskFree      = desc("disk_free_bytes", "Bytes free on the data directory's filesystem (for an unprivileged process).")
+	mDiskTotal     = desc("disk_total_bytes", "Size of the data directory's filesystem.")
+	mDiskReserve   = desc("disk_reserve_bytes", "Free space kept in reserve (diskReserve): below it uploads get 507 and the CoT history pauses.")
+	mDiskFloor     = desc("disk_floor_bytes", "Hard floor of free space (diskFloor): below it every write that grows the database gets 507.")
 )
 
 func (c relayCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -131,6 +135,7 @@ func (c relayCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(mHistEvents, hs.Repeats, "repeat")
 		counter(mHistEvents, hs.Dropped, "dropped")
 		counter(mHistEvents, hs.DroppedBudget, "over_budget")
+		counter(mHistEvents, hs.DroppedDisk, "disk_reserve")
 		counter(mHistPruned, hs.Pruned, "retention")
 		counter(mHistPruned, hs.PrunedSize, "size")
 		gauge(mHistBacklog, float64(hs.Backlog))
@@ -140,6 +145,12 @@ func (c relayCollector) Collect(ch chan<- prometheus.Metric) {
 		byAge, byCount := a.store.Accounts().AuditPruned()
 		counter(mAuditPruned, byAge, "retention")
 		counter(mAuditPruned, byCount, "budget")
+	}
+	if st := a.space.Status(); st.Known {
+		gauge(mDiskFree, float64(st.Free))
+		gauge(mDiskTotal, float64(st.Total))
+		gauge(mDiskReserve, float64(st.Reserve))
+		gauge(mDiskFloor, float64(st.Floor))
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"outpost/appliance/diskspace"
 )
 
 // Config is the whole configuration of one appliance. The zero value is not
@@ -66,6 +68,12 @@ type Config struct {
 	HistoryTotalBytes  int           // historyTotalBytes: bytes per second all connections may add (0: none)
 	ShutdownTimeout    time.Duration // shutdownTimeout: the whole orderly shutdown
 	MaxUploadBytes     int64         // maxUploadBytes: largest data package upload (413 above it)
+	// diskReserve: free space kept on the data directory's filesystem; below it uploads are
+	// refused (507) and the CoT history pauses. Auto: the larger of 5 % and 256 MiB, at most 10 %.
+	DiskReserve diskspace.Amount
+	// diskFloor: below it every write that grows the database is refused (507). Auto: 16 MiB,
+	// at most half the reserve; never above the reserve.
+	DiskFloor diskspace.Amount
 
 	// Mission budgets (RELIABILITY.md "Budgets"): what one mission may hold
 	// and what one client address may write to mission logs. 0: no limit.
@@ -338,6 +346,9 @@ func (c *Config) Validate() error {
 		if b.v < b.least {
 			return keyErr(b.key, fmt.Sprintf("must be at least %d (a budget; there is no unlimited)", b.least))
 		}
+	}
+	if r, f := c.DiskReserve, c.DiskFloor; r.Set && f.Set && r.Percent == 0 && f.Percent == 0 && f.Bytes > r.Bytes {
+		return keyErr("diskFloor", fmt.Sprintf("%s is above diskReserve (%s): the floor is the last line under the reserve", f, r))
 	}
 	if c.MaxMessageBytes < 1024 || c.MaxMessageBytes > 8<<20 {
 		return keyErr("maxMessageBytes", "must be between 1 KiB and 8 MiB (events over 64 KiB are never relayed)")

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"outpost/appliance/diskspace"
 )
 
 // field binds one configuration key to its YAML key, environment variable
@@ -73,6 +75,8 @@ var fields = []field{
 	{"maxVideoConnections", "OUTPOST_MAX_VIDEO_CONNECTIONS", "", "video connections kept; more are refused with 409", false, func(c *Config) any { return &c.MaxVideoConnections }},
 	{"maxServerObjects", "OUTPOST_MAX_SERVER_OBJECTS", "", "geo objects and emergencies made through the management API kept; more are refused with 409", false, func(c *Config) any { return &c.MaxServerObjects }},
 	{"maxDataPackages", "OUTPOST_MAX_DATA_PACKAGES", "", "data packages kept; more are refused with 409", false, func(c *Config) any { return &c.MaxDataPackages }},
+	{"diskReserve", "OUTPOST_DISK_RESERVE", "disk-reserve", "free space kept on the data directory's filesystem: below it uploads get 507 and the CoT history pauses (auto: the larger of 5% and 256MiB, at most 10%; a size like 512MiB, a percentage like 5%, or 0: none)", false, func(c *Config) any { return &c.DiskReserve }},
+	{"diskFloor", "OUTPOST_DISK_FLOOR", "disk-floor", "hard floor of free space: below it every write that grows the database gets 507 (auto: 16MiB, at most half the reserve; a size or a percentage)", false, func(c *Config) any { return &c.DiskFloor }},
 	{"auditRetention", "OUTPOST_AUDIT_RETENTION", "audit-retention", "how long management API audit records are kept (e.g. 90d; 0 keeps forever)", false, func(c *Config) any { return &c.AuditRetention }},
 	{"loginTokenLifetime", "OUTPOST_LOGIN_TOKEN_LIFETIME", "login-token-lifetime", "validity of a token issued by POST /api/login (e.g. 12h)", false, func(c *Config) any { return &c.LoginTokenLifetime }},
 	{"channelAuthTimeout", "OUTPOST_CHANNEL_AUTH_TIMEOUT", "channel-auth-timeout", "close a socket.io channel socket that has not authenticated with websocketkey this long after its handshake", false, func(c *Config) any { return &c.ChannelAuthTimeout }},
@@ -138,6 +142,12 @@ func (f field) set(c *Config, s string) error {
 		*p = d
 	case *[]string:
 		*p = splitList(s)
+	case *diskspace.Amount:
+		a, err := diskspace.ParseAmount(s)
+		if err != nil {
+			return keyErr(f.key, err.Error())
+		}
+		*p = a
 	default:
 		return keyErr(f.key, "unsupported type")
 	}

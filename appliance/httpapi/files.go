@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"outpost/appliance/diskspace"
 	"outpost/appliance/fault"
 	"outpost/appliance/logx"
 )
@@ -93,24 +94,33 @@ func ServeDownload(w http.ResponseWriter, r *http.Request, d Download) {
 }
 
 // Upload is what every route that takes a file shares (the management API's
-// data packages, the client API's enterprise sync): the bound on the body,
-// reading the file part, and the answer to each way an upload fails. Nothing
-// is stored by an upload that fails, whichever way.
+// data packages, the client API's enterprise sync and mission uploads): the
+// bound on the body, the disk reserve, reading the file part, and the answer
+// to each way an upload fails. Nothing is stored by an upload that fails,
+// whichever way.
 type Upload struct {
-	What     string // what is uploaded, in log lines: "data package", "enterprise sync"
-	Name     string // the file's name as the client gave it (logged clipped)
-	MaxBytes int64  // the largest file accepted (maxUploadBytes)
-	Internal string // the route's 500 text (api.md §7)
+	What     string           // what is uploaded, in log lines: "data package", "enterprise sync"
+	Name     string           // the file's name as the client gave it (logged clipped)
+	MaxBytes int64            // the largest file accepted (maxUploadBytes)
+	Space    *diskspace.Gauge // the data filesystem's reserve (nil: none)
+	Internal string           // the route's 500 text (api.md §7)
 }
 
-// Begin refuses a body announced larger than the limit (413) and bounds the
-// rest of it; false means it was answered.
+// Begin refuses a body announced larger than the limit (413), any upload
+// while free disk space is below the reserve (507), and one whose announced
+// length alone would take it below (413); it bounds the rest of the body and
+// reads it through the reserve, so an upload that crosses it mid-stream is
+// cut (507, nothing stored). False means it was answered.
 func (u Upload) Begin(w http.ResponseWriter, r *http.Request) bool {
 	if r.ContentLength > u.MaxBytes+MultipartSlack {
 		u.tooLarge(w, r, r.ContentLength)
 		return false
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, u.MaxBytes+MultipartSlack)
+	if err := u.Space.CheckUpload(r.ContentLength); err != nil {
+		u.Failed(w, r, err)
+		return false
+	}
+	r.Body = u.Space.Body(http.MaxBytesReader(w, r.Body, u.MaxBytes+MultipartSlack))
 	return true
 }
 
@@ -122,7 +132,7 @@ func (u Upload) File(w http.ResponseWriter, r *http.Request, field string) (*mul
 	switch {
 	case err == nil:
 		return part, true
-	case errors.As(err, &he), errors.As(err, &mbe):
+	case errors.As(err, &he), errors.As(err, &mbe), fault.KindOf(err) != fault.Internal:
 		u.Failed(w, r, err)
 	default:
 		// Anything else went wrong reading the body before the file.
@@ -133,13 +143,19 @@ func (u Upload) File(w http.ResponseWriter, r *http.Request, field string) (*mul
 
 // Failed answers an upload that could not be read or stored: too large
 // (413, the connection closed), a broken or abandoned body (400, or nothing
-// when the client went away), a refusal of the store (its kind, Fail), or a
-// fault of ours (500).
+// when the client went away), no room on the disk (507 or, for an announced
+// length, 413, the connection closed), a refusal of the store (its kind,
+// Fail), or a fault of ours (500).
 func (u Upload) Failed(w http.ResponseWriter, r *http.Request, err error) {
 	var mbe *http.MaxBytesError
 	var he *Error
 	switch {
 	case errors.As(err, &he):
+		Fail(w, r, err, u.Internal)
+	case errors.Is(err, diskspace.ErrNoSpace) || errors.Is(err, diskspace.ErrWouldCross):
+		loggerOf(r).Info(u.What+" upload refused: not enough free disk space; nothing stored", "name", logx.Clip(u.Name),
+			"remote", ClientAddr(r).String(), "content_length", r.ContentLength, "reason", fault.Detail(err))
+		w.Header().Set("Connection", "close") // the rest of the body is not read
 		Fail(w, r, err, u.Internal)
 	case errors.As(err, &mbe) || fault.KindOf(err) == fault.TooLarge:
 		u.tooLarge(w, r, -1)

@@ -13,6 +13,7 @@ import (
 
 	"outpost/appliance/access"
 	"outpost/appliance/broker"
+	"outpost/appliance/diskspace"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/rate"
 	"outpost/appliance/store"
@@ -35,6 +36,9 @@ type Options struct {
 
 	// MaxUploadBytes bounds one uploaded file (maxUploadBytes; 413 above).
 	MaxUploadBytes int64
+	// Space is the data filesystem's reserve: uploads below it get 507
+	// (httpapi.Upload). Nil: none.
+	Space *diskspace.Gauge
 
 	// Mission log entries one client address may write per minute, and
 	// their content bytes (missionLogEntriesPerMinute,

@@ -164,7 +164,7 @@ func (h *Handler) receive(w http.ResponseWriter, r *http.Request, u upload) (sto
 		httpapi.Fail(w, r, err, syncError)
 		return store.DataPackage{}, false
 	}
-	up := httpapi.Upload{What: "enterprise sync", Name: u.name, MaxBytes: h.opts.MaxUploadBytes, Internal: syncError + "the upload could not be stored"}
+	up := httpapi.Upload{What: "enterprise sync", Name: u.name, MaxBytes: h.opts.MaxUploadBytes, Space: h.opts.Space, Internal: syncError + "the upload could not be stored"}
 	if !up.Begin(w, r) {
 		return store.DataPackage{}, false
 	}

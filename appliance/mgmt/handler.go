@@ -10,6 +10,7 @@ import (
 
 	"outpost/appliance/access"
 	"outpost/appliance/broker"
+	"outpost/appliance/diskspace"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/objects"
@@ -55,6 +56,9 @@ type Options struct {
 	AllowedClientIP func(netip.Addr) bool
 	// MaxUploadBytes is the largest data package upload (maxUploadBytes).
 	MaxUploadBytes int64
+	// Space is the data filesystem's gauge: uploads below its reserve get
+	// 507, and GET /api/server shows it. Nil: none.
+	Space *diskspace.Gauge
 	// LoginTokenLifetime is the validity of a POST /api/login token.
 	LoginTokenLifetime time.Duration
 	// AuditRetention is how long audit records are kept (0: forever).
@@ -153,7 +157,7 @@ func New(opts Options) *API {
 	}
 	// Basemap tiles and the ATAK map source: TAK clients fetch them without
 	// a token (tiles.go).
-	a.basemap = &basemap{path: opts.BasemapPath, dir: opts.BasemapDir, files: opts.Files, log: opts.Logger}
+	a.basemap = &basemap{path: opts.BasemapPath, dir: opts.BasemapDir, files: opts.Files, space: opts.Space, log: opts.Logger}
 	rt.Handle("GET /tiles/", access.Public, a.tiles)
 	// The console's live map and server state (mapview.go, serverinfo.go).
 	rt.Handle("GET /api/whoami", access.Any, a.whoami)

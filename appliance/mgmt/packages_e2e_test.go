@@ -241,7 +241,9 @@ func TestPackageOwnership(t *testing.T) {
 		Editable          bool
 	}
 	list := func(token string) map[string]item {
-		var out struct{ JSONList []item `json:"json_list"` }
+		var out struct {
+			JSONList []item `json:"json_list"`
+		}
 		e.do("GET", "/DataPackageTable", token, nil).JSON(t, &out)
 		m := map[string]item{}
 		for _, it := range out.JSONList {

@@ -3,7 +3,7 @@ package mgmt
 // The server's state over REST, for the console and scripts that hold a
 // bearer token rather than the websocket key (docs/api-management.md
 // "Server"): GET /api/server (version, uptime, listeners and whether they
-// accept connections, machine health) and GET /api/logs (the recent log
+// accept connections, machine health, free disk space against the reserve) and GET /api/logs (the recent log
 // records). They answer what the socket.io channel's serviceInfo,
 // systemStatus, serverHealth and logs events answer (api.md §6.1), from the
 // same code, plus the relay's counters. The listeners are probed at most
@@ -32,6 +32,17 @@ type serverRelay struct {
 	Delivered uint64 `json:"delivered"` // events queued to clients
 }
 
+// serverDisk is the free space of the data directory's filesystem against
+// the disk reserve (README "Free disk space").
+type serverDisk struct {
+	FreeBytes    int64 `json:"freeBytes"`
+	TotalBytes   int64 `json:"totalBytes"`
+	ReserveBytes int64 `json:"reserveBytes"` // below it uploads get 507 and the CoT history pauses
+	FloorBytes   int64 `json:"floorBytes"`   // below it every write that grows the database gets 507
+	BelowReserve bool  `json:"belowReserve"`
+	BelowFloor   bool  `json:"belowFloor"`
+}
+
 type serverAnswer struct {
 	Version    string          `json:"version"`
 	Started    string          `json:"started"`
@@ -41,6 +52,7 @@ type serverAnswer struct {
 	Services   []serverService `json:"services"`
 	Health     healthInfo      `json:"health"`
 	Relay      serverRelay     `json:"relay"`
+	Disk       *serverDisk     `json:"disk"` // null when free space cannot be measured
 }
 
 // serverStatusMaxAge spaces the listener probes of GET /api/server: each
@@ -65,6 +77,10 @@ func (a *API) serverInfo(w http.ResponseWriter, r *http.Request) {
 	if a.opts.Broker != nil {
 		st := a.opts.Broker.Stats()
 		out.Relay = serverRelay{Sessions: st.Sessions, Published: st.Published, Delivered: st.Delivered}
+	}
+	if st := a.opts.Space.Status(); st.Known {
+		out.Disk = &serverDisk{FreeBytes: st.Free, TotalBytes: st.Total, ReserveBytes: st.Reserve, FloorBytes: st.Floor,
+			BelowReserve: st.BelowReserve, BelowFloor: st.BelowFloor}
 	}
 	status := c.statusNow(serverStatusMaxAge)
 	for _, s := range c.services() {

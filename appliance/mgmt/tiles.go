@@ -35,6 +35,8 @@ import (
 	"time"
 
 	"outpost/appliance/atomicfile"
+	"outpost/appliance/diskspace"
+	"outpost/appliance/fault"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/store"
@@ -44,9 +46,10 @@ import (
 const BasemapKeyword = "basemap"
 
 const (
-	basemapRecheck    = 2 * time.Second  // how often the source is looked at again
-	basemapCloseDelay = 30 * time.Second // a replaced tile set is closed this long after
-	tileCache         = "public, max-age=300"
+	basemapRecheck     = 2 * time.Second  // how often the source is looked at again
+	basemapNoRoomRetry = time.Minute      // how long a copy refused for the disk reserve waits to be tried again
+	basemapCloseDelay  = 30 * time.Second // a replaced tile set is closed this long after
+	tileCache          = "public, max-age=300"
 )
 
 // tileTypes maps a tile format to its Content-Type.
@@ -69,13 +72,15 @@ type basemap struct {
 	path  string // basemapPath; "" to use a data package
 	dir   string // where uploaded basemaps are copied; "" disables them
 	files *store.Files
+	space *diskspace.Gauge // a copy must leave the reserve free
 	log   *slog.Logger
 
 	mu        sync.Mutex
 	cur       *openBasemap
 	checked   time.Time
-	preparing string // hash of the package being copied
-	failed    string // key that failed to open (not retried until it changes)
+	preparing string    // hash of the package being copied
+	failed    string    // key that failed to open (not retried until it changes)
+	noRoom    time.Time // a copy found no room on the disk: tried again after basemapNoRoomRetry
 	closed    bool
 }
 
@@ -125,7 +130,8 @@ func (b *basemap) refreshLocked(ctx context.Context) {
 		}
 		return
 	}
-	if (b.cur != nil && b.cur.key == p.Hash) || b.preparing == p.Hash || b.failed == p.Hash {
+	if (b.cur != nil && b.cur.key == p.Hash) || b.preparing == p.Hash || b.failed == p.Hash ||
+		time.Since(b.noRoom) < basemapNoRoomRetry {
 		return
 	}
 	file := filepath.Join(b.dir, p.Hash+".mbtiles")
@@ -187,6 +193,13 @@ func (b *basemap) copyPackage(p store.DataPackage, file string) {
 	defer b.mu.Unlock()
 	b.preparing = ""
 	b.checked = time.Time{} // look again at the next request
+	if errors.Is(err, diskspace.ErrNoSpace) || errors.Is(err, diskspace.ErrWouldCross) {
+		// Not the package's fault: tried again once space may be back.
+		b.log.Warn("basemap data package not copied for serving: it would take the disk below its reserve; trying again in a minute",
+			"package", logx.Clip(p.Name), "bytes", p.Size, "reason", fault.Detail(err))
+		b.noRoom = time.Now()
+		return
+	}
 	if err != nil {
 		b.log.Error("could not copy the basemap data package to a file", "package", logx.Clip(p.Name), "err", err)
 		b.failed = p.Hash
@@ -197,6 +210,10 @@ func (b *basemap) copyPackage(p store.DataPackage, file string) {
 }
 
 func (b *basemap) copyBlob(p store.DataPackage, file string) error {
+	if err := b.space.CheckUpload(p.Size); err != nil {
+		return err
+	}
+	b.space.Note(p.Size)
 	if err := os.MkdirAll(b.dir, 0o700); err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func (a *API) uploadPackage(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, packagesError)
 		return
 	}
-	up := httpapi.Upload{What: "data package", Name: name, MaxBytes: a.opts.MaxUploadBytes, Internal: packagesError + "the upload could not be stored"}
+	up := httpapi.Upload{What: "data package", Name: name, MaxBytes: a.opts.MaxUploadBytes, Space: a.opts.Space, Internal: packagesError + "the upload could not be stored"}
 	if !up.Begin(w, r) {
 		return
 	}

@@ -151,7 +151,7 @@ func (s *Service) Restore(ctx context.Context) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.expire(ctx); err != nil {
-		if !errors.Is(err, store.ErrDiskFull) {
+		if !errors.Is(err, store.ErrNoSpace) {
 			return 0, err
 		}
 		s.log.Warn("no space left to remove the objects past their stale time; they are not replayed", "err", err)

@@ -44,6 +44,9 @@ func (s *Accounts) AddAudit(ctx context.Context, e AuditEntry) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: add audit entry: %w", err)
 	}
+	if err := s.room("add audit entry"); err != nil {
+		return err
+	}
 	if e.At.IsZero() {
 		e.At = time.Now()
 	}

@@ -76,6 +76,9 @@ func (s *Files) CreateBlob(ctx context.Context) (*BlobWriter, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: create blob: %w", err)
 	}
+	if err := s.room("create blob"); err != nil {
+		return nil, err
+	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	res, err := s.w.ExecContext(ctx, `INSERT INTO blobs(state, chunk_size, created_at) VALUES (?, ?, ?)`,
 		blobPending, ChunkSize, unixMilli(now))
@@ -298,7 +301,7 @@ func (s *Files) DeleteBlob(ctx context.Context, id int64) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: delete blob: %w", err)
 	}
-	err := s.inTx(ctx, "delete blob", func(tx *sql.Tx) error {
+	err := s.inTxAnySpace(ctx, "delete blob", func(tx *sql.Tx) error {
 		var used int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM data_packages WHERE blob_id = ?`, id).Scan(&used); err != nil {
 			return err
@@ -378,7 +381,7 @@ func (s *db) sweepBlobs(ctx context.Context) (int, error) {
 }
 
 func isSentinel(err error) bool {
-	for _, e := range []error{ErrNotFound, ErrConflict, ErrInvalid, ErrTooLarge, ErrHashMismatch, ErrBadCredentials, ErrClosed, ErrForbidden, ErrBusy, ErrDiskFull} {
+	for _, e := range []error{ErrNotFound, ErrConflict, ErrInvalid, ErrTooLarge, ErrHashMismatch, ErrBadCredentials, ErrClosed, ErrForbidden, ErrBusy, ErrNoSpace} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -179,3 +179,26 @@ func (r *BlobReader) load(seq int64) error {
 	r.seq = seq
 	return rows.Close()
 }
+
+// BlobCounts is how many blobs and chunk rows the database holds.
+type BlobCounts struct {
+	Complete int64 // visible blobs
+	Other    int64 // pending (an upload in progress) or being deleted
+	Chunks   int64 // rows of blob_chunks, whatever their blob
+}
+
+// CountBlobs counts the blobs and their chunk rows (what a failed upload
+// must not leave behind).
+func (s *Files) CountBlobs(ctx context.Context) (BlobCounts, error) {
+	if err := s.check(ctx); err != nil {
+		return BlobCounts{}, fmt.Errorf("store: count blobs: %w", err)
+	}
+	var c BlobCounts
+	err := s.r.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM blobs WHERE state = ?), (SELECT COUNT(*) FROM blobs WHERE state <> ?),
+		(SELECT COUNT(*) FROM blob_chunks)`, blobComplete, blobComplete).Scan(&c.Complete, &c.Other, &c.Chunks)
+	if err != nil {
+		return BlobCounts{}, s.wrapErr("count blobs", err)
+	}
+	return c, nil
+}

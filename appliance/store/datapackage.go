@@ -331,7 +331,7 @@ func (s *Files) DeleteDataPackageByHash(ctx context.Context, hash string) error 
 		return fmt.Errorf("store: delete data package: %w", err)
 	}
 	var blobID int64
-	err := s.inTx(ctx, "delete data package", func(tx *sql.Tx) error {
+	err := s.inTxAnySpace(ctx, "delete data package", func(tx *sql.Tx) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `SELECT id, blob_id FROM data_packages WHERE hash = ?`, strings.ToLower(hash)).Scan(&id, &blobID)
 		if errors.Is(err, sql.ErrNoRows) {

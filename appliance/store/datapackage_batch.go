@@ -100,7 +100,7 @@ func (s *Files) DeleteDataPackagesByHash(ctx context.Context, hashes []string) e
 	}
 	seen := map[string]bool{}
 	var blobIDs []int64
-	err := s.inTx(ctx, "delete data packages", func(tx *sql.Tx) error {
+	err := s.inTxAnySpace(ctx, "delete data packages", func(tx *sql.Tx) error {
 		for _, h := range hashes {
 			h = strings.ToLower(h)
 			if seen[h] {

@@ -17,7 +17,7 @@ import (
 // The tests on a real full filesystem (testkit.SmallFS: Linux, as root).
 
 // TestOpenOnFullDisk: on a filesystem with no byte free, a database with no
-// pending migration opens, reads, refuses a blob with ErrDiskFull and takes
+// pending migration opens, reads, refuses a blob with ErrNoSpace and takes
 // it once space is freed, without being opened again.
 func TestOpenOnFullDisk(t *testing.T) {
 	dir := testkit.SmallFS(t, 16<<20)
@@ -77,7 +77,7 @@ func TestMigrationOnFullDisk(t *testing.T) {
 	_, err = migrate(context.Background(), w, append(ms, next))
 	s := &db{log: testkit.Logger(t)}
 	err = s.noSpaceAtOpen(path, err)
-	if !errors.Is(err, ErrDiskFull) || err.Error() != "store: no space left on the data filesystem ("+dir+"): free some and start again" {
+	if !errors.Is(err, ErrNoSpace) || err.Error() != "store: no space left on the data filesystem ("+dir+"): free some and start again" {
 		t.Fatalf("Open would fail with %v", err)
 	}
 	if v, err := schemaVersion(context.Background(), w); err != nil || v != len(ms) {
@@ -101,7 +101,7 @@ func TestOpenWithoutShmOnFullDisk(t *testing.T) {
 	}
 	testkit.Fill(t, dir, "filler", 0)
 	_, err := Open(context.Background(), path, Options{Logger: testkit.Logger(t)})
-	if !errors.Is(err, ErrDiskFull) || err.Error() != "store: no space left on the data filesystem ("+dir+"): free some and start again" {
+	if !errors.Is(err, ErrNoSpace) || err.Error() != "store: no space left on the data filesystem ("+dir+"): free some and start again" {
 		t.Fatalf("Open on a full disk without a -shm file: %v", err)
 	}
 }

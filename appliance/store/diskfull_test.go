@@ -23,22 +23,22 @@ func tryBlob(s *Store, n int64, seed uint64) (BlobInfo, error) {
 	return w.Commit(ctx)
 }
 
-// wantDiskFull checks err is ErrDiskFull, of kind NoSpace, and tells a
+// wantDiskFull checks err is ErrNoSpace, of kind NoSpace, and tells a
 // client so in words.
 func wantDiskFull(t *testing.T, err error) {
 	t.Helper()
-	if !errors.Is(err, ErrDiskFull) || fault.KindOf(err) != fault.NoSpace {
-		t.Fatalf("err = %v; want ErrDiskFull", err)
+	if !errors.Is(err, ErrNoSpace) || fault.KindOf(err) != fault.NoSpace {
+		t.Fatalf("err = %v; want ErrNoSpace", err)
 	}
-	if d := fault.Detail(err); d != "no space left on the data filesystem" {
+	if d := fault.Detail(err); d != "no space left on the data filesystem; nothing was stored" {
 		t.Fatalf("a client reads %q", d)
 	}
 }
 
-// TestDiskFullIsErrDiskFull: SQLite's "database or disk is full" (here the
-// database's page limit) is ErrDiskFull, and the same connection takes the
+// TestDiskFullIsErrNoSpace: SQLite's "database or disk is full" (here the
+// database's page limit) is ErrNoSpace, and the same connection takes the
 // write once there is room again.
-func TestDiskFullIsErrDiskFull(t *testing.T) {
+func TestDiskFullIsErrNoSpace(t *testing.T) {
 	s := openTest(t, Options{})
 	var pages int64
 	if err := s.w.QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {

@@ -34,7 +34,7 @@
 // database (the server) from a second one (a CLI command): only the first
 // sweeps unfinished uploads at Open (lock.go).
 //
-// A full disk. SQLite's "database or disk is full" is ErrDiskFull (kind
+// A full disk. SQLite's "database or disk is full" is ErrNoSpace (kind
 // fault.NoSpace): the write changed nothing, reads go on, and the next
 // write after space is freed succeeds. Open writes nothing when no
 // migration is pending, puts off the sweep of unfinished uploads when

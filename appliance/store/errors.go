@@ -4,6 +4,7 @@ import (
 	"errors"
 	"syscall"
 
+	"outpost/appliance/diskspace"
 	"outpost/appliance/fault"
 
 	"modernc.org/sqlite"
@@ -37,24 +38,23 @@ var (
 	// ErrForbidden: the caller's mission role does not allow the change
 	// (missions.go); nothing was changed.
 	ErrForbidden error = fault.New(fault.Forbidden, "store: forbidden")
-	// ErrDiskFull: the filesystem holding the database has no space left
-	// for the change (SQLite's SQLITE_FULL); nothing was changed. Reads go
-	// on working, and a write succeeds again once space is freed, without
-	// a restart.
-	ErrDiskFull error = fault.New(fault.NoSpace, "store: no space left on the data filesystem")
+	// ErrNoSpace: the disk is below its hard floor (diskspace), or SQLite
+	// found it full; nothing was stored. The same error as
+	// diskspace.ErrNoSpace.
+	ErrNoSpace = diskspace.ErrNoSpace
 	// ErrClosed: the store, blob writer or history writer is closed.
 	ErrClosed = errors.New("store: closed")
 	// ErrSchemaTooNew: the database was migrated by a newer Outpost.
 	ErrSchemaTooNew = errors.New("store: database schema is newer than this program")
 )
 
-// isDiskFull reports whether err is ErrDiskFull, SQLite's "database or disk
+// isDiskFull reports whether err is ErrNoSpace, SQLite's "database or disk
 // is full" (SQLITE_FULL: a write of the database, its WAL or a temporary
 // file was refused with ENOSPC), its "disk I/O error" of a -shm file it
 // could not extend (SQLITE_IOERR_SHMSIZE: the space of a new -shm is
 // allocated by writing it), or a write the system refused with ENOSPC.
 func isDiskFull(err error) bool {
-	if errors.Is(err, ErrDiskFull) {
+	if errors.Is(err, ErrNoSpace) {
 		return true
 	}
 	var se *sqlite.Error

@@ -214,7 +214,7 @@ func (s *Accounts) DeleteGroup(ctx context.Context, name string) error {
 	if name == AnonGroupName {
 		return fmt.Errorf("store: delete group: %w: %s is everyone without a group and cannot be deleted", ErrInvalid, AnonGroupName)
 	}
-	return s.inTx(ctx, "delete group", func(tx *sql.Tx) error {
+	return s.inTxAnySpace(ctx, "delete group", func(tx *sql.Tx) error {
 		var bit int
 		err := tx.QueryRowContext(ctx, `SELECT bit FROM groups WHERE name = ?`, name).Scan(&bit)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -467,7 +467,7 @@ func (s *Accounts) AdoptGroupFields(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("store: adopt group fields: %w", err)
 	}
 	n := 0
-	err := s.inTx(ctx, "adopt group fields", func(tx *sql.Tx) error {
+	err := s.inTxAnySpace(ctx, "adopt group fields", func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT uid, grp FROM system_users WHERE grp != ''`)
 		if err != nil {
 			return err

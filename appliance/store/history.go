@@ -67,6 +67,12 @@ type HistoryOptions struct {
 	// 5 seconds' worth. 0: no limit.
 	ClientRate, TotalRate   float64
 	ClientBytes, TotalBytes int64
+
+	// Paused, when set and true, keeps events out of the history: the
+	// disk's free space is below its reserve (diskspace). It is asked on
+	// every Add, so it must be cheap; such events are relayed, not stored,
+	// and counted as DroppedDisk.
+	Paused func() bool
 }
 
 // Defaults of the history budget (HistoryOptions).
@@ -102,6 +108,7 @@ type HistoryStats struct {
 	Repeats       uint64 // identical to the uid's previous event: cot_latest refreshed, not stored again
 	Dropped       uint64 // not persisted: queue full, history closed, or their batch failed
 	DroppedBudget uint64 // not persisted: the client's or the total budget was spent
+	DroppedDisk   uint64 // not persisted: free disk space was below the reserve (Paused)
 	Batches       uint64 // committed batches
 	Pruned        uint64 // events deleted by retention
 	PrunedSize    uint64 // events deleted by the size cap
@@ -131,8 +138,8 @@ type History struct {
 
 	budget *budget
 
-	added, written, repeats, dropped, droppedBudget, batches, pruned, prunedSize atomic.Uint64
-	bytes                                                                        atomic.Int64
+	added, written, repeats, dropped, droppedBudget, droppedDisk, batches, pruned, prunedSize atomic.Uint64
+	bytes                                                                                     atomic.Int64
 
 	// Owned by the writer goroutine only.
 	batch   []histItem
@@ -201,8 +208,9 @@ func (s *Store) StartHistory(opts HistoryOptions) *History {
 // whose budget it is charged to; groups are the groups it was sent to (a
 // mask: the latest event of its uid is shown to readers of those groups
 // only, access.md "Groups"). It returns false (and counts a drop) when
-// the budget is spent, the queue is full or the history is closed. ev and
-// xml must not be modified afterwards (cot.Event is read-only once shared).
+// the history is paused (the disk's reserve), the budget is spent, the
+// queue is full or the history is closed. ev and xml must not be modified
+// afterwards (cot.Event is read-only once shared).
 func (h *History) Add(ev *cot.Event, xml []byte, receivedAt time.Time, source string, client, groups uint64) bool {
 	if ev == nil {
 		return false
@@ -210,6 +218,10 @@ func (h *History) Add(ev *cot.Event, xml []byte, receivedAt time.Time, source st
 	size := len(xml)
 	if size == 0 {
 		size = 300 + len(ev.Detail.XML) // the encoding's size, near enough
+	}
+	if h.opts.Paused != nil && h.opts.Paused() {
+		h.droppedDisk.Add(1)
+		return false
 	}
 	if !h.budget.admit(client, size, receivedAt) {
 		h.droppedBudget.Add(1)
@@ -295,6 +307,7 @@ func (h *History) Stats() HistoryStats {
 		Repeats:       h.repeats.Load(),
 		Dropped:       h.dropped.Load(),
 		DroppedBudget: h.droppedBudget.Load(),
+		DroppedDisk:   h.droppedDisk.Load(),
 		Batches:       h.batches.Load(),
 		Pruned:        h.pruned.Load(),
 		PrunedSize:    h.prunedSize.Load(),
@@ -585,7 +598,7 @@ func (h *History) pruneStep(p *pruner) {
 	var err error
 	if p.phase == pruneEvents {
 		var freed int64
-		err = h.s.inTx(ctx, "history prune", func(tx *sql.Tx) error {
+		err = h.s.inTxAnySpace(ctx, "history prune", func(tx *sql.Tx) error {
 			var err error
 			n, freed, _, err = deleteEvents(ctx, tx, `DELETE FROM cot_events WHERE id IN
 				(SELECT id FROM cot_events WHERE received_at < ? LIMIT ?) RETURNING uid, length(xml)`, p.cutoff, pruneBatch)

@@ -96,7 +96,7 @@ func (h *History) pruneSizeStep() bool {
 	ctx := context.Background()
 	var uid string
 	var n, freed int64
-	err := h.s.inTx(ctx, "history size prune", func(tx *sql.Tx) error {
+	err := h.s.inTxAnySpace(ctx, "history size prune", func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT uid FROM cot_usage ORDER BY bytes DESC LIMIT 1`).Scan(&uid); err != nil {
 			return err
 		}

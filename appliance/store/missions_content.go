@@ -296,7 +296,7 @@ func (s *Missions) RemoveMissionContent(ctx context.Context, name, hash, uid, cr
 	}
 	var out ContentChange
 	now := time.Now()
-	err := s.inTx(ctx, op, func(tx *sql.Tx) error {
+	err := s.inTxAnySpace(ctx, op, func(tx *sql.Tx) error {
 		m, err := missionByName(ctx, tx, name)
 		if err != nil {
 			return err

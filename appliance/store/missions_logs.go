@@ -160,7 +160,7 @@ func (s *Missions) DeleteLogEntry(ctx context.Context, id string) (LogEntry, err
 		return LogEntry{}, fmt.Errorf("store: %s: %w", op, err)
 	}
 	var e LogEntry
-	err := s.inTx(ctx, op, func(tx *sql.Tx) error {
+	err := s.inTxAnySpace(ctx, op, func(tx *sql.Tx) error {
 		list, err := queryLogs(ctx, tx, `WHERE l.id = ?`, id)
 		if err != nil {
 			return err

@@ -219,7 +219,7 @@ func (s *Missions) Unsubscribe(ctx context.Context, name, uid string, disconnect
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: %s: %w", op, err)
 	}
-	err := s.inTx(ctx, op, func(tx *sql.Tx) error {
+	err := s.inTxAnySpace(ctx, op, func(tx *sql.Tx) error {
 		m, err := missionByName(ctx, tx, name)
 		if err != nil {
 			return err

@@ -180,7 +180,7 @@ func (s *Objects) DeleteServerObjects(ctx context.Context, uids []string, now ti
 		return 0, fmt.Errorf("store: delete server objects: %w", err)
 	}
 	n := 0
-	err := s.inTx(ctx, "delete server objects", func(tx *sql.Tx) error {
+	err := s.inTxAnySpace(ctx, "delete server objects", func(tx *sql.Tx) error {
 		n = 0
 		at := unixMilli(now)
 		for _, uid := range uids {
@@ -209,7 +209,7 @@ func (s *Objects) ExpireServerObjects(ctx context.Context, now time.Time) ([]Ser
 		return nil, fmt.Errorf("store: expire server objects: %w", err)
 	}
 	var out []ServerObject
-	err := s.inTx(ctx, "expire server objects", func(tx *sql.Tx) error {
+	err := s.inTxAnySpace(ctx, "expire server objects", func(tx *sql.Tx) error {
 		out = out[:0]
 		rows, err := tx.QueryContext(ctx, `DELETE FROM server_objects WHERE stale <= ? RETURNING uid, kind, origin, type`, unixMilli(now))
 		if err != nil {

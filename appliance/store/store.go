@@ -20,6 +20,7 @@ import (
 
 	"modernc.org/sqlite" // the "sqlite" driver (pure Go), and its file control (keepWALFiles)
 
+	"outpost/appliance/diskspace"
 	"outpost/appliance/logx"
 )
 
@@ -47,6 +48,11 @@ type Options struct {
 	// mission may hold (Budgets.Missions, missions_budget.go); zero fields
 	// of the tables take the defaults, of a mission mean no limit.
 	Budgets Budgets
+	// Space is the gauge of the database's filesystem: below its hard
+	// floor every write that grows the database fails with ErrNoSpace
+	// (deletions still run). nil: no floor, only SQLite's own "disk is
+	// full", which is ErrNoSpace too.
+	Space *diskspace.Gauge
 }
 
 // Store is the open database. It is safe for concurrent use. What it holds
@@ -113,9 +119,10 @@ type db struct {
 	r       *sql.DB // the query_only read pool
 	log     *slog.Logger
 	maxBlob int64
-	budgets Budgets      // budgets.go
-	audit   auditState   // the audit log's pruning (audit.go)
-	primary *primaryLock // nil when another process holds the primary lock
+	budgets Budgets          // budgets.go
+	audit   auditState       // the audit log's pruning (audit.go)
+	space   *diskspace.Gauge // nil: no floor
+	primary *primaryLock     // nil when another process holds the primary lock
 
 	// passwordIter is the PBKDF2 iteration count for new hashes; tests lower it.
 	passwordIter int
@@ -169,6 +176,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		maxBlob:      opts.MaxBlobSize,
 		budgets:      opts.Budgets.withDefaults(),
 		audit:        auditState{log: logx.NewLimiter(opts.Logger.With("component", "store"), 1, time.Hour)},
+		space:        opts.Space,
 		passwordIter: pbkdf2Iterations,
 		pwGate:       newPasswordGate(opts.PasswordChecksPerSecond, opts.PasswordCheckConcurrency),
 		histories:    make(map[*History]struct{}),
@@ -244,12 +252,42 @@ func (s *db) noSpaceAtOpen(path string, err error) error {
 		return err
 	}
 	s.log.Error("the database could not be opened for lack of space", "file", path, "err", err)
-	return fmt.Errorf("%w (%s): free some and start again", ErrDiskFull, filepath.Dir(path))
+	return noSpaceAtOpenError{dir: filepath.Dir(path)}
 }
 
+// noSpaceAtOpenError is ErrNoSpace (a 507, fault.NoSpace) worded for the
+// operator who started the server.
+type noSpaceAtOpenError struct{ dir string }
+
+func (e noSpaceAtOpenError) Error() string {
+	return "store: no space left on the data filesystem (" + e.dir + "): free some and start again"
+}
+
+func (e noSpaceAtOpenError) Unwrap() error { return ErrNoSpace }
+
 // inTx runs fn in one writer transaction, committing when it returns nil.
-// Errors that are not already sentinel-wrapped get op as context.
+// Errors that are not already sentinel-wrapped get op as context. Below the
+// disk's hard floor it fails with ErrNoSpace before it begins.
 func (s *db) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	if err := s.room(op); err != nil {
+		return err
+	}
+	return s.inTxAnySpace(ctx, op, fn)
+}
+
+// room refuses a write that grows the database below the disk's hard floor.
+func (s *db) room(op string) error {
+	if err := s.space.CheckWrite(); err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	return nil
+}
+
+// inTxAnySpace is inTx whatever the free space: for what frees space
+// (deletions, pruning), so an operator can always make room, and for what a
+// start must do (adopting old group fields, which writes nothing once
+// done), so a server below the floor still starts and relays.
+func (s *db) inTxAnySpace(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrapErr(op, err)
@@ -346,7 +384,7 @@ func (s *db) check(ctx context.Context) error {
 
 // wrapErr maps the driver's "database is closed" into ErrClosed when the
 // store was closed during the call, and SQLite's "database or disk is full"
-// into ErrDiskFull, and wraps everything with op.
+// into ErrNoSpace, and wraps everything with op.
 func (s *db) wrapErr(op string, err error) error {
 	if err == nil {
 		return nil
@@ -354,8 +392,10 @@ func (s *db) wrapErr(op string, err error) error {
 	if s.closed.Load() && !errors.Is(err, ErrClosed) {
 		return fmt.Errorf("store: %s: %w (%w)", op, ErrClosed, err)
 	}
-	if !errors.Is(err, ErrDiskFull) && isDiskFull(err) {
-		return fmt.Errorf("store: %s: %w (%w)", op, ErrDiskFull, err)
+	if !errors.Is(err, ErrNoSpace) && isDiskFull(err) {
+		// SQLite's words stay in the chain, before the sentinel: a client
+		// is told only what follows it (fault.Detail).
+		return fmt.Errorf("store: %s (%w): %w: no space left on the data filesystem; nothing was stored", op, err, ErrNoSpace)
 	}
 	return fmt.Errorf("store: %s: %w", op, err)
 }

@@ -174,7 +174,7 @@ func (s *Accounts) DeleteUsers(ctx context.Context, uids []string) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: delete users: %w", err)
 	}
-	return s.inTx(ctx, "delete users", func(tx *sql.Tx) error {
+	return s.inTxAnySpace(ctx, "delete users", func(tx *sql.Tx) error {
 		for _, uid := range uids {
 			var name string
 			err := tx.QueryRowContext(ctx, `DELETE FROM system_users WHERE uid = ? RETURNING name`, uid).Scan(&name)

@@ -193,7 +193,7 @@ func (s *Videos) DeleteVideoConnection(ctx context.Context, uid string) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("store: delete video connection: %w", err)
 	}
-	return s.inTx(ctx, "delete video connection", func(tx *sql.Tx) error {
+	return s.inTxAnySpace(ctx, "delete video connection", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM video_connections WHERE uid = ?`, uid)
 		if err != nil {
 			return err

@@ -73,6 +73,15 @@ func cmdStatus(c *cmdContext) int {
 	fmt.Fprintf(w, "sessions closed\t%s\n", pairs(by("cot_sessions_closed_total", "reason")))
 	fmt.Fprintf(w, "history\t%.1f MiB stored, backlog %d; %s\n", get("history_bytes")/(1<<20), int(get("history_backlog")),
 		pairs(by("history_events_total", "outcome")))
+	if total := get("disk_total_bytes"); total > 0 {
+		free, reserve := get("disk_free_bytes"), get("disk_reserve_bytes")
+		state := ""
+		if free < reserve {
+			state = "; BELOW THE RESERVE: uploads refused, CoT history paused"
+		}
+		fmt.Fprintf(w, "disk\t%.1f MiB free of %.1f MiB; reserve %.1f MiB, floor %.1f MiB%s\n",
+			free/(1<<20), total/(1<<20), reserve/(1<<20), get("disk_floor_bytes")/(1<<20), state)
+	}
 	fmt.Fprintf(w, "http requests\t%s\n", pairs(by("http_requests_total", "code")))
 	w.Flush()
 	return exitOK

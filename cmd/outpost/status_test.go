@@ -33,7 +33,7 @@ func TestStatus(t *testing.T) {
 	if code := run([]string{"status", "--data-dir", dataDir, "--bind", "127.0.0.1", "--rest-port", port}, nil, &out, &errb, noEnv); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"up", "memory", "listener", "cot-tcp", "events in", "sessions closed", "history"} {
+	for _, want := range []string{"up", "memory", "listener", "cot-tcp", "events in", "sessions closed", "history", "disk"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status output lacks %q:\n%s", want, out.String())
 		}

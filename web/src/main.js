@@ -8,6 +8,7 @@ import "./style.css";
 import { mountAccount } from "./account.js";
 import { currentSession, isAdmin, onSession, refreshSession, signOut } from "./api.js";
 import { mountClients } from "./clients.js";
+import { mountDiskBanner } from "./diskbanner.js";
 import { mountEmergencies } from "./emergencies.js";
 import { mountLogin } from "./login.js";
 import { mountMap } from "./map.js";
@@ -66,9 +67,17 @@ function route(reason) {
       h("button", { type: "button", id: "sign-out", onclick: () => signOut() }, "Sign out"),
     ),
   );
-  setChildren(app, nav, main);
+  // Administrators see the disk banner on every page (GET /api/server is
+  // theirs only).
+  const banner = h("div", { class: "banner-slot" });
+  setChildren(app, nav, banner, main);
   document.title = `Outpost — ${page.title}`;
-  unmount = page.mount(main, new URLSearchParams(query || "")) || (() => {});
+  const unmountPage = page.mount(main, new URLSearchParams(query || "")) || (() => {});
+  const unmountBanner = isAdmin() ? mountDiskBanner(banner) : () => {};
+  unmount = () => {
+    unmountBanner();
+    unmountPage();
+  };
 }
 
 onSession((s, reason) => route(reason));
