@@ -174,6 +174,9 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 		return fmt.Errorf("config AllowedCLIIPs: %w", err)
 	}
 	a.buildListeners()
+	if err := a.buildMesh(ctx); err != nil {
+		return err
+	}
 	for _, name := range a.names {
 		if err := a.listeners[name].Listen(); err != nil {
 			return err

@@ -39,6 +39,7 @@ var allowedImports = map[string][]string{
 	"appliance/objects":       {"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/logx"},
 	"appliance/excheck":       {"appliance/cot"},
 	"appliance/cotsession":    {"appliance/broker", "appliance/cot", "appliance/logx", "appliance/rate"},
+	"appliance/mesh":          {"appliance/broker", "appliance/cot", "appliance/cotsession", "appliance/logx", "appliance/rate"},
 	"appliance/access":        {"appliance/store", "appliance/httpapi", "appliance/rate"},
 	"appliance/users":         {"appliance/store", "appliance/pki"},
 	"appliance/admin":         {"appliance/config", "appliance/store", "appliance/pki", "appliance/users"},
@@ -48,7 +49,7 @@ var allowedImports = map[string][]string{
 	"appliance/sysinfo":       {},
 	"appliance/marti":         append([]string{"appliance/excheck", "appliance/cotsession", "appliance/access", "appliance/users"}, transportDeps...),
 	"appliance": {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti", "appliance/objects", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate", "web",
-		"appliance/access", "appliance/users", "appliance/admin", "appliance/cotsession", "appliance/diskspace"},
+		"appliance/access", "appliance/users", "appliance/admin", "appliance/cotsession", "appliance/diskspace", "appliance/mesh"},
 	"appliance/netx": {"appliance/logx"},
 	// Test support: imported by test files only (testOnly below).
 	"internal/testkit":  {},

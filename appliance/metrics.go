@@ -11,6 +11,7 @@ import (
 
 	"outpost/appliance/broker"
 	"outpost/appliance/marti"
+	"outpost/appliance/mesh"
 	"outpost/appliance/netx"
 	"outpost/appliance/stream"
 )
@@ -59,6 +60,9 @@ var (
 	mDiskFree      = desc("disk_free_bytes", "Bytes free on the data directory's filesystem (for an unprivileged process).")
 	mDiskTotal     = desc("disk_total_bytes", "Size of the data directory's filesystem.")
 	mDiskReserve   = desc("disk_reserve_bytes", "Free space kept in reserve (diskReserve): below it uploads get 507 and the CoT history pauses.")
+	mMeshDevices   = desc("mesh_devices", "Mesh and UDP device addresses heard within meshIdleTimeout, by listener.", "listener")
+	mMeshDatagrams = desc("mesh_datagrams_total", "Datagrams read (in) and sent (out, once per interface), by listener.", "listener", "direction")
+	mMeshDropped   = desc("mesh_dropped_total", "Datagrams dropped, by listener and reason: in (size, loop, duplicate, budget, malformed) and out (too_large, send_error).", "listener", "reason")
 	mDiskFloor     = desc("disk_floor_bytes", "Hard floor of free space (diskFloor): below it every write that grows the database gets 507.")
 )
 
@@ -106,6 +110,9 @@ func (c relayCollector) Collect(ch chan<- prometheus.Metric) {
 			ns = st.Net
 		case *httpListener:
 			ns = l.Stats()
+		case interface{ Stats() mesh.Stats }:
+			collectMesh(counter, gauge, name, l.Stats())
+			continue
 		default:
 			continue
 		}
@@ -229,4 +236,17 @@ func (a *Appliance) newMetrics() http.Handler {
 	reg.MustRegister(relayCollector{a: a}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.httpMetrics = newHTTPMetrics(reg)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, MaxRequestsInFlight: 4, Timeout: 10 * time.Second})
+}
+
+// collectMesh reports a mesh bridge's or UDP input's counters.
+func collectMesh(counter func(*prometheus.Desc, uint64, ...string), gauge func(*prometheus.Desc, float64, ...string), name string, st mesh.Stats) {
+	gauge(mMeshDevices, float64(st.Devices), name)
+	counter(mMeshDatagrams, st.DatagramsIn, name, "in")
+	counter(mMeshDatagrams, st.DatagramsOut, name, "out")
+	for reason, n := range map[string]uint64{"size": st.DroppedSize, "loop": st.DroppedLoop, "duplicate": st.DroppedDuplicate,
+		"budget": st.DroppedBudget, "malformed": st.DroppedMalformed, "too_large": st.DroppedOutSize, "send_error": st.SendErrors} {
+		counter(mMeshDropped, n, name, reason)
+	}
+	counter(mRefused, st.OversizeEvents, name, "too_large")
+	counter(mRefused, st.Impostors, name, "uid_taken")
 }

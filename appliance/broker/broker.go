@@ -167,14 +167,16 @@ func (b *Broker) Join(info SessionInfo) *Session {
 	// The replay is a cursor over the session list as it was (an immutable
 	// snapshot shared by every session that joined since, not a copy) and
 	// the retained events: nothing per session but the position.
-	s.replay = old
-	s.replayRetained = b.retain.envelopes()
+	if !info.DirectedOnly {
+		s.replay = old
+		s.replayRetained = b.retain.envelopes()
+	}
 	// The session reads the log from here on: after the list includes it,
 	// so a publisher that appends later also wakes it.
 	s.startSeq = b.events.position()
 	s.cursor.Store(s.startSeq)
 	b.mu.Unlock()
-	if old.len() > 0 || len(s.replayRetained) > 0 {
+	if s.replayLen() > 0 {
 		select {
 		case s.ready <- struct{}{}:
 		default:
@@ -308,13 +310,13 @@ func (b *Broker) broadcast(env *Envelope, from *Session, to map[*Session]bool) {
 		// the entry when their writers next read (a trim wakes those far
 		// behind).
 		for s := range to {
-			if s != from && env.groups&s.out.Load() != 0 {
+			if s != from && env.groups&s.out.Load() != 0 && s.reads(from, true) {
 				s.signal()
 			}
 		}
 	} else {
 		b.list.Load().each(func(s *Session) {
-			if s != from && env.groups&s.out.Load() != 0 {
+			if s != from && env.groups&s.out.Load() != 0 && s.reads(from, false) {
 				s.signal()
 				return
 			}

@@ -18,6 +18,15 @@ type SessionInfo struct {
 	// changes them while the session is open.
 	In, Out uint64
 	Grouped bool
+	// Link, when set, names a bridge to another network (the multicast
+	// mesh): sessions of one link never read what another session of the
+	// same link published, so an event never goes back to the side it came
+	// from (docs/mesh.md "No loops").
+	Link string
+	// DirectedOnly sessions read only what is addressed to them (<dest>,
+	// protocol.md §6): no broadcast and no replay. A mesh device is one: the
+	// bridge's own session carries the broadcasts to the mesh once for all.
+	DirectedOnly bool
 	// Closed, when set, is called once, outside the broker's locks, when the
 	// session closes (by the broker or the transport). Transports use it to
 	// unblock the connection's reader and writer at once. It must not block.
@@ -105,6 +114,20 @@ type Session struct {
 type privItem struct {
 	env *Envelope
 	at  uint64
+}
+
+// reads reports whether the session reads what from published (a
+// directed event or a broadcast), as far as its link and DirectedOnly go;
+// groups and recipients are checked by the caller. Plain sessions read
+// everything: they pay one comparison.
+func (s *Session) reads(from *Session, directed bool) bool {
+	if s.info.Link == "" && !s.info.DirectedOnly {
+		return true
+	}
+	if s.info.DirectedOnly && !directed {
+		return false
+	}
+	return from == nil || s.info.Link == "" || from.info.Link != s.info.Link
 }
 
 // fireClosed runs the transport's close hook once. qmu must not be held.
@@ -249,7 +272,7 @@ func (s *Session) Take(spare []*Envelope) []*Envelope {
 				out = append(out, s.private[pi].env)
 				pi++
 			}
-			if e.from == s || e.env.groups&groups == 0 || (e.to != nil && !e.to[s]) {
+			if e.from == s || e.env.groups&groups == 0 || (e.to != nil && !e.to[s]) || !s.reads(e.from, e.to != nil) {
 				return
 			}
 			if lagging && e.env.sa && latest > seq {
@@ -338,7 +361,7 @@ func (s *Session) takeReplayLocked(out []*Envelope, total int) []*Envelope {
 		s.replayPos++
 		if n := s.replay.len(); i < n {
 			o := s.replay.at(i)
-			if env := o.lastSA.Load(); env != nil && env.seq < s.startSeq && o.in.Load()&s.out.Load() != 0 && !o.isClosed() {
+			if env := o.lastSA.Load(); env != nil && env.seq < s.startSeq && o.in.Load()&s.out.Load() != 0 && !o.isClosed() && s.reads(o, false) {
 				out = append(out, env)
 			}
 			continue

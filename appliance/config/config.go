@@ -143,6 +143,20 @@ type Config struct {
 
 	// Web console (README "Web console").
 	BasemapPath string // basemapPath: an MBTiles file served as the offline basemap (empty: an uploaded one)
+
+	// The field mesh (docs/mesh.md): the multicast bridge and the unicast UDP input.
+	Mesh             string        // mesh: off, xml or v1 (what the bridge sends; it reads both)
+	MeshInterfaces   []string      // meshInterfaces: interfaces to join and send on (empty: the system's default)
+	MeshSAGroup      string        // meshSAGroup: the SA group, address:port
+	MeshChatGroup    string        // meshChatGroup: the GeoChat group, address:port
+	MeshListenGroups []string      // meshListenGroups: further groups only listened to
+	MeshGroup        string        // meshGroup: the TAK group of mesh and UDP traffic, both ways
+	MeshTTL          int           // meshTTL: TTL of the datagrams sent
+	MeshMaxDatagram  int           // meshMaxDatagram: largest datagram read or sent
+	MeshMaxSources   int           // meshMaxSources: device addresses tracked at once
+	MeshIdleTimeout  time.Duration // meshIdleTimeout: a device silent this long is forgotten
+	MeshDirectPort   int           // meshDirectPort: port of a device that events addressed to it go to (0: none)
+	UDPPort          int           // udpPort: unicast CoT over UDP (-1 disables)
 }
 
 // MaxChannelUnauthenticatedPerSource is the largest
@@ -225,6 +239,16 @@ func Defaults() Config {
 		MaxVideoConnections:        256,
 		MaxServerObjects:           1_000,
 		MaxDataPackages:            10_000,
+		Mesh:                       MeshOff,
+		MeshSAGroup:                "239.2.3.1:6969",
+		MeshChatGroup:              "224.10.10.1:17012",
+		MeshGroup:                  "__ANON__",
+		MeshTTL:                    1,
+		MeshMaxDatagram:            8 << 10,
+		MeshMaxSources:             256,
+		MeshIdleTimeout:            5 * time.Minute,
+		MeshDirectPort:             4242,
+		UDPPort:                    -1,
 	}
 }
 
@@ -374,6 +398,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.checkMissionBudgets(); err != nil {
+		return err
+	}
+	if err := c.checkMesh(); err != nil {
 		return err
 	}
 	if c.MemoryLimit != 0 && c.MemoryLimit < MinMemoryLimit {

@@ -106,6 +106,18 @@ var fields = []field{
 	{"AllowedCLIIPs", "OUTPOST_ALLOWED_CLI_IPS", "", "addresses or CIDR ranges allowed to call /Clients (comma-separated)", false, func(c *Config) any { return &c.AllowedCLIIPs }},
 	{"AllowCLIIPs", "OUTPOST_ALLOW_CLI_IPS", "", "addresses or CIDR ranges allowed to use the command line interface", false, func(c *Config) any { return &c.AllowCLIIPs }},
 	{"basemapPath", "OUTPOST_BASEMAP_PATH", "basemap-path", "MBTiles file served as the console's and TAK clients' offline basemap (default: the newest data package with the keyword basemap)", false, func(c *Config) any { return &c.BasemapPath }},
+	{"mesh", "OUTPOST_MESH", "mesh", "the field mesh bridge: off, xml or v1 (the TAK protocol version it sends to the mesh; it reads both)", false, func(c *Config) any { return &c.Mesh }},
+	{"meshInterfaces", "OUTPOST_MESH_INTERFACES", "mesh-interfaces", "network interfaces the mesh bridge joins and sends on, e.g. wlan0,bat0 (empty: the system's default)", false, func(c *Config) any { return &c.MeshInterfaces }},
+	{"meshSAGroup", "OUTPOST_MESH_SA_GROUP", "", "multicast group of position reports and markers (address:port)", false, func(c *Config) any { return &c.MeshSAGroup }},
+	{"meshChatGroup", "OUTPOST_MESH_CHAT_GROUP", "", "multicast group of GeoChat (address:port)", false, func(c *Config) any { return &c.MeshChatGroup }},
+	{"meshListenGroups", "OUTPOST_MESH_LISTEN_GROUPS", "", "further multicast groups the bridge only listens to (address:port, comma-separated)", false, func(c *Config) any { return &c.MeshListenGroups }},
+	{"meshGroup", "OUTPOST_MESH_GROUP", "", "TAK group of mesh and UDP traffic, both ways", false, func(c *Config) any { return &c.MeshGroup }},
+	{"meshTTL", "OUTPOST_MESH_TTL", "", "TTL of the datagrams the bridge sends (1: this network only)", false, func(c *Config) any { return &c.MeshTTL }},
+	{"meshMaxDatagram", "OUTPOST_MESH_MAX_DATAGRAM", "", "largest datagram read or sent; larger events are not sent", false, func(c *Config) any { return &c.MeshMaxDatagram }},
+	{"meshMaxSources", "OUTPOST_MESH_MAX_SOURCES", "", "mesh and UDP device addresses tracked at once, per listener", false, func(c *Config) any { return &c.MeshMaxSources }},
+	{"meshIdleTimeout", "OUTPOST_MESH_IDLE_TIMEOUT", "", "a mesh or UDP device silent this long is forgotten", false, func(c *Config) any { return &c.MeshIdleTimeout }},
+	{"meshDirectPort", "OUTPOST_MESH_DIRECT_PORT", "", "UDP port of a mesh device that events addressed to it are sent to (0: not sent)", false, func(c *Config) any { return &c.MeshDirectPort }},
+	{"udpPort", "OUTPOST_UDP_PORT", "udp-port", "CoT over unicast UDP port, e.g. 4242 (-1 disables)", false, func(c *Config) any { return &c.UDPPort }},
 }
 
 func fieldByKey(key string) (field, bool) {
