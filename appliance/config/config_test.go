@@ -223,6 +223,18 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"negative mission changes", nil, nil, "missionMaxChanges: -1\n", "missionMaxChanges"},
 		{"negative mission contents", nil, map[string]string{"OUTPOST_MISSION_MAX_CONTENTS": "-5"}, "", "missionMaxContents"},
 		{"log bytes rate below one entry", nil, nil, "missionLogBytesPerMinute: 1KiB\n", "missionLogBytesPerMinute"},
+		{"mesh mode", []string{"--mesh", "on"}, nil, "", "mesh"},
+		{"mesh SA group not multicast", nil, nil, "meshSAGroup: 10.0.0.1:6969\n", "meshSAGroup"},
+		{"mesh chat group without port", nil, map[string]string{"OUTPOST_MESH_CHAT_GROUP": "224.10.10.1"}, "", "meshChatGroup"},
+		{"mesh listen group IPv6", nil, nil, "meshListenGroups: [\"[ff02::1]:7171\"]\n", "meshListenGroups"},
+		{"mesh interface empty name", nil, nil, "meshInterfaces: [\"\"]\n", "meshInterfaces"},
+		{"mesh group empty", nil, nil, "meshGroup: \"\"\n", "meshGroup"},
+		{"mesh TTL zero", nil, nil, "meshTTL: 0\n", "meshTTL"},
+		{"mesh datagram past UDP", nil, nil, "meshMaxDatagram: 70000\n", "meshMaxDatagram"},
+		{"mesh no sources", nil, nil, "meshMaxSources: 0\n", "meshMaxSources"},
+		{"mesh idle too short", nil, nil, "meshIdleTimeout: 1s\n", "meshIdleTimeout"},
+		{"mesh direct port", nil, nil, "meshDirectPort: 70000\n", "meshDirectPort"},
+		{"udp port", []string{"--udp-port", "-2"}, nil, "", "udpPort"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

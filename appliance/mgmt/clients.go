@@ -25,6 +25,10 @@ type clientItem struct {
 	Address  string `json:"address"`
 	LastSeen string `json:"lastSeen"`
 	User     string `json:"user"`
+	// Listener is the listener the client came in on (cot-tcp, cot-tls,
+	// cot-ws, mesh, udp): beyond the interface's fields, so the console
+	// and an operator tell a mesh device from a server client.
+	Listener string `json:"listener"`
 }
 
 // clients answers GET /Clients (api.md §4.1, §2.11). It is protected by the
@@ -77,7 +81,7 @@ func clientItems(cs []broker.ClientInfo) []clientItem {
 func clientItemOf(c broker.ClientInfo) clientItem {
 	return clientItem{
 		UID: c.UID, Callsign: c.Callsign, Team: c.Team, Role: c.Role, Address: c.Address,
-		LastSeen: httpapi.FormatTime(c.LastSeen), User: c.User,
+		LastSeen: httpapi.FormatTime(c.LastSeen), User: c.User, Listener: c.Listener,
 	}
 }
 

@@ -40,15 +40,14 @@ const (
 // mapClient is a connected client on the map.
 type mapClient struct {
 	clientItem
-	Listener string   `json:"listener"`
-	Type     string   `json:"type"`
-	How      string   `json:"how"`
-	Lat      *float64 `json:"lat"` // null before the first position report
-	Lon      *float64 `json:"lon"`
-	Hae      *float64 `json:"hae"` // null when unknown
-	Course   *float64 `json:"course"`
-	Speed    *float64 `json:"speed"`
-	Stale    string   `json:"stale"`
+	Type   string   `json:"type"`
+	How    string   `json:"how"`
+	Lat    *float64 `json:"lat"` // null before the first position report
+	Lon    *float64 `json:"lon"`
+	Hae    *float64 `json:"hae"` // null when unknown
+	Course *float64 `json:"course"`
+	Speed  *float64 `json:"speed"`
+	Stale  string   `json:"stale"`
 }
 
 // mapItem is the latest event of a uid that is not a connected client.
@@ -124,7 +123,7 @@ func (a *API) mapView(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, c := range visibleClients(a.opts.Broker.Clients(), sees) {
 			connected[c.UID] = true
-			out.Clients = append(out.Clients, newMapClient(positions[c.UID], clientItemOf(c), c.Listener))
+			out.Clients = append(out.Clients, newMapClient(positions[c.UID], clientItemOf(c)))
 		}
 	}
 	if a.opts.Events == nil {
@@ -245,8 +244,8 @@ func (a *API) deletions(r *http.Request, now time.Time) (map[string]deletion, er
 }
 
 // newMapClient places a connected client from its latest position report.
-func newMapClient(sa *cot.Event, item clientItem, listener string) mapClient {
-	c := mapClient{clientItem: item, Listener: listener}
+func newMapClient(sa *cot.Event, item clientItem) mapClient {
+	c := mapClient{clientItem: item}
 	if sa == nil {
 		return c
 	}
