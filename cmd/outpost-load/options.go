@@ -49,6 +49,7 @@ type options struct {
 const usageText = `usage: outpost-load [flags]
        outpost-load summarize REPORT.json...
        outpost-load rest [--url URL] --token-file FILE [--clients 50] (outpost-load rest -h)
+       outpost-load mesh [--devices 100] [--clients 200] [--format xml|v1] (outpost-load mesh -h)
 
 Connects --clients simulated TAK clients to a CoT port (TCP, or mutual TLS
 with --tls), has --senders of them send position reports (SA) at --rate per
