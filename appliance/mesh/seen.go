@@ -13,8 +13,8 @@ import (
 // remembered between ttl and twice ttl, and memory stays bounded whatever
 // a flood sends.
 type seenSet struct {
-	ttl  time.Duration
-	max  int
+	ttl time.Duration
+	max int
 
 	mu        sync.Mutex
 	cur, prev map[uint64]struct{}
