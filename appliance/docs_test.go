@@ -282,7 +282,7 @@ func TestDocCitationChecker(t *testing.T) {
 		{"// ok (architecture.md \"The\n// relay\": after routing)", 0, 0},
 		{"-- ok (architecture.md \"encode once per wire format, lazily\")", 0, 0},
 		{"// ok docs/api.md \"Conventions\"", 0, 0},
-		{"// bad protocol.md §10", 1, 1},
+		{"// bad protocol.md §99", 1, 1},
 		{"x := 1\n// bad api.md §5.14", 1, 2},
 		{"// bad api.md §2.8, §2.99", 1, 1},
 		{"// bad api.md §4.1–4.9", 3, 1}, // 4.7, 4.8 (inside the range) and 4.9 do not exist
