@@ -86,7 +86,8 @@ type copNode struct {
 func (h *Handler) copsHierarchy(w http.ResponseWriter, r *http.Request) {
 	paths, more, err := h.opts.Missions.MissionPaths(r.Context(), copTool, maxCopPaths)
 	if err == nil && more {
-		h.log.Warn("the COP hierarchy lists the first missions only", "missions", maxCopPaths)
+		// Debug: any client can make missions, and ask as often as it likes.
+		h.log.Debug("the COP hierarchy lists the first missions only", "missions", maxCopPaths)
 	}
 	var groups []store.Group
 	if err == nil {
