@@ -44,6 +44,12 @@ const (
 	maxGroupItems = 2 * store.MaxGroups
 )
 
+// groupItem is g's item in one direction.
+func groupItem(g store.Group, direction string, active bool) group {
+	return group{Name: g.Name, Direction: direction, Created: g.Created.UTC().Format("2006-01-02"), Type: "SYSTEM",
+		Bitpos: g.Bit, Active: active, Description: g.Description}
+}
+
 // groupsOf lists the caller's groups, one item per direction it is a
 // member in (OUT only unless both is set, as the official server lists
 // them without its cache).
@@ -73,15 +79,11 @@ func (h *Handler) groupsOf(r *http.Request, both bool) ([]group, error) {
 		if !ok {
 			continue
 		}
-		item := group{Name: g.Name, Created: g.Created.UTC().Format("2006-01-02"), Type: "SYSTEM", Bitpos: g.Bit,
-			Description: g.Description}
 		if m.Out {
-			item.Direction, item.Active = "OUT", m.ActiveOut
-			out = append(out, item)
+			out = append(out, groupItem(g, "OUT", m.ActiveOut))
 		}
 		if m.In && both {
-			item.Direction, item.Active = "IN", m.ActiveIn
-			out = append(out, item)
+			out = append(out, groupItem(g, "IN", m.ActiveIn))
 		}
 	}
 	return out, nil

@@ -1,8 +1,8 @@
 package marti
 
 // What ATAK, WinTAK and iTAK call when they connect (protocol.md §7): the
-// client list, contacts, groups, the connection device profile, and the
-// latest event of a uid.
+// client list, contacts, and the latest event of a uid (groups in
+// channels.go, the device profile in settings.go).
 
 import (
 	"errors"
@@ -122,12 +122,6 @@ func (h *Handler) contacts(w http.ResponseWriter, r *http.Request) {
 			Team: c.Team, Role: c.Role, UID: c.UID})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, items)
-}
-
-// deviceProfile answers 204: there is no connection profile to push to
-// clients (protocol.md §7).
-func (h *Handler) deviceProfile(w http.ResponseWriter, r *http.Request) {
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // cotXML answers the latest stored event of a uid as CoT XML; 404 when the

@@ -3,6 +3,7 @@ package marti
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"log/slog"
 	"math/big"
 	"net"
@@ -79,6 +80,14 @@ func (h *Handler) envelope(typ string, data any) envelope {
 	return envelope{Version: "3", Type: typ, Data: data, NodeID: h.opts.NodeID}
 }
 
+// envelopeListing is the head and the tail of an envelope whose data is a
+// list written item by item (httpapi.Listing, listWriter).
+func (h *Handler) envelopeListing(typ string) (head, tail string) {
+	t, _ := json.Marshal(typ)
+	id, _ := json.Marshal(h.opts.NodeID)
+	return `{"version":"3","type":` + string(t) + `,"data":[`, `],"nodeId":` + string(id) + "}\n"
+}
+
 // Handler is the client API shared by 8080 and 8443 (api.md §1: the same
 // routes on both; differences are the scheme and port of returned links,
 // the submitter recorded with uploads, and CoT over websocket, which needs
@@ -92,6 +101,9 @@ type Handler struct {
 	ws      *cotSockets
 	rec     *missionRecorder        // uids of events sent to missions (mission_record.go)
 	logRate *rate.Keyed[netip.Addr] // mission log writes per client address (mission_logs.go)
+	// citrapSlots bounds the CI-TRAP packages read into memory at once
+	// (citrap.go).
+	citrapSlots chan struct{}
 }
 
 // NewHandler returns the client API handler.
@@ -111,6 +123,7 @@ func NewHandler(opts Options) *Handler {
 	log := opts.Logger.With("component", "marti")
 	h := &Handler{opts: opts, log: log, mux: httpapi.NewMux(log), started: opts.Now(),
 		logRate: rate.NewKeyed[netip.Addr](float64(opts.MissionLogsPerMinute)/60, float64(opts.MissionLogBytesPerMinute)/60, time.Minute, 0)}
+	h.citrapSlots = make(chan struct{}, citrapParallel)
 	h.rules = access.NewRoutes(h.mux)
 	h.ws = newCoTSockets(&h.opts, log)
 	if opts.Missions != nil {
@@ -140,6 +153,15 @@ func (h *Handler) routes() {
 	rt.Handle("PUT /Marti/api/groups/active", access.CertificateOnly, h.setActiveGroups)
 	rt.Handle("PUT /Marti/api/groups/activebits", access.CertificateOnly, h.setActiveBits)
 
+	// Settings (settings.go, subscriptions.go, citrap.go).
+	c(profileToolRoute, h.deviceProfile)
+	c("GET /Marti/api/util/user/roles", h.userRoles)
+	c("GET /Marti/api/cops/hierarchy", h.copsHierarchy)
+	c("GET /Marti/api/subscriptions/all", h.clientSubscriptions)
+	c("POST /Marti/api/citrap", h.postReport)
+	c("GET /Marti/api/citrap", h.listReports)
+	c("GET /Marti/api/citrap/{id}", h.getReport)
+
 	// Enterprise sync (api.md §4.2).
 	c("POST /Marti/sync/upload", h.upload)
 	c("PUT /Marti/sync/content", h.putContent)
@@ -149,8 +171,18 @@ func (h *Handler) routes() {
 	c("POST /Marti/sync/missionupload", h.missionUpload)
 	c("GET /Marti/sync/missionquery", h.missionQuery)
 	c("GET /Marti/sync/search", h.search)
+	c(apiSearchRoute, h.search) // the envelope (sync_search.go)
 	c("PUT /Marti/api/sync/metadata/{hash}/tool", h.setPrivacy)
 	c("GET /Marti/api/sync/metadata/{hash}/tool", h.metadataDownload)
+	c("GET /Marti/sync/{hash}/metadata", h.syncMetadata) // sync_meta.go
+	c("PUT /Marti/api/sync/metadata/{hash}/keywords", h.setKeywords)
+	c("DELETE /Marti/sync/delete", h.deleteFile)
+	c("POST /Marti/sync/delete", h.deleteFile)
+
+	// The file manager (files_manager.go).
+	c("GET /Marti/api/files/metadata", h.filesMetadata)
+	c("GET /Marti/api/files/metadata/count", h.filesCount)
+	c("GET /files/api/config", h.filesConfig)
 
 	// Video connections.
 	c("GET /Marti/vcm", h.vcmList)

@@ -27,6 +27,7 @@ type nodeStep struct {
 	Hashes      []string `json:"hashes"`
 	Submitter   string   `json:"submitter"`
 	Link        string   `json:"link"`
+	Deviations  []string `json:"deviations"`
 	Groups      []struct {
 		Name      string `json:"name"`
 		Direction string `json:"direction"`
@@ -101,8 +102,7 @@ func writePEM(t *testing.T, e *env, name string) (certFile, keyFile string) {
 // under a multipart Content-Type, which the server must refuse as a
 // malformed body (400, nothing stored). The download on HTTP fetches the
 // file uploaded over HTTPS. Everything else must pass on both ports.
-// Not exercised: Files.meta (GET /Marti/sync/{hash}/metadata) and
-// Files.delete (/Marti/sync/delete), which are not part of this API.
+// Files.meta and Files.delete are TestNodeTakFiles'.
 func TestNodeTakREST(t *testing.T) {
 	testkit.RequireInterop(t, "@tak-ps/node-tak")
 	e := start(t, nil)

@@ -204,6 +204,6 @@ func (h *Handler) writeLogs(w http.ResponseWriter, r *http.Request, name string)
 			l.add(logView(e))
 		}
 	}
-	l.end(h.opts.NodeID)
+	l.end()
 	return nil
 }

@@ -70,18 +70,19 @@ func setNext(w http.ResponseWriter, key string, next string) {
 // listWriter answers 200 with the §2.13 envelope, writing its data one
 // element at a time.
 type listWriter struct {
-	w   io.Writer
-	enc *json.Encoder
-	n   int
+	w    io.Writer
+	enc  *json.Encoder
+	n    int
+	tail string // envelopeListing's
 }
 
 // startList writes the status and the envelope up to its data.
 func (h *Handler) startList(w http.ResponseWriter, typ string) *listWriter {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	t, _ := json.Marshal(typ)
-	io.WriteString(w, `{"version":"3","type":`+string(t)+`,"data":[`)
-	return &listWriter{w: w, enc: json.NewEncoder(w)}
+	head, tail := h.envelopeListing(typ)
+	io.WriteString(w, head)
+	return &listWriter{w: w, enc: json.NewEncoder(w), tail: tail}
 }
 
 // add writes one element.
@@ -94,10 +95,7 @@ func (l *listWriter) add(v any) {
 }
 
 // end closes the envelope.
-func (l *listWriter) end(nodeID string) {
-	id, _ := json.Marshal(nodeID)
-	io.WriteString(l.w, `],"nodeId":`+string(id)+"}\n")
-}
+func (l *listWriter) end() { io.WriteString(l.w, l.tail) }
 
 // abortList ends an answer that failed after its status was sent: the
 // connection is cut, so the client sees a broken answer, never a short

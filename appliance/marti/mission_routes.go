@@ -126,7 +126,7 @@ func (h *Handler) writeMissions(w http.ResponseWriter, r *http.Request, list []s
 	if l == nil {
 		l = h.startList(w, typeMission)
 	}
-	l.end(h.opts.NodeID)
+	l.end()
 	return nil
 }
 
@@ -480,6 +480,6 @@ func (h *Handler) missionChanges(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range changes {
 		l.add(changeView(c))
 	}
-	l.end(h.opts.NodeID)
+	l.end()
 	return nil
 }

@@ -1,8 +1,8 @@
 package marti
 
 // Enterprise sync reads and privacy (api.md §4.2): downloads by hash or uid
-// with Range and ATAK's offset, the existence check of missionquery, the
-// search of public packages, and the privacy switch of
+// with Range and ATAK's offset, the existence check of missionquery, and
+// the privacy switch of
 // /Marti/api/sync/metadata/{hash}/tool. Downloads stream from the blob
 // store chunk by chunk.
 
@@ -55,6 +55,25 @@ func (h *Handler) readablePackage(r *http.Request, hash string) (store.DataPacka
 		return store.DataPackage{}, httpapi.Errorf(http.StatusNotFound, "hash: no file with hash %s", hash)
 	}
 	return p, err
+}
+
+// packageByPath is the readable package of the {hash} path value.
+func (h *Handler) packageByPath(r *http.Request) (store.DataPackage, error) {
+	hash, err := httpapi.CheckHash("hash", r.PathValue("hash"))
+	if err != nil {
+		return store.DataPackage{}, err
+	}
+	return h.readablePackage(r, hash)
+}
+
+// mayChange refuses a change of p by a caller who is neither its owner nor
+// an administrator (access.md "Roles"; what anonymous clients stored anyone
+// who sees it may change).
+func mayChange(r *http.Request, p store.DataPackage) error {
+	if !access.From(r).CanChange(p.Owner) {
+		return fmt.Errorf("%w: another user's file; only its owner or an administrator may change or delete it", access.ErrForbidden)
+	}
+	return nil
 }
 
 // lookupFailed answers an error of packageByQuery or a lookup by hash.
@@ -123,44 +142,6 @@ func (h *Handler) missionQuery(w http.ResponseWriter, r *http.Request) {
 	h.serve(w, r, p, 0)
 }
 
-// search answers GET /Marti/sync/search: the public packages carrying the
-// keyword (keyword, or ATAK's keywords; default missionpackage) whose tool
-// is tool (default public). Private packages never appear.
-func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	field, kw := "keyword", q.Get("keyword")
-	if kw == "" {
-		field, kw = "keywords", q.Get("keywords")
-	}
-	if kw == "" {
-		kw = store.MissionPackageKeyword
-	}
-	if err := httpapi.CheckText(field, kw, true, 256); err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
-	}
-	tool := q.Get("tool")
-	if tool == "" {
-		tool = store.ToolPublic
-	}
-	if err := httpapi.CheckText("tool", tool, true, 64); err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
-	}
-	// Written as the packages are read; resultCount follows the results,
-	// whose number is known only then.
-	caller := access.From(r)
-	l := httpapi.NewListing(w, r, httpapi.JSONText, `{"results":[`, "")
-	err := h.opts.Files.EachSearchDataPackage(r.Context(), kw, func(p store.DataPackage) error {
-		if p.Tool != tool || p.Privacy != 0 || !caller.CanRead(p.Groups, p.Owner) {
-			return nil
-		}
-		return l.Item(newRecord(p))
-	})
-	l.SetTail(fmt.Sprintf(`],"resultCount":%d}`+"\n", l.Count()))
-	l.Finish(err, syncError+"the search failed")
-}
-
 // maxPrivacyBody bounds the body of the privacy switch.
 const maxPrivacyBody = 4 << 10
 
@@ -203,8 +184,7 @@ func readPrivacy(w http.ResponseWriter, r *http.Request) (string, error) {
 // makes the package private (Privacy 1, Tool private), any other value
 // public (api.md §3). The answer is the plain text "Okay".
 func (h *Handler) setPrivacy(w http.ResponseWriter, r *http.Request) {
-	hash, err := httpapi.CheckHash("hash", r.PathValue("hash"))
-	if err != nil {
+	if _, err := httpapi.CheckHash("hash", r.PathValue("hash")); err != nil {
 		httpapi.Fail(w, r, err, "")
 		return
 	}
@@ -213,28 +193,37 @@ func (h *Handler) setPrivacy(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, "")
 		return
 	}
-	p, err := h.readablePackage(r, hash)
+	private := privacy == store.ToolPrivate
+	if p, ok := h.updatePackage(w, r, store.DataPackageUpdate{Private: &private}, "the privacy could not be changed"); ok {
+		h.log.Info("enterprise sync file privacy set", "hash", p.Hash, "name", logx.Clip(p.Name), "private", private)
+		httpapi.WriteText(w, http.StatusOK, "Okay")
+	}
+}
+
+// updatePackage applies up to the package of the {hash} path value when
+// the caller may change it, and reports whether it did; when not, the
+// answer has been written (404, 403, or 500 with internal).
+func (h *Handler) updatePackage(w http.ResponseWriter, r *http.Request, up store.DataPackageUpdate, internal string) (store.DataPackage, bool) {
+	p, err := h.packageByPath(r)
 	if err != nil {
 		h.lookupFailed(w, r, err)
-		return
+		return p, false
 	}
-	if !access.From(r).CanChange(p.Owner) {
-		httpapi.Fail(w, r, fmt.Errorf("%w: another user's file; only its owner may change it", access.ErrForbidden), "")
-		return
+	if err := mayChange(r, p); err != nil {
+		httpapi.Fail(w, r, err, "")
+		return p, false
 	}
-	private := privacy == store.ToolPrivate
-	err = h.opts.Files.UpdateDataPackages(r.Context(), []store.DataPackageUpdate{{PrimaryKey: p.PrimaryKey, Private: &private}})
+	up.PrimaryKey = p.PrimaryKey
+	err = h.opts.Files.UpdateDataPackages(r.Context(), []store.DataPackageUpdate{up})
 	if errors.Is(err, store.ErrNotFound) { // deleted meanwhile
-		httpapi.WriteMessage(w, http.StatusNotFound, "hash: no file with hash "+hash)
-		return
+		httpapi.WriteMessage(w, http.StatusNotFound, "hash: no file with hash "+p.Hash)
+		return p, false
 	}
 	if err != nil {
-		h.log.Error("changing the privacy of an enterprise sync file failed", "hash", hash, "err", err)
-		httpapi.WriteMessage(w, http.StatusInternalServerError, syncError+"the privacy could not be changed")
-		return
+		httpapi.Fail(w, r, err, syncError+internal)
+		return p, false
 	}
-	h.log.Info("enterprise sync file privacy set", "hash", hash, "name", logx.Clip(p.Name), "private", private)
-	httpapi.WriteText(w, http.StatusOK, "Okay")
+	return p, true
 }
 
 // metadataDownload answers GET /Marti/api/sync/metadata/{hash}/tool with
@@ -242,12 +231,7 @@ func (h *Handler) setPrivacy(w http.ResponseWriter, r *http.Request) {
 // clients fetch it across origins).
 func (h *Handler) metadataDownload(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
-	hash, err := httpapi.CheckHash("hash", r.PathValue("hash"))
-	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
-	}
-	p, err := h.readablePackage(r, hash)
+	p, err := h.packageByPath(r)
 	if err != nil {
 		h.lookupFailed(w, r, err)
 		return

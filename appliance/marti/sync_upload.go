@@ -43,13 +43,16 @@ type syncRecord struct {
 	Size               int64    `json:"Size"`
 	Tool               string   `json:"Tool"`
 	Private            int      `json:"Private"`
+	// Expiration is the official server's EXPIRATION: "-1", Outpost does
+	// not expire files.
+	Expiration string `json:"EXPIRATION"`
 }
 
 func newRecord(p store.DataPackage) syncRecord {
 	return syncRecord{UID: p.UID, Name: p.Name, Hash: p.Hash, PrimaryKey: p.PrimaryKey,
 		SubmissionDateTime: httpapi.FormatTime(p.SubmittedAt), SubmissionUser: p.SubmissionUser,
 		CreatorUID: p.CreatorUID, Keywords: store.SyncKeywords(p), MIMEType: p.MIMEType, Size: p.Size,
-		Tool: p.Tool, Private: p.Privacy}
+		Tool: p.Tool, Private: p.Privacy, Expiration: "-1"}
 }
 
 // upload is what the query of an upload says about the file.

@@ -98,6 +98,13 @@ type DataPackage struct {
 // packages are kept: checked before the content is read, and again when a
 // new row commits); nothing is stored then.
 func (s *Files) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Reader) (DataPackage, error) {
+	return s.putDataPackage(ctx, in, r, nil)
+}
+
+// putDataPackage is PutDataPackage, calling then (when not nil) in the
+// transaction that commits the package, with the package as stored: what
+// then writes commits with it, and an error of then stores nothing.
+func (s *Files) putDataPackage(ctx context.Context, in DataPackageInput, r io.Reader, then func(tx *sql.Tx, p DataPackage) error) (DataPackage, error) {
 	if err := validatePackageInput(&in); err != nil {
 		return DataPackage{}, fmt.Errorf("store: put data package: %w", err)
 	}
@@ -168,8 +175,10 @@ func (s *Files) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Re
 				return err
 			}
 			// Discard the new copy: invisible now, chunks removed after commit.
-			_, err := tx.ExecContext(ctx, `UPDATE blobs SET state = ? WHERE id = ?`, blobDeleting, info.ID)
-			return err
+			if _, err := tx.ExecContext(ctx, `UPDATE blobs SET state = ? WHERE id = ?`, blobDeleting, info.ID); err != nil {
+				return err
+			}
+			return thenIn(tx, p, then)
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
@@ -192,8 +201,10 @@ func (s *Files) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Re
 		if err != nil {
 			return err
 		}
-		p.PrimaryKey, err = res.LastInsertId()
-		return err
+		if p.PrimaryKey, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		return thenIn(tx, p, then)
 	})
 	if err != nil {
 		if isSentinel(err) {
@@ -207,6 +218,14 @@ func (s *Files) PutDataPackage(ctx context.Context, in DataPackageInput, r io.Re
 		}
 	}
 	return p, nil
+}
+
+// thenIn calls then, when there is one, with p in tx.
+func thenIn(tx *sql.Tx, p DataPackage, then func(tx *sql.Tx, p DataPackage) error) error {
+	if then == nil {
+		return nil
+	}
+	return then(tx, p)
 }
 
 // packageRoom refuses a new package when n are kept and that is the

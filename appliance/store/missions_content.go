@@ -102,7 +102,9 @@ func recordChange(ctx context.Context, tx *sql.Tx, missionID int64, typ, creator
 	return err
 }
 
-func contentResource(p DataPackage) ContentResource {
+// ContentResourceOf is the resource record of a package (a mission's
+// content, an item of /Marti/api/sync/search).
+func ContentResourceOf(p DataPackage) ContentResource {
 	return ContentResource{UID: p.UID, Name: p.Name, Filename: p.Name, Keywords: SyncKeywords(p), MIMEType: p.MIMEType,
 		Hash: p.Hash, Size: p.Size, SubmissionTime: cot.FormatTime(p.SubmittedAt), Submitter: p.SubmissionUser,
 		CreatorUID: p.CreatorUID, Tool: p.Tool, Expiration: -1}
@@ -165,7 +167,7 @@ func (s *Missions) AddMissionContents(ctx context.Context, name string, hashes, 
 			if err := room.add(); err != nil {
 				return err
 			}
-			cr := contentResource(p)
+			cr := ContentResourceOf(p)
 			if err := recordChange(ctx, tx, m.ID, ChangeAddContent, creator, now, changeBody{ContentResource: &cr}); err != nil {
 				return err
 			}
@@ -316,7 +318,7 @@ func (s *Missions) RemoveMissionContent(ctx context.Context, name, hash, uid, cr
 			if _, err := tx.ExecContext(ctx, `DELETE FROM mission_contents WHERE mission_id = ? AND package_id = ?`, m.ID, p.PrimaryKey); err != nil {
 				return err
 			}
-			cr := contentResource(p)
+			cr := ContentResourceOf(p)
 			out.Content = &cr
 			if err := recordChange(ctx, tx, m.ID, ChangeRemoveContent, creator, now, changeBody{ContentResource: &cr}); err != nil {
 				return err
@@ -361,7 +363,7 @@ func (s *Missions) MissionContents(ctx context.Context, missionID int64) ([]Miss
 		if err != nil {
 			return nil, s.wrapErr("mission contents", err)
 		}
-		c.Data, c.Added = contentResource(p), fromMilli(added)
+		c.Data, c.Added = ContentResourceOf(p), fromMilli(added)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {

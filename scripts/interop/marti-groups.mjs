@@ -13,28 +13,17 @@
 //
 // Environment: OUTPOST_URL (https://host:port), CERT, KEY (PEM files),
 // GROUP_OFF (the name of the group to switch off).
-import { Value } from '@sinclair/typebox/value';
 import { TAKList_Group } from '@tak-ps/node-tak/lib/api/groups';
-import { out, errText, connect } from './takapi.mjs';
+import { out, step, check, connect } from './takapi.mjs';
 
 const groupOff = process.env.GROUP_OFF;
 
 const api = await connect();
 
-async function step(name, fn) {
-    try {
-        out(name, true, (await fn()) || {});
-    } catch (err) {
-        out(name, false, { error: errText(err) });
-    }
-}
-
 // list returns the caller's groups, checked against node-tak's schema.
 async function list() {
     const res = await api.Group.list({ useCache: true });
-    if (!Value.Check(TAKList_Group, res)) {
-        throw new Error(`not a TAKList_Group: ${[...Value.Errors(TAKList_Group, res)].map((e) => `${e.path}: ${e.message}`).join('; ')}: ${JSON.stringify(res)}`);
-    }
+    check(TAKList_Group, res, 'the group list');
     if (res.version !== '3' || res.type !== 'com.bbn.marti.remote.groups.Group') {
         throw new Error(`unexpected envelope: ${JSON.stringify(res)}`);
     }

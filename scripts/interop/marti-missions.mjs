@@ -20,8 +20,7 @@
 // Environment: OUTPOST_URL (http://host:port or https://host:port), CERT,
 // KEY (PEM files; HTTPS only), MISSION (the name to create), HASH (a file
 // already uploaded), CONTACT_UID (a uid with a stored event).
-import { Value } from '@sinclair/typebox/value';
-import { out, errText, connect } from './takapi.mjs';
+import { out, step, check, connect } from './takapi.mjs';
 import { Mission, TAKList_Mission, TAKList_MissionChange, TAKList_MissionSubscriber, TAKItem_MissionSubscriber } from '@tak-ps/node-tak/lib/api/mission';
 import { TAKItem_MissionLog } from '@tak-ps/node-tak/lib/api/mission-log';
 
@@ -30,21 +29,6 @@ const hash = process.env.HASH;
 const contact = process.env.CONTACT_UID;
 
 const api = await connect();
-
-async function step(name, fn) {
-    try {
-        out(name, true, (await fn()) || {});
-    } catch (err) {
-        out(name, false, { error: errText(err) });
-    }
-}
-
-function check(schema, value, what) {
-    if (!Value.Check(schema, value)) {
-        const errs = [...Value.Errors(schema, value)].slice(0, 3).map((e) => `${e.path}: ${e.message}`);
-        throw new Error(`${what} does not match node-tak's schema: ${errs.join('; ')}: ${JSON.stringify(value).slice(0, 600)}`);
-    }
-}
 
 await step('create', async () => {
     const m = await api.Mission.create(name, { creatorUid: 'NODE-1', description: 'made by node-tak', tool: 'public' });
