@@ -3,7 +3,7 @@ package store
 // Queries of the CoT history by time window, for the client API's
 // cot/xml/{uid}/all (the events of one uid) and cot/sa (the latest event of
 // every uid): docs/api-marti.md "CoT history". Each stored event carries
-// the groups it was sent to (migration 0012; an older event, those of its
+// the groups it was sent to (migration 0013; an older event, those of its
 // uid's latest row), and a reader sees the events sent to its groups, no
 // others, whatever its uid's latest event was sent to.
 
@@ -39,7 +39,7 @@ func (s *Events) EventsOfUID(ctx context.Context, uid string, from, to time.Time
 		return []StoredEvent{}, Cursor{}, nil
 	}
 	// The uid's latest row's groups (those of its events from before
-	// migration 0012) are read once, and the index holds the rest of what
+	// migration 0013) are read once, and the index holds the rest of what
 	// the conditions need: the events the caller does not see are passed
 	// over without reading their rows.
 	groupsOf := `COALESCE(e.groups, (SELECT groups FROM cot_latest WHERE uid = ?), 0)`

@@ -28,7 +28,7 @@ func latsOf(es []StoredEvent) string {
 
 // TestEventsOfUID: a uid's events in a window, newest first, paged, each
 // shown to the groups it was sent to only (not those of the uid's latest
-// event), events from before migration 0012 with the groups of the uid's
+// event), events from before migration 0013 with the groups of the uid's
 // latest row.
 func TestEventsOfUID(t *testing.T) {
 	s := openTest(t, Options{})
@@ -116,7 +116,7 @@ func TestEventsOfUID(t *testing.T) {
 		t.Errorf("unknown uid: %v %v", got, err)
 	}
 
-	// Events stored before migration 0012 have no groups: they take those
+	// Events stored before migration 0013 have no groups: they take those
 	// of their uid's latest row (Blue for A).
 	if _, err := s.db.w.Exec(`UPDATE cot_events SET groups = NULL WHERE uid = 'A'`); err != nil {
 		t.Fatal(err)
