@@ -2,6 +2,7 @@ package broker
 
 import (
 	"sync"
+	"time"
 
 	"outpost/appliance/cot"
 )
@@ -28,11 +29,12 @@ type Envelope struct {
 	// Set by Publish.
 	Missions []string
 
-	seq    uint64 // publish sequence (0: not published through Publish)
-	groups uint64 // the groups it is for (its sender's IN groups); set before it is queued, never after
-	size   int    // queue accounting estimate, bytes
-	sa     bool   // a position report: may be coalesced per uid (newest wins)
-	class  Class  // for the counters
+	seq    uint64    // publish sequence (0: not published through Publish)
+	groups uint64    // the groups it is for (its sender's IN groups); set before it is queued, never after
+	at     time.Time // when a session's position report was received, or the event retained (LiveEvents); set likewise
+	size   int       // queue accounting estimate, bytes
+	sa     bool      // a position report: may be coalesced per uid (newest wins)
+	class  Class     // for the counters
 
 	xmlOnce sync.Once
 	xml     []byte

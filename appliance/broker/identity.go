@@ -143,6 +143,7 @@ func (ids *identities) release(s *Session, uid string) (last bool) {
 // already holds takes no lock; a new uid is checked against the bindings.
 func (b *Broker) identify(s *Session, env *Envelope) error {
 	now := b.opts.Now()
+	env.at = now
 	if cur := s.ident.Load(); cur != nil && cur.UID == env.Event.UID {
 		s.observe(env, now)
 		return nil

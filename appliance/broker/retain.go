@@ -45,6 +45,7 @@ func (b *Broker) Retain(key string, ev *cot.Event, every time.Duration, groups u
 	r.seq++
 	env := NewEnvelope(ev)
 	env.groups = groups
+	env.at = b.opts.Now()
 	r.items[key] = &retained{env: env, every: every, next: b.opts.Now().Add(every), seq: r.seq}
 	if every > 0 && !r.run && !draining {
 		r.run = true

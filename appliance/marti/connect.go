@@ -1,18 +1,16 @@
 package marti
 
 // What ATAK, WinTAK and iTAK call when they connect (protocol.md §7): the
-// client list, contacts, and the latest event of a uid (groups in
-// channels.go, the device profile in settings.go).
+// client list and contacts (groups in channels.go, the device profile in
+// settings.go, the latest event of a uid in cot_history.go).
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
 	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
-	"outpost/appliance/logx"
 	"outpost/appliance/store"
 )
 
@@ -122,25 +120,4 @@ func (h *Handler) contacts(w http.ResponseWriter, r *http.Request) {
 			Team: c.Team, Role: c.Role, UID: c.UID})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, items)
-}
-
-// cotXML answers the latest stored event of a uid as CoT XML; 404 when the
-// history holds none.
-func (h *Handler) cotXML(w http.ResponseWriter, r *http.Request) {
-	uid := r.PathValue("uid")
-	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
-	}
-	ev, err := h.opts.Events.LatestEvent(r.Context(), uid, access.From(r).Reads())
-	if errors.Is(err, store.ErrNotFound) {
-		httpapi.WriteMessage(w, http.StatusNotFound, "uid: no event of "+strconv.Quote(httpapi.ClipValue(uid))+" in the history")
-		return
-	}
-	if err != nil {
-		h.log.Error("reading the latest event of a uid failed", "uid", logx.Clip(uid), "err", err)
-		httpapi.WriteMessage(w, http.StatusInternalServerError, "An error occurred retrieving the event.")
-		return
-	}
-	httpapi.WriteBody(w, http.StatusOK, "application/xml; charset=utf-8", ev.XML)
 }

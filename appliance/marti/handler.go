@@ -144,7 +144,7 @@ func (h *Handler) routes() {
 	c("GET /Marti/api/clientEndPoints", h.clientEndPoints)
 	c("GET /Marti/api/contacts/all", h.contacts)
 	c("GET /Marti/api/device/profile/connection", h.deviceProfile)
-	c("GET /Marti/api/cot/xml/{uid}", h.cotXML)
+	h.cotRoutes(c) // cot_history.go
 
 	// Groups (channels.go, access.md "Groups").
 	c("GET /Marti/api/groups/all", h.groups)

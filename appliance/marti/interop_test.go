@@ -91,8 +91,9 @@ func writePEM(t *testing.T, e *env, name string) (certFile, keyFile string) {
 
 // TestNodeTakREST drives the client API with @tak-ps/node-tak 8.9.0's REST
 // client (TAKAPI) on both listeners: version, groups, contacts, the latest
-// event of a uid, uploads (raw and data package), the package list, a
-// download and video connections.
+// event of a uid and its events of a window (parsed into GeoJSON by
+// node-tak, an empty window too), uploads (raw and data package), the
+// package list, a download and video connections.
 //
 // On the HTTP port (no certificate) node-tak uses undici's fetch instead of
 // its certificate client, and two of its methods cannot work there, whatever
@@ -111,7 +112,7 @@ func TestNodeTakREST(t *testing.T) {
 
 	httpsSteps := runNode(t, "marti-rest.mjs", "OUTPOST_URL="+strings.TrimSuffix(e.URL(t, appliance.ListenerHTTPS, "/"), "/"),
 		"CERT="+certFile, "KEY="+keyFile, "OUTPOST_CONTACT_UID=ANDROID-NODE")
-	for _, name := range []string{"version", "groups", "contacts", "cot", "upload", "mpupload", "list", "download", "video", "done"} {
+	for _, name := range []string{"version", "groups", "contacts", "cot", "history", "historyNone", "upload", "mpupload", "list", "download", "video", "done"} {
 		if s, ok := httpsSteps[name]; !ok || !s.OK {
 			t.Errorf("https step %s: %+v", name, s)
 		}
@@ -128,7 +129,7 @@ func TestNodeTakREST(t *testing.T) {
 
 	httpSteps := runNode(t, "marti-rest.mjs", "OUTPOST_URL="+strings.TrimSuffix(e.URL(t, appliance.ListenerHTTP, "/"), "/"),
 		"OUTPOST_CONTACT_UID=ANDROID-NODE", "OUTPOST_CREATOR_UID=NODE-TAK-ANON", "DOWNLOAD_HASH="+httpsSteps["upload"].Hash)
-	for _, name := range []string{"version", "groups", "contacts", "cot", "list", "download", "video", "done"} {
+	for _, name := range []string{"version", "groups", "contacts", "cot", "history", "historyNone", "list", "download", "video", "done"} {
 		if s, ok := httpSteps[name]; !ok || !s.OK {
 			t.Errorf("http step %s: %+v", name, s)
 		}

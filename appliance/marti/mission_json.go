@@ -245,17 +245,11 @@ func timeRange(r *http.Request, now time.Time) (from, to time.Time, err error) {
 			return from, to, httpapi.BadRequest("secago", "must be a whole number of seconds, not %q", httpapi.ClipValue(v))
 		}
 		from = now.Add(-time.Duration(min(n, int64(100*365*24*3600))) * time.Second)
-	} else if v := q.Get("start"); v != "" {
-		if from, err = parseTime(v); err != nil {
-			return from, to, httpapi.BadRequest("start", "must be an ISO-8601 time, not %q", httpapi.ClipValue(v))
-		}
+	} else if from, err = timeParam(r, "start"); err != nil {
+		return from, to, err
 	}
-	if v := q.Get("end"); v != "" {
-		if to, err = parseTime(v); err != nil {
-			return from, to, httpapi.BadRequest("end", "must be an ISO-8601 time, not %q", httpapi.ClipValue(v))
-		}
-	}
-	return from, to, nil
+	to, err = timeParam(r, "end")
+	return from, to, err
 }
 
 func parseTime(v string) (time.Time, error) {

@@ -429,30 +429,12 @@ func (h *Handler) missionCoT(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	n := 64
-	for _, e := range events {
-		n += len(e.XML)
+	xmls := make([][]byte, len(events))
+	for i, e := range events {
+		xmls[i] = e.XML
 	}
-	b := make([]byte, 0, n)
-	b = append(b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n<events>"...)
-	for _, e := range events {
-		b = append(b, stripDeclaration(e.XML)...)
-	}
-	b = append(b, "</events>"...)
-	httpapi.WriteBody(w, http.StatusOK, "application/xml", b)
+	httpapi.WriteBody(w, http.StatusOK, "application/xml", eventsDocument(xmls))
 	return nil
-}
-
-// stripDeclaration drops the XML declaration and surrounding whitespace of
-// a stored event.
-func stripDeclaration(x []byte) []byte {
-	x = bytes.TrimSpace(x)
-	if bytes.HasPrefix(x, []byte("<?xml")) {
-		if i := bytes.Index(x, []byte("?>")); i >= 0 {
-			x = bytes.TrimSpace(x[i+2:])
-		}
-	}
-	return x
 }
 
 // missionChanges answers GET /Marti/api/missions/{id}/changes: a page of

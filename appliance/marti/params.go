@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"outpost/appliance/httpapi"
 )
@@ -53,17 +52,4 @@ func wordParam(r *http.Request, name, first, second string) (bool, error) {
 	default:
 		return false, httpapi.BadRequest(name, "must be %s or %s, not %q", first, second, httpapi.ClipValue(v))
 	}
-}
-
-// timeParam reads an ISO 8601 time parameter (zero when absent).
-func timeParam(r *http.Request, name string) (time.Time, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return t, httpapi.BadRequest(name, "must be an ISO 8601 time (2026-11-22T10:00:00.000Z), not %q", httpapi.ClipValue(v))
-	}
-	return t, nil
 }

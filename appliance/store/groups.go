@@ -201,7 +201,7 @@ func createGroupTx(ctx context.Context, tx *sql.Tx, name, description string, no
 }
 
 // stampedTables are the tables whose rows carry a group mask.
-var stampedTables = []string{"cot_latest", "server_objects", "data_packages", "excheck_templates", "excheck_checklists"}
+var stampedTables = []string{"cot_latest", "cot_events", "cot_usage", "server_objects", "data_packages", "excheck_templates", "excheck_checklists"}
 
 // DeleteGroup removes a group and its memberships, and clears its bit from
 // every stored record in the same transaction, so a group made later on the

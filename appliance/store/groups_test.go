@@ -172,6 +172,11 @@ func stampedRow(t testing.TB, s *Store, table, uid string, mask uint64) {
 	switch table {
 	case "cot_latest":
 		_, err = s.w.Exec(`INSERT INTO cot_latest(uid, type, lat, lon, stale, received_at, event_id, groups) VALUES (?, 'a-f-G', 1, 2, 0, 0, 0, ?)`, uid, maskToDB(mask))
+	case "cot_events":
+		_, err = s.w.Exec(`INSERT INTO cot_events(uid, type, how, time, start, stale, lat, lon, hae, received_at, xml, groups)
+			VALUES (?, 'a-f-G', 'm-g', 0, 0, 0, 1, 2, 0, 0, x'00', ?)`, uid, maskToDB(mask))
+	case "cot_usage":
+		_, err = s.w.Exec(`INSERT INTO cot_usage(uid, bytes, events, groups) VALUES (?, 1, 1, ?)`, uid, maskToDB(mask))
 	case "server_objects":
 		_, err = s.w.Exec(`INSERT INTO server_objects(uid, kind, origin, type, lat, lon, stale, replay, repeat, created_at, updated_at, xml, groups)
 			VALUES (?, 'geo', 'api', 'a-u-G', 1, 2, 0, 0, 0, 0, 0, x'00', ?)`, uid, maskToDB(mask))

@@ -414,7 +414,7 @@ func (h *History) drain(timer *time.Timer) {
 }
 
 const insertEventSQL = `INSERT INTO cot_events(uid, type, how, callsign, time, start, stale, lat, lon, hae,
-	received_at, source, xml) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	received_at, source, xml, groups) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // The newest event by receive time wins; an older event arriving late does
 // not replace it.
@@ -516,7 +516,7 @@ func (h *History) insertBatch(items []histItem) error {
 			}
 			lat, lon, hae := finite(ev.Point.Lat, 0), finite(ev.Point.Lon, 0), finite(ev.Point.Hae, cot.Unknown)
 			res, err := ins.ExecContext(ctx, ev.UID, ev.Type, ev.How, callsign, unixMilli(ev.Time), unixMilli(ev.Start),
-				stale, lat, lon, hae, recv, it.source, xml)
+				stale, lat, lon, hae, recv, it.source, xml, maskToDB(it.groups))
 			if err != nil {
 				return err
 			}

@@ -48,6 +48,7 @@ func (b *batchRows) add(uid string, r latestRow, bytes int) {
 	}
 	u.bytes += int64(bytes)
 	u.events++
+	u.groups |= r.groups
 	b.usage[uid] = u
 	if p, ok := b.latest[uid]; !ok || p.recv <= r.recv {
 		b.latest[uid] = r
@@ -72,7 +73,7 @@ func (b *batchRows) flush(ctx context.Context) error {
 			return err
 		}
 		u := b.usage[uid]
-		if _, err := b.use.ExecContext(ctx, uid, u.bytes, u.events); err != nil {
+		if _, err := b.use.ExecContext(ctx, uid, u.bytes, u.events, maskToDB(u.groups)); err != nil {
 			return err
 		}
 	}

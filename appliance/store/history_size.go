@@ -18,13 +18,16 @@ import (
 	"outpost/appliance/cot"
 )
 
-const upsertUsageSQL = `INSERT INTO cot_usage(uid, bytes, events) VALUES (?, ?, ?)
-	ON CONFLICT(uid) DO UPDATE SET bytes = bytes + excluded.bytes, events = events + excluded.events`
+const upsertUsageSQL = `INSERT INTO cot_usage(uid, bytes, events, groups) VALUES (?, ?, ?, ?)
+	ON CONFLICT(uid) DO UPDATE SET bytes = bytes + excluded.bytes, events = events + excluded.events,
+		groups = groups | excluded.groups`
 
 // usageDelta is a change to one uid's usage: what a deletion took, or what
-// a history batch adds (history_merge.go).
+// a history batch adds (history_merge.go), with the groups its events were
+// sent to (a batch's; a deletion leaves the union as it was).
 type usageDelta struct {
 	bytes, events int64
+	groups        uint64
 }
 
 // subtractUsage applies deletions to cot_usage inside tx.

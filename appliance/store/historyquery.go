@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"outpost/appliance/cot"
@@ -43,16 +42,23 @@ func (e StoredEvent) Event() (*cot.Event, error) {
 	return ev, nil
 }
 
-const eventColumns = `e.id, e.uid, e.type, e.how, e.callsign, e.time, e.start, e.stale, e.lat, e.lon, e.hae,
-	e.received_at, e.source, e.xml, l.groups`
+// eventFields are the columns of a stored event e that scanEvent reads
+// before its groups; eventColumns adds the groups of the uid's latest row l.
+const (
+	eventFields = `e.id, e.uid, e.type, e.how, e.callsign, e.time, e.start, e.stale, e.lat, e.lon, e.hae,
+	e.received_at, e.source, e.xml`
+	eventColumns = eventFields + `, l.groups`
+)
 
-func scanEvent(sc interface{ Scan(...any) error }) (StoredEvent, error) {
+// scanEvent scans a row of eventColumns (or eventFields and a groups
+// expression), and into extra the columns the query selects after them.
+func scanEvent(sc scanner, extra ...any) (StoredEvent, error) {
 	var (
 		e                                  StoredEvent
 		tm, start, stale, received, groups int64
 	)
-	if err := sc.Scan(&e.ID, &e.UID, &e.Type, &e.How, &e.Callsign, &tm, &start, &stale, &e.Lat, &e.Lon, &e.Hae,
-		&received, &e.Source, &e.XML, &groups); err != nil {
+	if err := sc.Scan(append([]any{&e.ID, &e.UID, &e.Type, &e.How, &e.Callsign, &tm, &start, &stale, &e.Lat, &e.Lon, &e.Hae,
+		&received, &e.Source, &e.XML, &groups}, extra...)...); err != nil {
 		return StoredEvent{}, err
 	}
 	e.Groups = maskFromDB(groups)
@@ -86,28 +92,19 @@ func (s *Events) LatestInBox(ctx context.Context, minLat, minLon, maxLat, maxLon
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: latest in box: %w", err)
 	}
-	for _, v := range []float64{minLat, minLon, maxLat, maxLon} {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("store: latest in box: %w: bounds must be finite numbers", ErrInvalid)
-		}
+	box := Box{MinLat: minLat, MinLon: minLon, MaxLat: maxLat, MaxLon: maxLon}
+	if err := box.Check(); err != nil {
+		return nil, fmt.Errorf("store: latest in box: %w", err)
 	}
-	switch {
-	case minLat < -90 || maxLat > 90 || minLon < -180 || maxLon > 180:
-		return nil, fmt.Errorf("store: latest in box: %w: latitude must be within ±90, longitude within ±180", ErrInvalid)
-	case minLat > maxLat:
-		return nil, fmt.Errorf("store: latest in box: %w: minimum latitude %g is above maximum %g", ErrInvalid, minLat, maxLat)
-	case limit < 1 || limit > MaxBoxLimit:
+	if limit < 1 || limit > MaxBoxLimit {
 		return nil, fmt.Errorf("store: latest in box: %w: limit must be 1 to %d", ErrInvalid, MaxBoxLimit)
 	}
-	lonCond := `l.lon BETWEEN ? AND ?`
-	if minLon > maxLon {
-		lonCond = `(l.lon >= ? OR l.lon <= ?)`
-	}
+	inBox, boxArgs := box.sql("l")
 	seen, seenArgs := seenBy("l.groups", groups)
-	args := append(append([]any{minLat, maxLat, minLon, maxLon}, seenArgs...), limit)
+	args := append(append(boxArgs, seenArgs...), limit)
 	rows, err := s.r.QueryContext(ctx, `SELECT `+eventColumns+`
 		FROM cot_latest l JOIN cot_events e ON e.id = l.event_id
-		WHERE l.lat BETWEEN ? AND ? AND `+lonCond+` AND `+seen+`
+		WHERE `+inBox+` AND `+seen+`
 		ORDER BY l.received_at DESC, l.event_id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, s.wrapErr("latest in box", err)

@@ -454,25 +454,15 @@ func (s *Missions) MissionChanges(ctx context.Context, name string, from, to tim
 	if err := p.check(); err != nil {
 		return nil, Cursor{}, fmt.Errorf("store: %s: %w", op, err)
 	}
-	at, id := p.below()
-	var before int64 // change ids are integers
-	if id != "" {
-		var err error
-		if before, err = strconv.ParseInt(id, 10, 64); err != nil {
-			return nil, Cursor{}, fmt.Errorf("store: %s: %w: %q is not a cursor of a change history", op, ErrInvalid, p.Before)
-		}
+	at, before, err := p.belowID("a change history") // change ids are integers
+	if err != nil {
+		return nil, Cursor{}, fmt.Errorf("store: %s: %w", op, err)
 	}
 	m, err := s.MissionByName(ctx, name)
 	if err != nil {
 		return nil, Cursor{}, err
 	}
-	lo, hi := int64(0), int64(1<<62)
-	if !from.IsZero() {
-		lo = unixMilli(from)
-	}
-	if !to.IsZero() {
-		hi = unixMilli(to)
-	}
+	lo, hi := window(from, to)
 	g := &pager{p: p}
 	list, err := s.queryChanges(ctx, op, m, g, `WHERE mission_id = ? AND at >= ? AND at <= ? AND (at, id) < (?, ?)
 		ORDER BY at DESC, id DESC LIMIT ?`, m.ID, lo, hi, at, before, p.Limit+1)

@@ -211,13 +211,7 @@ func (s *Missions) MissionLogs(ctx context.Context, name string, from, to time.T
 	if err := p.check(); err != nil {
 		return nil, Cursor{}, fmt.Errorf("store: %s: %w", op, err)
 	}
-	lo, hi := int64(-1<<62), int64(1<<62)
-	if !from.IsZero() {
-		lo = unixMilli(from)
-	}
-	if !to.IsZero() {
-		hi = unixMilli(to)
-	}
+	lo, hi := window(from, to)
 	at, id := p.below()
 	where, args := `WHERE l.dtg >= ? AND l.dtg <= ? AND (l.dtg, l.id) < (?, ?)`, []any{lo, hi, at, id}
 	if name != "" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"outpost/appliance/logx"
 )
@@ -56,6 +57,32 @@ func (p Page) below() (int64, string) {
 		return 1 << 62, ""
 	}
 	return p.Before.At, p.Before.ID
+}
+
+// belowID is below for a listing whose records have integer ids (what
+// names it in the error): ErrInvalid for a cursor whose id is not one.
+func (p Page) belowID(what string) (at, id int64, err error) {
+	at, sid := p.below()
+	if sid == "" {
+		return at, 0, nil
+	}
+	if id, err = strconv.ParseInt(sid, 10, 64); err != nil {
+		return 0, 0, fmt.Errorf("%w: %q is not a cursor of %s", ErrInvalid, p.Before, what)
+	}
+	return at, id, nil
+}
+
+// window is the time window [from, to] in unix ms; a zero time leaves that
+// end open.
+func window(from, to time.Time) (lo, hi int64) {
+	lo, hi = -1<<62, 1<<62
+	if !from.IsZero() {
+		lo = unixMilli(from)
+	}
+	if !to.IsZero() {
+		hi = unixMilli(to)
+	}
+	return lo, hi
 }
 
 func (p Page) check() error {

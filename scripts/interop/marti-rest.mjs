@@ -9,6 +9,9 @@
 //   groups      Group.list(): the __ANON__ group
 //   contacts    Contacts.list(): the connected client OUTPOST_CONTACT_UID
 //   cot         Query.single(): the latest event of that client
+//   history     Query.historyFeats(): its events of the last hour
+//               (GET /Marti/api/cot/xml/{uid}/all?secago=3600) as GeoJSON
+//   historyNone Query.historyFeats() of a window without events: none
 //   upload      Files.upload(): POST /Marti/sync/upload, raw body
 //   mpupload    Files.uploadPackage(): POST /Marti/sync/missionupload, multipart
 //   list        Package.list(): GET /Marti/sync/search
@@ -79,6 +82,18 @@ await step('cot', async () => {
     if (!xml.includes(`uid="${contactUID}"`)) throw new Error(`unexpected event: ${xml}`);
     const feat = await api.Query.singleFeat(contactUID);
     return { type: feat.properties.type };
+});
+
+await step('history', async () => {
+    const feats = await api.Query.historyFeats(contactUID, { secago: '3600' });
+    if (!feats.length || feats.some((f) => f.id !== contactUID)) throw new Error(`unexpected history: ${JSON.stringify(feats)}`);
+    return { events: feats.length, type: feats[0].properties.type };
+});
+
+await step('historyNone', async () => {
+    const feats = await api.Query.historyFeats(contactUID, { start: '2020-01-01T00:00:00Z', end: '2020-01-02T00:00:00Z' });
+    if (feats.length !== 0) throw new Error(`events in an empty window: ${JSON.stringify(feats)}`);
+    return { events: 0 };
 });
 
 const content = Buffer.from(`node-tak upload over ${url.protocol} ${crypto.randomUUID()}`);
