@@ -157,14 +157,18 @@ func (c *Channel) userOp(s *socketio.Socket, event string, ack func(...any), op 
 
 // answer sends an operation's payload, or its error as {"status",
 // "message"} (a fault of ours is logged and answered with the routes' 500
-// text, never its own words).
+// text, never its own words). A refusal is logged too, rate-limited: the
+// web UI shows no answer, so the log is where its operator learns why a
+// user did not appear. Refusals name fields, never a password or token.
 func (c *Channel) answer(s *socketio.Socket, event string, ack func(...any), payload string, err error) {
 	if err != nil {
 		status, msg, ok := httpapi.Refusal(err)
-		if !ok {
-			if errors.Is(err, context.Canceled) {
-				return // shutting down
-			}
+		switch {
+		case ok:
+			c.limited.Info("socket.io user operation refused", "event", event, "remote", s.RemoteAddr(), "status", status, "reason", logx.Clip(msg))
+		case errors.Is(err, context.Canceled):
+			return // shutting down
+		default:
 			c.log.Error("socket.io user operation failed", "event", event, "remote", s.RemoteAddr(), "err", logx.Clip(err.Error()))
 			status, msg = http.StatusInternalServerError, usersError
 		}
