@@ -161,6 +161,9 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 			if a.channel != nil {
 				a.channel.NotifyClientsChanged()
 			}
+			if a.mgmt != nil {
+				a.mgmt.NotifyClientsChanged() // certificate packages waiting for their devices
+			}
 		},
 	})
 	a.objects = objects.New(objects.Options{Broker: a.broker, Objects: a.store.Objects(), Events: a.store.Events(), Geocoder: geocoder(cfg.GeocoderURL),
@@ -279,6 +282,7 @@ func (a *Appliance) buildListeners() {
 			Metrics: a.newMetrics(), Channel: a.channel, Logger: a.log,
 			Console: web.FS(), BasemapPath: cfg.BasemapPath, BasemapDir: filepath.Join(cfg.DataDir, "basemaps"),
 			PublicHost: cfg.PublicHost,
+			CertOffer:  a.certOffer(nodeID),
 		})
 		a.add(ListenerREST, cfg.RESTPort, a.newHTTPListener(ListenerREST,
 			netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}}, a.mgmt, api))
@@ -529,20 +533,32 @@ func (a *Appliance) shutdown(ctx context.Context) error {
 	return err
 }
 
+// certOffer configures the offer of new users' certificate packages to
+// their devices: over the CoT connections only, never a datagram.
+func (a *Appliance) certOffer(nodeID string) mgmt.CertOfferOptions {
+	wait := a.cfg.CertOfferWait
+	if wait == 0 {
+		wait = -1 // never sent
+	}
+	return mgmt.CertOfferOptions{Wait: wait, ServerUID: "outpost-" + nodeID,
+		Listeners: []string{ListenerCoTTCP, ListenerCoTTLS, marti.WebsocketListener}}
+}
+
 // services lists the listeners as the channel's serviceInfo and
-// systemStatus report them (FreeTAKServer's service names).
+// systemStatus report them, with FreeTAKServer's names (its client API's
+// ports are its data package services).
 func (a *Appliance) services() []mgmt.Service {
-	names := []struct{ listener, service string }{
-		{ListenerCoTTCP, "TCP_CoT_service"}, {ListenerCoTTLS, "SSL_CoT_service"},
-		{ListenerHTTP, "HTTP_TAK_service"}, {ListenerHTTPS, "HTTPS_TAK_service"},
-		{ListenerREST, "REST_API_service"}, {ListenerEnroll, "Enrollment_service"},
+	names := []struct{ listener, service, fts string }{
+		{ListenerCoTTCP, "TCP_CoT_service", ""}, {ListenerCoTTLS, "SSL_CoT_service", ""},
+		{ListenerHTTP, "HTTP_TAK_service", "TCP_DataPackage_service"}, {ListenerHTTPS, "HTTPS_TAK_service", "SSL_DataPackage_service"},
+		{ListenerREST, "REST_API_service", "Rest_API_service"}, {ListenerEnroll, "Enrollment_service", ""},
 	}
 	_, httpPort := a.cfg.HTTPListen()
 	ports := map[string]int{ListenerCoTTCP: a.cfg.CoTPort, ListenerCoTTLS: a.cfg.SSLCoTPort, ListenerHTTP: httpPort,
 		ListenerHTTPS: a.cfg.HTTPSPort, ListenerREST: a.cfg.RESTPort, ListenerEnroll: a.cfg.EnrollPort}
 	out := make([]mgmt.Service, 0, len(names))
 	for _, n := range names {
-		s := mgmt.Service{Name: n.service, Port: ports[n.listener]}
+		s := mgmt.Service{Name: n.service, Port: ports[n.listener], FTSName: n.fts}
 		if l, ok := a.listeners[n.listener]; ok && l.Addr() != nil {
 			s.Addr = l.Addr().String()
 			if ta, ok := l.Addr().(*net.TCPAddr); ok {

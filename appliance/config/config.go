@@ -102,6 +102,10 @@ type Config struct {
 	// channel has 32; authenticated sockets do not count).
 	ChannelAuthTimeout              time.Duration // channelAuthTimeout
 	ChannelUnauthenticatedPerSource int           // channelUnauthenticatedPerSource
+	// certOfferWait: how long the certificate package of a user created
+	// with Certs "true" waits for a client with the user's callsign, which
+	// is then sent it (docs/api-management.md); 0: never sent.
+	CertOfferWait time.Duration
 
 	// Memory.
 	MemoryLimit int // memoryLimit: soft limit of the Go heap in bytes (debug.SetMemoryLimit); 0: none
@@ -206,6 +210,7 @@ func Defaults() Config {
 
 		ChannelAuthTimeout:              10 * time.Second,
 		ChannelUnauthenticatedPerSource: 4,
+		CertOfferWait:                   time.Hour,
 
 		HistoryRetention:           7 * 24 * time.Hour,
 		HistoryMaxBytes:            1 << 30,
@@ -346,6 +351,9 @@ func (c *Config) Validate() error {
 	if c.ChannelUnauthenticatedPerSource < 1 || c.ChannelUnauthenticatedPerSource > MaxChannelUnauthenticatedPerSource {
 		return keyErr("channelUnauthenticatedPerSource", fmt.Sprintf(
 			"must be between 1 and %d: the channel has 32 sockets, and one address must never hold them all", MaxChannelUnauthenticatedPerSource))
+	}
+	if c.CertOfferWait < 0 || c.CertOfferWait > 7*24*time.Hour {
+		return keyErr("certOfferWait", "must be between 0 (never sent) and 7d")
 	}
 	if err := checkGeocoderURL(c.GeocoderURL); err != nil {
 		return keyErr("geocoderURL", err.Error())

@@ -105,7 +105,16 @@ func DecodeJSON(r *http.Request, limit int64, dst any) error {
 	if limit <= 0 {
 		limit = DefaultMaxJSON
 	}
-	body := http.MaxBytesReader(nil, r.Body, limit)
+	return decodeBody(http.MaxBytesReader(nil, r.Body, limit), limit, dst)
+}
+
+// DecodeJSONBytes is DecodeJSON of a body already read (a socket.io
+// event's argument), with the same answers.
+func DecodeJSONBytes(data []byte, dst any) error {
+	return decodeBody(bytes.NewReader(data), int64(len(data)), dst)
+}
+
+func decodeBody(body io.Reader, limit int64, dst any) error {
 	dec := json.NewDecoder(body)
 	dec.UseNumber()
 	if err := dec.Decode(dst); err != nil {

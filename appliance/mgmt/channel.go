@@ -41,6 +41,10 @@ type Service struct {
 	Name string // as shown to the client, e.g. "TCP_CoT_service"
 	Port int    // the configured port
 	Addr string // the bound address; "" when the listener is off
+	// FTSName is FreeTAKServer's name of the service (channel_fts.go),
+	// e.g. "TCP_DataPackage_service" for the client API's HTTP port; ""
+	// when it is Name or FreeTAKServer has no such service.
+	FTSName string
 }
 
 // ChannelOptions configure the socket.io channel (api.md §6.1).
@@ -83,10 +87,6 @@ type ChannelOptions struct {
 	// ProbeTimeout bounds each connection systemStatus makes to a
 	// listener.
 	ProbeTimeout time.Duration
-	// FTSEventNames also sends each answer under the name FreeTAKServer's
-	// web UI listens for (userUpdate, logUpdate, serviceInfoUpdate,
-	// serverHealthUpdate, systemStatusUpdate).
-	FTSEventNames bool
 	// Protocol tunes the Socket.IO server (heartbeat, queue, timeouts);
 	// its MaxSockets, MaxUnauthenticatedPerAddr, AuthTimeout, Logger and
 	// callbacks are the channel's own.
@@ -109,9 +109,17 @@ type Channel struct {
 
 	clientsChanged chan struct{}
 	logSub         *logx.Subscription
-	stop           chan struct{}
-	stopOnce       sync.Once
-	pusherDone     chan struct{}
+	// User operations (channel_users.go) run off the sockets' readers;
+	// Shutdown cancels opsCtx and waits for ops.
+	ops       sync.WaitGroup
+	opsCtx    context.Context
+	opsCancel context.CancelFunc
+	opsMu     sync.Mutex // orders ops.Add before Shutdown's Wait
+	// emergencies lists the active emergencies (events); set by the API.
+	emergencies func() []string
+	stop        chan struct{}
+	stopOnce    sync.Once
+	pusherDone  chan struct{}
 }
 
 // NewChannel returns the channel and starts its pushes.
@@ -147,6 +155,7 @@ func NewChannel(opts ChannelOptions) *Channel {
 		stop:           make(chan struct{}),
 		pusherDone:     make(chan struct{}),
 	}
+	c.opsCtx, c.opsCancel = context.WithCancel(context.Background())
 	p := opts.Protocol
 	p.MaxSockets = opts.MaxSockets
 	p.MaxUnauthenticatedPerAddr = opts.MaxUnauthenticatedPerSource
@@ -164,6 +173,8 @@ func NewChannel(opts ChannelOptions) *Channel {
 	c.srv.On("serviceInfo", c.authed(c.serviceInfo))
 	c.srv.On("serverHealth", c.authed(c.serverHealth))
 	c.srv.On("systemStatus", c.authed(c.systemStatus))
+	c.srv.On("events", c.authed(c.events))
+	c.srv.On("changeServiceInfo", c.authed(c.changeServiceInfo))
 	if opts.Logs != nil {
 		c.logSub = opts.Logs.Subscribe(2 * logsPushMax)
 	}
@@ -192,7 +203,18 @@ func (c *Channel) Shutdown(ctx context.Context) error {
 	if c.logSub != nil {
 		c.logSub.Close()
 	}
-	return c.srv.Shutdown(ctx)
+	c.opsMu.Lock()
+	c.opsCancel()
+	c.opsMu.Unlock()
+	opsDone := make(chan struct{})
+	go func() { c.ops.Wait(); close(opsDone) }()
+	err := c.srv.Shutdown(ctx)
+	select {
+	case <-opsDone:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	return err
 }
 
 func (c *Channel) onConnect(s *socketio.Socket) error {
@@ -257,24 +279,20 @@ func (c *Channel) authed(h func(*socketio.Socket, []json.RawMessage)) socketio.H
 
 func isAuthenticated(s *socketio.Socket) bool { return s.Authenticated() }
 
-// ftsNames are the event names FreeTAKServer's web UI listens for.
-var ftsNames = map[string]string{
-	"users": "userUpdate", "logs": "logUpdate", "serviceInfo": "serviceInfoUpdate",
-	"serverHealth": "serverHealthUpdate", "systemStatus": "systemStatusUpdate",
-}
-
-// emit sends an answer (and its FreeTAKServer twin when configured).
+// emit sends an answer under its name and, when it has one, under the
+// name FreeTAKServer's web UI listens for (channel_fts.go).
 func (c *Channel) emit(s *socketio.Socket, event, payload string) {
 	s.Emit(event, payload)
-	if c.opts.FTSEventNames {
-		s.Emit(ftsNames[event], payload)
+	if twin := ftsNames[event]; twin != "" {
+		s.Emit(twin, payload)
 	}
 }
 
-// broadcast pushes an event to every authenticated socket.
+// broadcast pushes an event to every authenticated socket, and its
+// FreeTAKServer twin where the web UI takes pushes (ftsPushed).
 func (c *Channel) broadcast(event, payload string) {
 	c.srv.Broadcast(isAuthenticated, event, payload)
-	if c.opts.FTSEventNames {
+	if ftsPushed[event] {
 		c.srv.Broadcast(isAuthenticated, ftsNames[event], payload)
 	}
 }

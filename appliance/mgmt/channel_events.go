@@ -115,6 +115,7 @@ func (c *Channel) serviceInfo(s *socketio.Socket, _ []json.RawMessage) {
 		}
 		services[svc.Name] = serviceItem{Status: st, Port: svc.Port}
 	}
+	c.addFTSServices(services)
 	c.emit(s, "serviceInfo", jsonString(map[string]any{"services": services, "ip": c.opts.PublicHost}))
 }
 
@@ -168,9 +169,10 @@ func (c *Channel) serverHealth(s *socketio.Socket, _ []json.RawMessage) {
 const statusMaxAge = time.Second
 
 // systemStatus answers "on" or "off" per listener, measured by connecting
-// to it (a listener that is configured but not accepting is "off").
+// to it (a listener that is configured but not accepting is "off"), with
+// FreeTAKServer's keys (channel_fts.go).
 func (c *Channel) systemStatus(s *socketio.Socket, _ []json.RawMessage) {
-	c.emit(s, "systemStatus", jsonString(c.statusNow(statusMaxAge)))
+	c.emit(s, "systemStatus", jsonString(c.ftsStatus(c.statusNow(statusMaxAge))))
 }
 
 // statusNow is "on" or "off" per listener name, probed unless the last

@@ -1,8 +1,6 @@
 package mgmt
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"testing"
@@ -13,7 +11,7 @@ import (
 
 // TestChannelSocketIOClientInterop runs the real socket.io-client (npm)
 // against the channel: websocket transport, right and wrong keys, every
-// request event, a users push, and a polling client refused.
+// request event, a users push, and a client on long polling alone.
 func TestChannelSocketIOClientInterop(t *testing.T) {
 	testkit.RequireInterop(t, "socket.io-client")
 	f := newChannelFixture(t, func(o *ChannelOptions) {
@@ -37,19 +35,7 @@ func TestChannelSocketIOClientInterop(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := make(chan map[string]any, 64)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) != nil {
-				m = map[string]any{"step": "not-json", "line": sc.Text()}
-			}
-			lines <- m
-		}
-	}()
+	lines := testkit.JSONLines(stdout)
 	steps := map[string]map[string]any{}
 	timeout := time.After(60 * time.Second)
 read:
@@ -112,7 +98,7 @@ read:
 	services, _ := info["services"].(map[string]any)
 	tcp, _ := services["TCP_CoT_service"].(map[string]any)
 	fed, _ := services["Federation_server_service"].(map[string]any)
-	if info["ip"] != "tak.example.org" || len(services) != 3 || tcp["status"] != "on" || tcp["port"] != 8087.0 ||
+	if info["ip"] != "tak.example.org" || len(services) != 6 || tcp["status"] != "on" || tcp["port"] != 8087.0 ||
 		fed["status"] != "off" || fed["port"] != 9000.0 {
 		t.Errorf("serviceInfo %v", info)
 	}
@@ -124,7 +110,7 @@ read:
 		}
 	}
 	st := payload("systemStatus")
-	if len(st) != 3 || st["TCP_CoT_service"] != "on" || st["SSL_CoT_service"] != "off" || st["Federation_server_service"] != "off" {
+	if len(st) != 3+2*len(ftsServices) || st["TCP_CoT_service"] != "on" || st["SSL_CoT_service"] != "off" || st["Federation_server_service"] != "off" {
 		t.Errorf("systemStatus %v", st)
 	}
 	pushed, _ := payload("users-push")["Users"].([]any)
@@ -138,7 +124,10 @@ read:
 		wrong["disconnect_reason"] != "io server disconnect" {
 		t.Errorf("wrong key: %v", wrong)
 	}
-	if p := steps["polling-refused"]; p == nil || p["connected"] != false || p["message"] == "" {
+	p := steps["polling-only"]
+	auth, _ := p["authentication"].(map[string]any)
+	users, _ = p["users"].(map[string]any)["Users"].([]any)
+	if auth["successful"] != "True" || len(users) != 2 || p["transport"] != "polling" {
 		t.Errorf("polling client: %v", p)
 	}
 }

@@ -98,24 +98,34 @@ func TestChannelPushes(t *testing.T) {
 	}
 }
 
-func TestChannelFTSEventNames(t *testing.T) {
+// TestChannelFTSNames: every answer also goes out under the name
+// FreeTAKServer's web UI listens for, with the same payload (chClient.event
+// checks the twin); of the pushes, users and serverHealth do too, logs do
+// not (the UI adds a table per logUpdate).
+func TestChannelFTSNames(t *testing.T) {
 	f := newChannelFixture(t, func(o *ChannelOptions) {
-		o.FTSEventNames = true
-		o.HealthInterval = -1
-		o.Logger = testkit.Logger(t) // no log pushes in between
+		o.HealthInterval = 50 * time.Millisecond
+		o.Logger = testkit.Logger(t) // no log pushes but the test's
 	})
 	cc, _ := f.dial(t)
 	cc.authenticate(testKey)
-	for ev, twin := range ftsNames {
+	for _, ev := range []string{"users", "logs", "serviceInfo", "serverHealth", "systemStatus"} {
 		cc.emit(ev, nil)
-		var a, b any
-		cc.event(ev, &a)
-		cc.event(twin, &b)
-		ja, _ := json.Marshal(a)
-		jb, _ := json.Marshal(b)
-		if ev != "logs" && string(ja) != string(jb) {
-			t.Fatalf("%s and %s differ: %s / %s", ev, twin, ja, jb)
-		}
+		var v any
+		cc.nextEvent(ev, &v)
+		var twin any
+		cc.nextEvent(ftsNames[ev], &twin)
+	}
+	// Pushes: serverHealth every 50 ms, a log line once. Within the next
+	// pushes, serverHealthUpdate arrives and logUpdate never does.
+	f.log.Warn("pushed line")
+	seen := map[string]int{}
+	for seen["serverHealthUpdate"] < 3 || seen["logs"] == 0 {
+		name, _ := cc.stringEvent(cc.read())
+		seen[name]++
+	}
+	if seen["logUpdate"] != 0 || seen["eventsUpdate"] != 0 {
+		t.Fatalf("pushed under the web UI's names: %v", seen)
 	}
 }
 

@@ -173,22 +173,34 @@ func (cc *chClient) read() string {
 }
 
 // event reads the next message, which must be the named event with one
-// string argument holding JSON text, and decodes that into v.
+// string argument holding JSON text, and decodes that into v. An answer
+// with a FreeTAKServer twin must be followed by the twin, with the same
+// payload.
 func (cc *chClient) event(name string, v any) {
 	cc.t.Helper()
-	msg := cc.read()
-	var arr []json.RawMessage
-	var got, payload string
-	if !strings.HasPrefix(msg, "42") || json.Unmarshal([]byte(msg[2:]), &arr) != nil || len(arr) != 2 ||
-		json.Unmarshal(arr[0], &got) != nil || json.Unmarshal(arr[1], &payload) != nil {
-		cc.t.Fatalf("message %q is not an event with one string argument", msg)
-	}
+	got, payload := cc.stringEvent(cc.read())
 	if got != name {
 		cc.t.Fatalf("got event %q (%s), want %q", got, payload, name)
 	}
 	if err := json.Unmarshal([]byte(payload), v); err != nil {
 		cc.t.Fatalf("%s payload %q: %v", name, payload, err)
 	}
+	if twin := ftsNames[name]; twin != "" {
+		if n, p := cc.stringEvent(cc.read()); n != twin || p != payload {
+			cc.t.Fatalf("after %s %s: %s %s, want its twin %s with the same payload", name, payload, n, p, twin)
+		}
+	}
+}
+
+// stringEvent splits an event message with one string argument.
+func (cc *chClient) stringEvent(msg string) (name, payload string) {
+	cc.t.Helper()
+	var arr []json.RawMessage
+	if !strings.HasPrefix(msg, "42") || json.Unmarshal([]byte(msg[2:]), &arr) != nil || len(arr) != 2 ||
+		json.Unmarshal(arr[0], &name) != nil || json.Unmarshal(arr[1], &payload) != nil {
+		cc.t.Fatalf("message %q is not an event with one string argument", msg)
+	}
+	return name, payload
 }
 
 // closed reads until the connection ends; it returns what came first.
@@ -265,7 +277,7 @@ func TestChannelEvents(t *testing.T) {
 	// The new record is pushed first (with the first line when that was
 	// still waiting for its push as the client authenticated)...
 	var logs logsPayload
-	cc.event("logs", &logs)
+	cc.nextEvent("logs", &logs) // a push: no twin
 	if len(logs.LogData) == 0 || len(logs.LogData) > 2 || logs.LogData[0]["message"] != "second line addr=10.0.0.1" {
 		t.Fatalf("pushed logs %+v", logs)
 	}
@@ -311,7 +323,8 @@ func TestChannelEvents(t *testing.T) {
 		IP string `json:"ip"`
 	}
 	cc.event("serviceInfo", &info)
-	if info.IP != "tak.example.org" || len(info.Services) != 3 ||
+	// The fixture's three services, and FreeTAKServer's others as off.
+	if info.IP != "tak.example.org" || len(info.Services) != 6 || info.Services["Rest_API_service"].Status != "off" ||
 		info.Services["TCP_CoT_service"].Status != "on" || info.Services["TCP_CoT_service"].Port != 8087 ||
 		info.Services["SSL_CoT_service"].Status != "on" || info.Services["SSL_CoT_service"].Port != 8089 ||
 		info.Services["Federation_server_service"].Status != "off" || info.Services["Federation_server_service"].Port != 9000 {
@@ -332,8 +345,18 @@ func TestChannelEvents(t *testing.T) {
 	cc.emit("systemStatus", nil)
 	var status map[string]string
 	cc.event("systemStatus", &status)
-	if len(status) != 3 || status["TCP_CoT_service"] != "on" || status["SSL_CoT_service"] != "off" || status["Federation_server_service"] != "off" {
+	if len(status) != 3+2*len(ftsServices) || status["TCP_CoT_service"] != "on" || status["SSL_CoT_service"] != "off" ||
+		status["Federation_server_service"] != "off" {
 		t.Fatalf("systemStatus %v", status)
+	}
+	// FreeTAKServer's keys: measured, and as configured (a listener with
+	// an address is expected on).
+	for k, v := range map[string]string{"TCPCoTStatus": "on", "TCPCoTStatusExpected": "on", "SSLCoTStatus": "off",
+		"SSLCoTStatusExpected": "on", "FederationServerStatus": "off", "FederationServerExpected": "off",
+		"RestAPIStatus": "off", "RestAPIStatusExpected": "off"} {
+		if status[k] != v {
+			t.Errorf("systemStatus %s = %q, want %q", k, status[k], v)
+		}
 	}
 }
 

@@ -263,7 +263,7 @@ func TestChannelUnauthenticatedSockets(t *testing.T) {
 	same.users()
 
 	// Bad handshakes: a clear 400, never a 500.
-	for _, q := range []string{"", "transport=websocket", "EIO=3&transport=websocket", "EIO=4&transport=polling", "EIO=4&transport=websocket&sid=x"} {
+	for _, q := range []string{"", "transport=websocket", "EIO=3&transport=websocket", "EIO=4&transport=polling&sid=x", "EIO=4&transport=websocket&sid=x"} {
 		r := testkit.Do(t, nil, "GET", e.base+"/socket.io/?"+q, nil)
 		if r.Status != http.StatusBadRequest {
 			t.Errorf("handshake ?%s: %d %s", q, r.Status, r.Body)

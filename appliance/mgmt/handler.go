@@ -82,8 +82,12 @@ type Options struct {
 	BasemapPath string
 	BasemapDir  string
 	// PublicHost is the address clients reach this server at (publicHost),
-	// written into the ATAK map source.
+	// written into the ATAK map source and the links of certificate
+	// packages offered to devices.
 	PublicHost string
+	// CertOffer configures the offer of a new user's certificate package
+	// to its device (certsend.go).
+	CertOffer CertOfferOptions
 }
 
 // API is the management listener's handler (api.md §4.1).
@@ -101,6 +105,8 @@ type API struct {
 	console consoleFiles  // the console's files by path
 	basemap *basemap      // the offline basemap's tile set
 	deleted deletionCache // uids deleted by recent t-x-d-d, for /api/map
+
+	certSends *certSender // certificate packages offered to devices
 }
 
 // New returns the management API.
@@ -127,6 +133,7 @@ func New(opts Options) *API {
 		mux:     httpapi.NewMux(opts.Logger),
 		authLog: logx.NewLimiter(opts.Logger, 10, time.Minute),
 	}
+	a.certSends = newCertSender(a, opts.CertOffer)
 	a.routes = access.NewRoutes(a.mux)
 	rt := a.routes
 	// The rule of every route: docs/access.md "Route matrix".
@@ -146,7 +153,10 @@ func New(opts Options) *API {
 	if opts.Channel != nil {
 		// api.md §5.9: the channel's own key, in band.
 		rt.Handle("GET /socket.io/", access.Public, opts.Channel.ServeHTTP)
-		a.channel, _ = opts.Channel.(*Channel)
+		rt.Handle("POST /socket.io/", access.Public, opts.Channel.ServeHTTP) // long polling
+		if a.channel, _ = opts.Channel.(*Channel); a.channel != nil {
+			a.channel.attach(a) // system users, emergencies
+		}
 	}
 	if opts.Console != nil {
 		// The console's page and files: no data; the console authenticates
@@ -173,6 +183,9 @@ func New(opts Options) *API {
 	rt.Handle("PUT /ManageSystemUser/putSystemUser", access.Self, a.putSystemUser)
 	rt.Handle("DELETE /ManageSystemUser/deleteSystemUser", access.Admin, a.deleteSystemUser)
 	rt.Handle("GET /ManageSystemUser/certificatePackage", access.Self, a.certificatePackage)
+	// A package offered to a device: the random ticket of the link is the
+	// credential (certsend.go).
+	rt.Handle("GET /api/certpackage/{ticket}", access.Public, a.certPackageLink)
 	// Roles and groups (groups.go).
 	rt.Handle("PUT /api/users/{uid}/role", access.Admin, a.putRole)
 	rt.Handle("PUT /api/users/{uid}/groups", access.Admin, a.putGroups)
@@ -206,6 +219,11 @@ func New(opts Options) *API {
 }
 
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.handler.ServeHTTP(w, r) }
+
+// NotifyClientsChanged tells the API that a TAK client connected,
+// identified itself or left: a waiting certificate package offer may now
+// find its device (certsend.go). It never blocks.
+func (a *API) NotifyClientsChanged() { a.certSends.clientsChanged() }
 
 // Routes are the management API's routes with their rules (the matrix
 // test, access.md "Route matrix").

@@ -418,15 +418,6 @@ func (a *API) mapSource(w http.ResponseWriter, r *http.Request) {
 // serverHostPort is publicHost with the port the request arrived on; the
 // request's Host when publicHost is not set.
 func (a *API) serverHostPort(r *http.Request) string {
-	port := ""
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		if _, p, err := net.SplitHostPort(la.String()); err == nil {
-			port = p
-		}
-	}
-	host := a.opts.PublicHost
-	if host == "" || port == "" {
-		return r.Host
-	}
-	return net.JoinHostPort(host, port)
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return hostPort(a.opts.PublicHost, local, r.Host)
 }

@@ -6,6 +6,7 @@ package mgmt
 // call that created it (it is stored hashed), so listings carry "token": "".
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,70 +110,89 @@ func (a *API) getSystemUser(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
-// deleteSystemUser answers DELETE /ManageSystemUser/deleteSystemUser: body
-// {"id"} or {"systemUsers": [{"uid"}, ...]}. Every user must exist or none
-// is deleted. Each user's certificates are revoked first (connected clients
-// holding them are cut off), then the users go in one transaction, then
-// their certificate packages.
+// deleteBody is the body of deleteSystemUser (and of the channel's
+// removeSystemUser): {"id"} or {"systemUsers": [{"uid"}, ...]}.
+type deleteBody struct {
+	ID          *string           `json:"id"`
+	SystemUsers []json.RawMessage `json:"systemUsers"`
+}
+
+// deleteTarget is one user to delete and the field that named it.
+type deleteTarget struct{ field, uid string }
+
+// deleteSystemUser answers DELETE /ManageSystemUser/deleteSystemUser.
 func (a *API) deleteSystemUser(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		ID          *string           `json:"id"`
-		SystemUsers []json.RawMessage `json:"systemUsers"`
-	}
+	var body deleteBody
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
 		httpapi.Fail(w, r, err, usersError)
 		return
 	}
-	type target struct{ field, uid string }
-	var targets []target
+	targets, err := checkDelete(body)
+	if err == nil {
+		err = a.deleteUsers(r.Context(), targets)
+	}
+	if err != nil {
+		httpapi.Fail(w, r, err, usersError)
+		return
+	}
+	httpapi.WriteMessage(w, http.StatusOK, "user deleted")
+}
+
+// checkDelete reads the users a deletion names.
+func checkDelete(body deleteBody) ([]deleteTarget, error) {
 	switch {
 	case body.ID != nil && body.SystemUsers != nil:
-		httpapi.Fail(w, r, httpapi.BadRequest("id", "send either id or systemUsers, not both"), usersError)
-		return
-	case body.SystemUsers != nil:
-		if len(body.SystemUsers) == 0 || len(body.SystemUsers) > maxBatch {
-			httpapi.Fail(w, r, httpapi.BadRequest("systemUsers", "must hold 1 to %d users", maxBatch), usersError)
-			return
-		}
-		for i, raw := range body.SystemUsers {
-			field := fmt.Sprintf("systemUsers[%d]", i)
-			var it struct {
-				UID *string `json:"uid"`
-			}
-			if err := httpapi.DecodeValue(raw, &it, field); err != nil {
-				httpapi.Fail(w, r, err, usersError)
-				return
-			}
-			if err := checkText(field+".uid", str(it.UID), true, 255); err != nil {
-				httpapi.Fail(w, r, err, usersError)
-				return
-			}
-			targets = append(targets, target{field + ".uid", *it.UID})
-		}
-	default:
+		return nil, httpapi.BadRequest("id", "send either id or systemUsers, not both")
+	case body.SystemUsers == nil:
 		if err := checkText("id", str(body.ID), true, 255); err != nil {
-			httpapi.Fail(w, r, err, usersError)
-			return
+			return nil, err
 		}
-		targets = append(targets, target{"id", *body.ID})
+		return []deleteTarget{{"id", *body.ID}}, nil
 	}
+	if len(body.SystemUsers) == 0 || len(body.SystemUsers) > maxBatch {
+		return nil, httpapi.BadRequest("systemUsers", "must hold 1 to %d users", maxBatch)
+	}
+	targets := make([]deleteTarget, 0, len(body.SystemUsers))
+	for i, raw := range body.SystemUsers {
+		field := fmt.Sprintf("systemUsers[%d]", i)
+		var it struct {
+			UID *string `json:"uid"`
+		}
+		if err := httpapi.DecodeValue(raw, &it, field); err != nil {
+			return nil, err
+		}
+		if err := checkText(field+".uid", str(it.UID), true, 255); err != nil {
+			return nil, err
+		}
+		targets = append(targets, deleteTarget{field + ".uid", *it.UID})
+	}
+	return targets, nil
+}
+
+// deleteUsers deletes the targets: every user must exist or none is
+// deleted. Each user's certificates are revoked first (connected clients
+// holding them are cut off), then the users go in one transaction, then
+// their certificate packages, and any package still waiting to be offered
+// to a device (certsend.go).
+func (a *API) deleteUsers(ctx context.Context, targets []deleteTarget) error {
 	uids := make([]string, len(targets))
 	for i, t := range targets {
 		uids[i] = t.uid
 	}
 	// The users service revokes the certificates first: a failure leaves
 	// the users in place, never a deleted user with a valid certificate.
-	if _, err := a.opts.Users.Delete(r.Context(), uids); err != nil {
+	if _, err := a.opts.Users.Delete(ctx, uids); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			for _, t := range targets {
 				if strings.Contains(err.Error(), t.uid) {
-					err = httpapi.Errorf(http.StatusNotFound, "%s: no system user with id %q", t.field, httpapi.ClipValue(t.uid))
-					break
+					return httpapi.Errorf(http.StatusNotFound, "%s: no system user with id %q", t.field, httpapi.ClipValue(t.uid))
 				}
 			}
 		}
-		httpapi.Fail(w, r, httpapi.InField("id", err), usersError)
-		return
+		return httpapi.InField("id", err)
 	}
-	httpapi.WriteMessage(w, http.StatusOK, "user deleted")
+	for _, uid := range uids {
+		a.certSends.withdraw(uid)
+	}
+	return nil
 }

@@ -11,7 +11,8 @@ package mgmt
 // certificate cannot be built) is named in the message and the others are
 // still created. Answer: 201 {"message": "user(s) created", "SystemUsers":
 // [...]}, with each new user's token (shown this once). When no user could
-// be created: 409 when every failure was a conflict, 500 otherwise.
+// be created: 409 when every failure was a conflict, 500 otherwise. The
+// socket.io channel's addSystemUser does the same (channel_users.go).
 
 import (
 	"context"
@@ -48,42 +49,53 @@ type batchUser struct {
 	Role       *string `json:"Role"`
 }
 
+// createBody is the body of postSystemUser (and of the channel's
+// addSystemUser) in both shapes.
+type createBody struct {
+	Username               *string           `json:"username"`
+	Password               *string           `json:"password"`
+	Token                  *string           `json:"token"`
+	CertificatePackageName *string           `json:"certificatePackageName"`
+	Role                   *string           `json:"role"`
+	Group                  *string           `json:"group"`
+	SystemUsers            []json.RawMessage `json:"systemUsers"`
+}
+
+// createResult is the answer to a creation: 201 with the users made (and
+// the failures in the message), 409 when every failure was a conflict,
+// 500 otherwise.
+type createResult struct {
+	Status      int        `json:"-"`
+	Message     string     `json:"message"`
+	SystemUsers []userItem `json:"SystemUsers,omitempty"`
+}
+
 func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Username               *string           `json:"username"`
-		Password               *string           `json:"password"`
-		Token                  *string           `json:"token"`
-		CertificatePackageName *string           `json:"certificatePackageName"`
-		Role                   *string           `json:"role"`
-		Group                  *string           `json:"group"`
-		SystemUsers            []json.RawMessage `json:"systemUsers"`
-	}
+	var body createBody
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
 		httpapi.Fail(w, r, err, usersError)
 		return
 	}
-	var users []newUser
-	if body.SystemUsers != nil {
-		if len(body.SystemUsers) == 0 || len(body.SystemUsers) > maxBatch {
-			httpapi.Fail(w, r, httpapi.BadRequest("systemUsers", "must hold 1 to %d users", maxBatch), usersError)
-			return
-		}
-		names := map[string]string{}
-		for i, raw := range body.SystemUsers {
-			u, err := checkBatchUser(raw, fmt.Sprintf("systemUsers[%d]", i))
-			if err == nil {
-				if first, dup := names[u.in.Name]; dup {
-					err = httpapi.BadRequest(u.nameField, "%q is also the name of %s", httpapi.ClipValue(u.in.Name), first)
-				}
-				names[u.in.Name] = u.field
-			}
-			if err != nil {
-				httpapi.Fail(w, r, err, usersError)
-				return
-			}
-			users = append(users, u)
-		}
-	} else {
+	users, err := checkCreate(body)
+	if err != nil {
+		httpapi.Fail(w, r, err, usersError)
+		return
+	}
+	res, err := a.createUsers(r.Context(), users, a.serverHostPort(r))
+	if err != nil {
+		return // the client went away
+	}
+	if res.Status == http.StatusCreated {
+		httpapi.WriteJSON(w, res.Status, res)
+		return
+	}
+	httpapi.WriteMessage(w, res.Status, res.Message)
+}
+
+// checkCreate checks a whole creation body: a mistake anywhere is an
+// error and nothing is created.
+func checkCreate(body createBody) ([]newUser, error) {
+	if body.SystemUsers == nil {
 		u, err := checkFlatUser(str(body.Username), str(body.Password), body.Token, str(body.CertificatePackageName))
 		if err == nil {
 			u.in.Role, err = checkRole("role", str(body.Role))
@@ -92,20 +104,46 @@ func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
 			u.in.Group, err = checkGroups("group", str(body.Group))
 		}
 		if err != nil {
-			httpapi.Fail(w, r, err, usersError)
-			return
+			return nil, err
+		}
+		return []newUser{u}, nil
+	}
+	if len(body.SystemUsers) == 0 || len(body.SystemUsers) > maxBatch {
+		return nil, httpapi.BadRequest("systemUsers", "must hold 1 to %d users", maxBatch)
+	}
+	var users []newUser
+	names := map[string]string{}
+	for i, raw := range body.SystemUsers {
+		u, err := checkBatchUser(raw, fmt.Sprintf("systemUsers[%d]", i))
+		if err == nil {
+			if first, dup := names[u.in.Name]; dup {
+				err = httpapi.BadRequest(u.nameField, "%q is also the name of %s", httpapi.ClipValue(u.in.Name), first)
+			}
+			names[u.in.Name] = u.field
+		}
+		if err != nil {
+			return nil, err
 		}
 		users = append(users, u)
 	}
+	return users, nil
+}
 
+// createUsers creates checked users one by one: one that fails (its name
+// or token is taken, its certificate cannot be built) is named in the
+// message and the others are still created. A user given certificates is
+// offered its package once its device connects (certsend.go); hostPort is
+// where that device downloads it. The error is the context's: the caller
+// went away.
+func (a *API) createUsers(ctx context.Context, users []newUser, hostPort string) (createResult, error) {
 	created := make([]userItem, 0, len(users))
 	var failures []string
 	conflictsOnly := true
 	for _, nu := range users {
-		u, err := a.createUser(r.Context(), nu)
+		u, err := a.createUser(ctx, nu)
 		if err != nil {
 			if errors.Is(err, context.Canceled) {
-				return
+				return createResult{}, err
 			}
 			if status, msg, ok := httpapi.Refusal(err); ok {
 				conflictsOnly = conflictsOnly && status == http.StatusConflict
@@ -117,6 +155,9 @@ func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
 			}
 			continue
 		}
+		if nu.certs {
+			a.certSends.offer(u, hostPort)
+		}
 		created = append(created, a.userView(u))
 	}
 	msg := "user(s) created"
@@ -125,15 +166,11 @@ func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case len(created) > 0:
-		httpapi.WriteJSON(w, http.StatusCreated, struct {
-			Message     string     `json:"message"`
-			SystemUsers []userItem `json:"SystemUsers"`
-		}{msg, created})
+		return createResult{Status: http.StatusCreated, Message: msg, SystemUsers: created}, nil
 	case conflictsOnly:
-		httpapi.WriteMessage(w, http.StatusConflict, "no user created: "+strings.Join(failures, "; "))
-	default:
-		httpapi.WriteMessage(w, http.StatusInternalServerError, usersError)
+		return createResult{Status: http.StatusConflict, Message: "no user created: " + strings.Join(failures, "; ")}, nil
 	}
+	return createResult{Status: http.StatusInternalServerError, Message: usersError}, nil
 }
 
 func checkFlatUser(name, password string, token *string, pkgName string) (newUser, error) {

@@ -280,6 +280,9 @@ func (s *Service) Delete(ctx context.Context, uids []string) (map[string]int, er
 		}
 		seen[uid] = true
 		u, err := s.opts.Accounts.UserByUID(ctx, uid)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("%w: no system user with uid %q", store.ErrNotFound, logx.Cut(uid, 64))
+		}
 		if err != nil {
 			return nil, err
 		}

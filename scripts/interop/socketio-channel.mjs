@@ -1,42 +1,21 @@
 // Interoperability check of the management port's socket.io channel with
-// the real socket.io-client (websocket transport only).
+// the real socket.io-client: the websocket transport, and long polling.
 //
 // Socket A authenticates with the right key, then requests users, logs,
 // serviceInfo, serverHealth and systemStatus, printing each answer; then it
 // prints "ready-for-push" and waits for a pushed users event naming
 // PUSH_UID. Socket B sends a wrong key and a request, and must get
-// {"successful":"False"}, no data, and a server disconnect. Socket C tries
-// the polling transport, which must fail to connect.
+// {"successful":"False"}, no data, and a server disconnect. Socket C uses
+// the polling transport alone (no upgrade), authenticates and asks for
+// users.
 //
 // Prints one JSON line per step ({"step": ..., ...}); exits 0 when every
 // step completed, 1 otherwise. Environment: OUTPOST_URL (http://host:port),
 // WS_KEY, WRONG_KEY, PUSH_UID, TIMEOUT_MS (default 20000).
 import { io } from 'socket.io-client';
+import { env, fail, once, step, timeoutMs } from './steps.mjs';
 
-const env = (k) => {
-    const v = process.env[k];
-    if (!v) { fail(`missing environment variable ${k}`); }
-    return v;
-};
-const timeoutMs = parseInt(process.env.TIMEOUT_MS || '20000', 10);
-const step = (name, extra = {}) => console.log(JSON.stringify({ step: name, ...extra }));
-function fail(msg) {
-    console.log(JSON.stringify({ step: 'fail', message: msg }));
-    process.exit(1);
-}
 const url = env('OUTPOST_URL');
-
-// once resolves with the first event named name whose payload passes match.
-const once = (socket, name, match = () => true) => new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${name} within ${timeoutMs} ms`)), timeoutMs);
-    const on = (...args) => {
-        if (!match(...args)) return;
-        clearTimeout(timer);
-        socket.off(name, on);
-        resolve(args);
-    };
-    socket.on(name, on);
-});
 
 const connectOpts = { transports: ['websocket'], reconnection: false, forceNew: true, timeout: timeoutMs };
 
@@ -91,17 +70,23 @@ async function wrongKey() {
     step('wrong-key', { authentication: answers, other_events: data, disconnect_reason: reason });
 }
 
-async function pollingRefused() {
+async function pollingOnly() {
     const c = io(url, { transports: ['polling'], reconnection: false, forceNew: true, timeout: timeoutMs });
-    const [err] = await once(c, 'connect_error');
-    step('polling-refused', { message: String(err && err.message), connected: c.connected });
+    await once(c, 'connect');
+    const auth = once(c, 'authentication');
+    c.emit('authenticate', JSON.stringify({ Authenticate: env('WS_KEY') }));
+    const [answer] = await auth;
+    const got = once(c, 'users');
+    c.emit('users');
+    const [users] = await got;
+    step('polling-only', { authentication: JSON.parse(answer), users: JSON.parse(users), transport: c.io.engine.transport.name });
     c.close();
 }
 
 try {
     await authenticated();
     await wrongKey();
-    await pollingRefused();
+    await pollingOnly();
     step('done');
     process.exit(0);
 } catch (e) {

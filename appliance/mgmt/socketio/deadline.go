@@ -28,5 +28,5 @@ func (s *Socket) expire(reason, msg string) {
 	if s.connected.Load() {
 		s.write(encodeControl(sioDisconnect, "/", nil))
 	}
-	s.conn.Close(websocket.StatusPolicyViolation, reason)
+	s.closeWith(websocket.StatusPolicyViolation, reason)
 }

@@ -1,8 +1,8 @@
 // Package socketio is a small Socket.IO server (protocol v5 over Engine.IO
-// v4) that serves the websocket transport only: the handshake, the main
-// namespace, events with acknowledgements in both directions, the
-// ping/pong heartbeat and clean closing (docs/socketio.md). HTTP long
-// polling and binary attachments are not served.
+// v4): the websocket transport, and HTTP long polling with its upgrade to
+// a websocket (polling.go); the main namespace, events with
+// acknowledgements in both directions, the ping/pong heartbeat and clean
+// closing (docs/socketio.md). Binary attachments are not served.
 //
 // It is built for hostile clients: every socket has read and write
 // deadlines and a bounded outbound queue drained by its own writer, so a

@@ -13,23 +13,41 @@ import (
 	"outpost/appliance/logx"
 )
 
-// serve runs the socket: the open packet, a writer goroutine, and the
-// reader on the calling goroutine, until the connection ends.
-func (s *Socket) serve() {
-	defer close(s.done)
+// openPacket is the Engine.IO open packet of the socket; a polling
+// session is offered the websocket upgrade.
+func (s *Socket) openPacket() []byte {
 	o := s.srv.opts
+	upgrades := []string{}
+	if s.poll != nil {
+		upgrades = []string{"websocket"}
+	}
 	open, _ := json.Marshal(map[string]any{
-		"sid": s.eid, "upgrades": []string{},
+		"sid": s.eid, "upgrades": upgrades,
 		"pingInterval": o.PingInterval.Milliseconds(), "pingTimeout": o.PingTimeout.Milliseconds(),
 		"maxPayload": o.MaxMessageBytes,
 	})
-	if !s.write(append([]byte{eioOpen}, open...)) {
+	return append([]byte{eioOpen}, open...)
+}
+
+// serve runs a socket that opened on a websocket: the open packet, a
+// writer goroutine, and the reader on the calling goroutine, until the
+// connection ends.
+func (s *Socket) serve() {
+	defer close(s.done)
+	if !s.write(s.openPacket()) {
 		s.cancel()
 		s.conn.CloseNow()
 		return
 	}
 	go s.writeLoop()
-	s.readLoop()
+	s.readLoop(s.conn)
+	s.finish()
+}
+
+// finish ends a socket whose reading ended: the writer stops, pending
+// acknowledgements are dropped, OnDisconnect runs.
+func (s *Socket) finish() {
+	o := s.srv.opts
 	close(s.readerDone)
 	<-s.writerDone
 	s.closing.Store(true)
@@ -47,15 +65,15 @@ func (s *Socket) serve() {
 	}
 }
 
-// readLoop reads messages until the connection fails or a message closes
-// the socket. Every read has a deadline: the client must at least answer
-// the pings.
-func (s *Socket) readLoop() {
+// readLoop reads the websocket's messages until the connection fails or
+// a message closes the socket. Every read has a deadline: the client must
+// at least answer the pings.
+func (s *Socket) readLoop(conn *websocket.Conn) {
 	o := s.srv.opts
 	timeout := o.PingInterval + o.PingTimeout + time.Second
 	for {
 		ctx, cancel := context.WithTimeout(s.ctx, timeout)
-		typ, data, err := s.conn.Read(ctx)
+		typ, data, err := conn.Read(ctx)
 		cancel()
 		if err != nil {
 			s.readFailed(err)
@@ -226,11 +244,16 @@ func (s *Socket) call(f func() error) (err error) {
 	return f()
 }
 
-// write writes one message within the write timeout.
+// write writes one message within the write timeout (run by the writer):
+// on the websocket, or for the next poll.
 func (s *Socket) write(msg []byte) bool {
+	conn := s.ws()
+	if conn == nil {
+		return s.pollWrite(msg)
+	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.srv.opts.WriteTimeout)
 	defer cancel()
-	if err := s.conn.Write(ctx, websocket.MessageText, msg); err != nil {
+	if err := conn.Write(ctx, websocket.MessageText, msg); err != nil {
 		if s.ctx.Err() == nil {
 			s.setReason("write failed")
 			s.srv.log.Debug("socket.io write failed", "remote", s.remote, "sid", s.id, "err", err)
@@ -263,40 +286,42 @@ func (s *Socket) writeLoop() {
 		// A protocol error closes before anything still queued.
 		select {
 		case req := <-s.closeReq:
-			s.conn.Close(req.code, req.reason)
+			s.closeWith(req.code, req.reason)
 			return
 		default:
 		}
 		select {
 		case req := <-s.closeReq:
-			s.conn.Close(req.code, req.reason)
+			s.closeWith(req.code, req.reason)
 			return
 		case <-s.readerDone:
 			select {
 			case req := <-s.closeReq:
-				s.conn.Close(req.code, req.reason)
+				s.closeWith(req.code, req.reason)
 			default:
-				s.conn.CloseNow()
+				s.closeNow()
 			}
 			return
 		case <-s.ctx.Done():
-			s.conn.CloseNow()
+			s.closeNow()
 			return
+		case ws := <-s.switches():
+			s.upgradeTo(ws)
 		case m := <-s.out:
 			if m.final {
 				if s.isConnected() {
 					s.write(encodeControl(sioDisconnect, "/", nil))
 				}
-				s.conn.Close(m.code, "")
+				s.closeWith(m.code, "")
 				return
 			}
 			if !s.write(m.data) {
-				s.conn.CloseNow()
+				s.closeNow()
 				return
 			}
 		case <-ping.C:
 			if !s.write([]byte{eioPing}) {
-				s.conn.CloseNow()
+				s.closeNow()
 				return
 			}
 			pongTimer.Reset(o.PingTimeout)
@@ -311,7 +336,7 @@ func (s *Socket) writeLoop() {
 			s.setReason("ping timeout")
 			s.srv.log.Debug("socket.io client missed its pong; socket closed", "remote", s.remote, "sid", s.id)
 			s.closing.Store(true)
-			s.conn.CloseNow()
+			s.closeNow()
 			return
 		case <-connectDue:
 			connectDue = nil

@@ -98,7 +98,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	sockets  map[*Socket]struct{}
-	reserved int // handshakes admitted, counted against MaxSockets
+	polls    map[string]*Socket // the polling sessions, by Engine.IO sid
+	reserved int                // handshakes admitted, counted against MaxSockets
 	// unauth counts, per address, the admitted handshakes not yet
 	// authenticated (against MaxUnauthenticatedPerAddr).
 	unauth  map[netip.Addr]int
@@ -138,6 +139,7 @@ func NewServer(opts Options) *Server {
 		limited:  logx.NewLimiter(log, 10, time.Minute),
 		handlers: map[string]Handler{},
 		sockets:  map[*Socket]struct{}{},
+		polls:    map[string]*Socket{},
 		unauth:   map[netip.Addr]int{},
 	}
 }
@@ -166,26 +168,32 @@ func handshakeError(w http.ResponseWriter, status, code int, msg string) {
 	}{code, msg})
 }
 
-// ServeHTTP serves the Engine.IO endpoint: a websocket handshake becomes a
-// socket, served until it closes; anything else gets Engine.IO's error
-// answer.
+// ServeHTTP serves the Engine.IO endpoint: a handshake (websocket or
+// polling) becomes a socket; a request with a sid continues its polling
+// session (polling.go); anything else gets Engine.IO's error answer.
 func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	switch {
-	case q.Get("transport") != "websocket":
-		// Long polling is not served; Engine.IO's own answer makes a
-		// client that insists on it fail clearly.
-		handshakeError(w, http.StatusBadRequest, 0, "Transport unknown")
+	transport := q.Get("transport")
+	if transport == "polling" && !srv.allowOrigin(w, r) {
+		handshakeError(w, http.StatusForbidden, 4, "Forbidden")
 		return
-	case r.Method != http.MethodGet:
-		handshakeError(w, http.StatusBadRequest, 2, "Bad handshake method")
+	}
+	switch {
+	case transport != "websocket" && transport != "polling":
+		handshakeError(w, http.StatusBadRequest, 0, "Transport unknown")
 		return
 	case q.Get("EIO") != "4":
 		handshakeError(w, http.StatusBadRequest, 5, "Unsupported protocol version")
 		return
 	case q.Has("sid"):
-		// An upgrade from a polling session, which cannot exist here.
+		if s := srv.pollingSocket(q.Get("sid")); s != nil {
+			srv.servePollingRequest(w, r, s)
+			return
+		}
 		handshakeError(w, http.StatusBadRequest, 1, "Session ID unknown")
+		return
+	case r.Method != http.MethodGet:
+		handshakeError(w, http.StatusBadRequest, 2, "Bad handshake method")
 		return
 	}
 	addr := remoteIP(r)
@@ -205,18 +213,17 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		handshakeError(w, http.StatusServiceUnavailable, 3, "Too many connections")
 		return
 	}
+	if transport == "polling" {
+		srv.openPolling(w, r, sl)
+		return
+	}
 	defer srv.release(sl)
-	hw := &hijackRecorder{ResponseWriter: w}
-	conn, err := websocket.Accept(hw, r, &websocket.AcceptOptions{
-		InsecureSkipVerify: len(srv.opts.OriginPatterns) == 0,
-		OriginPatterns:     srv.opts.OriginPatterns,
-	})
+	conn, hw, err := srv.accept(w, r)
 	if err != nil {
 		// Accept has answered the request (400, 403).
 		srv.limited.Debug("socket.io handshake failed", "remote", r.RemoteAddr, "err", logx.Clip(err.Error()))
 		return
 	}
-	conn.SetReadLimit(int64(srv.opts.MaxMessageBytes))
 	s := newSocket(srv, conn, hw.conn, r, sl)
 	if !srv.register(s) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
@@ -285,6 +292,20 @@ func (srv *Server) release(sl *slot) {
 	srv.wg.Done()
 }
 
+// accept upgrades the request to a websocket (Origin checked against
+// OriginPatterns, when set).
+func (srv *Server) accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, *hijackRecorder, error) {
+	hw := &hijackRecorder{ResponseWriter: w}
+	conn, err := websocket.Accept(hw, r, &websocket.AcceptOptions{
+		InsecureSkipVerify: len(srv.opts.OriginPatterns) == 0,
+		OriginPatterns:     srv.opts.OriginPatterns,
+	})
+	if err == nil {
+		conn.SetReadLimit(int64(srv.opts.MaxMessageBytes))
+	}
+	return conn, hw, err
+}
+
 func (srv *Server) register(s *Socket) bool {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
@@ -292,13 +313,24 @@ func (srv *Server) register(s *Socket) bool {
 		return false
 	}
 	srv.sockets[s] = struct{}{}
+	if s.poll != nil {
+		srv.polls[s.eid] = s
+	}
 	return true
 }
 
 func (srv *Server) unregister(s *Socket) {
 	srv.mu.Lock()
 	delete(srv.sockets, s)
+	delete(srv.polls, s.eid)
 	srv.mu.Unlock()
+}
+
+// pollingSocket is the socket of a polling session (nil when unknown).
+func (srv *Server) pollingSocket(sid string) *Socket {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return srv.polls[sid]
 }
 
 // Sockets returns the open sockets.

@@ -25,14 +25,20 @@ var (
 // Its methods are safe for concurrent use; emits to a closed socket are
 // no-ops that return ErrClosed.
 type Socket struct {
-	srv    *Server
+	srv *Server
+	// tmu guards conn and raw, which a polling socket gets when it
+	// upgrades (before, both are nil).
+	tmu    sync.Mutex
 	conn   *websocket.Conn
-	raw    net.Conn // the connection under conn (closed by cut)
-	id     string   // Socket.IO id, sent in the connect answer
-	eid    string   // Engine.IO session id, sent in the open packet
+	raw    net.Conn   // the connection under conn (closed by cut)
+	poll   *pollState // for a socket that opened with polling; nil otherwise
+	id     string     // Socket.IO id, sent in the connect answer
+	eid    string     // Engine.IO session id, sent in the open packet
 	remote string
 	addr   netip.Addr
-	slot   *slot // its place in the server's counts
+	local  net.Addr // the server's end of the connection (nil if unknown)
+	host   string   // the handshake's Host header
+	slot   *slot    // its place in the server's counts
 
 	ctx    context.Context // cancelled to cut the connection off
 	cancel context.CancelFunc
@@ -76,7 +82,9 @@ type closeReq struct {
 
 func newSocket(srv *Server, conn *websocket.Conn, raw net.Conn, r *http.Request, sl *slot) *Socket {
 	ctx, cancel := context.WithCancel(context.Background())
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	return &Socket{
+		local: local, host: r.Host,
 		srv: srv, conn: conn, raw: raw, id: newID(), eid: newID(), remote: r.RemoteAddr, addr: sl.addr, slot: sl,
 		ctx: ctx, cancel: cancel,
 		out:        make(chan outMsg, srv.opts.QueueLen),
@@ -95,6 +103,12 @@ func (s *Socket) ID() string { return s.id }
 
 // Addr is the IP address the connection came from (never a header).
 func (s *Socket) Addr() netip.Addr { return s.addr }
+
+// LocalAddr is the server's address of the connection (nil if unknown).
+func (s *Socket) LocalAddr() net.Addr { return s.local }
+
+// Host is the Host header of the handshake (client-controlled).
+func (s *Socket) Host() string { return s.host }
 
 // RemoteAddr is the connection's address and port.
 func (s *Socket) RemoteAddr() string { return s.remote }
@@ -261,10 +275,46 @@ func (s *Socket) cut(reason string) {
 	s.setReason(reason)
 	s.closing.Store(true)
 	s.cancel()
+	s.tmu.Lock()
+	conn, raw := s.conn, s.raw
+	s.tmu.Unlock()
 	// The writer may be inside a close handshake the client never answers:
 	// closing the connection under it ends that at once (hijack.go).
-	if s.raw != nil {
-		s.raw.Close()
+	if raw != nil {
+		raw.Close()
 	}
-	s.conn.CloseNow()
+	if conn != nil {
+		conn.CloseNow()
+	}
+	if s.poll != nil {
+		s.poll.end()
+	}
+}
+
+// ws is the socket's websocket; nil while it polls.
+func (s *Socket) ws() *websocket.Conn {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	return s.conn
+}
+
+// closeWith closes the transport with a websocket close status (run by
+// the writer): the websocket's close handshake, or the end of a polling
+// session.
+func (s *Socket) closeWith(code websocket.StatusCode, reason string) {
+	if conn := s.ws(); conn != nil {
+		conn.Close(code, reason)
+		return
+	}
+	s.pollClose()
+}
+
+// closeNow closes the transport at once.
+func (s *Socket) closeNow() {
+	if conn := s.ws(); conn != nil {
+		conn.CloseNow()
+	}
+	if s.poll != nil {
+		s.poll.end()
+	}
 }

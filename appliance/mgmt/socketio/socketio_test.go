@@ -42,10 +42,12 @@ func TestHandshakeErrors(t *testing.T) {
 		status, code        int
 		message             string
 	}{
-		{"polling", "GET", "EIO=4&transport=polling", 400, 0, "Transport unknown"},
 		{"no transport", "GET", "EIO=4", 400, 0, "Transport unknown"},
 		{"unknown transport", "GET", "EIO=4&transport=flash", 400, 0, "Transport unknown"},
-		{"polling POST", "POST", "EIO=4&transport=polling&sid=abc", 400, 0, "Transport unknown"},
+		{"polling POST, unknown session", "POST", "EIO=4&transport=polling&sid=abc", 400, 1, "Session ID unknown"},
+		{"polling GET, unknown session", "GET", "EIO=4&transport=polling&sid=abc", 400, 1, "Session ID unknown"},
+		{"polling handshake by POST", "POST", "EIO=4&transport=polling", 400, 2, "Bad handshake method"},
+		{"old protocol, polling", "GET", "EIO=3&transport=polling", 400, 5, "Unsupported protocol version"},
 		{"old protocol", "GET", "EIO=3&transport=websocket", 400, 5, "Unsupported protocol version"},
 		{"no protocol", "GET", "transport=websocket", 400, 5, "Unsupported protocol version"},
 		{"upgrade from polling", "GET", "EIO=4&transport=websocket&sid=abc", 400, 1, "Session ID unknown"},
