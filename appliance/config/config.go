@@ -210,7 +210,7 @@ func Defaults() Config {
 
 		ChannelAuthTimeout:              10 * time.Second,
 		ChannelUnauthenticatedPerSource: 4,
-		CertOfferWait:                   time.Hour,
+		CertOfferWait:                   0, // off: a callsign proves nothing (api-management.md)
 
 		HistoryRetention:           7 * 24 * time.Hour,
 		HistoryMaxBytes:            1 << 30,

@@ -78,7 +78,7 @@ func createWithCerts(t *testing.T, e *env, name string) (uid, pkg string) {
 // the link downloads the very package, a bounded number of times, and dies
 // with the user; other clients get nothing; the request is not stored.
 func TestCertificatePackageOffer(t *testing.T) {
-	e := newEnv(t, nil)
+	e := newEnv(t, offersOn)
 	bystander := connectAs(t, e, "ANDROID-BYSTANDER", "bystander")
 
 	// The device connects after the user is created.
@@ -149,7 +149,7 @@ func TestCertificatePackageOffer(t *testing.T) {
 // TestCertificatePackageLinkBadInput: a link that is not one is 404, never
 // a 500, whatever its form.
 func TestCertificatePackageLinkBadInput(t *testing.T) {
-	e := newEnv(t, nil)
+	e := newEnv(t, offersOn)
 	for _, ticket := range []string{"x", strings.Repeat("A", 43), strings.Repeat("%25", 43), strings.Repeat("A", 4000),
 		"..%2f..%2fetc%2fpasswd", "%00", strings.Repeat("!", 43), strings.Repeat("%C3%A9", 43)} {
 		r := e.do("GET", "/api/certpackage/"+ticket, "", nil)
@@ -187,3 +187,7 @@ func TestCertificatePackageOfferExpires(t *testing.T) {
 		})
 	}
 }
+
+// offersOn turns on the offer of certificate packages to devices (off by
+// default: a callsign proves nothing), for an hour.
+func offersOn(c *config.Config) { c.CertOfferWait = time.Hour }

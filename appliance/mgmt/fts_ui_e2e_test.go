@@ -98,7 +98,7 @@ func (fs *ftsScript) payload(step string) map[string]any {
 // nothing; bad bodies get clear answers and change nothing.
 func TestFTSWebUI(t *testing.T) {
 	testkit.RequireInterop(t, "socket.io-client")
-	e := newEnv(t, nil)
+	e := newEnv(t, offersOn)
 	connectAs(t, e, "ANDROID-FTS", "ECHO")
 	want(t, "emergency", e.do("POST", "/ManageEmergency/postEmergency", e.admin,
 		map[string]any{"emergencyType": "911 Alert", "latitude": 1, "longitude": 2, "name": "<b>Ops</b>"}), 200)
