@@ -26,11 +26,7 @@ func (h *Handler) missionDelete(w http.ResponseWriter, r *http.Request) error {
 			return httpapi.BadRequest("deepDelete", "not supported: a mission's files stay in enterprise sync (DELETE /Marti/sync/delete removes a file)")
 		}
 	}
-	m, err := h.openMission(r, "mission_id", readMission)
-	if err != nil {
-		return err
-	}
-	by, err := h.caller(r, m, "creatorUid", "clientUid")
+	m, by, err := h.missionAndCaller(r)
 	if err != nil {
 		return err
 	}

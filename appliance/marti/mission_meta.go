@@ -99,6 +99,17 @@ func (h *Handler) caller(r *http.Request, m store.Mission, fields ...string) (st
 	return best, nil
 }
 
+// missionAndCaller opens the {mission_id} mission to read and change it
+// and resolves who acts in it (creatorUid, clientUid, token, certificate).
+func (h *Handler) missionAndCaller(r *http.Request) (store.Mission, string, error) {
+	m, err := h.openMission(r, "mission_id", readMission)
+	if err != nil {
+		return m, "", err
+	}
+	by, err := h.caller(r, m, "creatorUid", "clientUid")
+	return m, by, err
+}
+
 // missionRoleGet answers GET .../{name}/role: the caller's role in the
 // mission (the official server's MissionRole: type and permissions).
 func (h *Handler) missionRoleGet(w http.ResponseWriter, r *http.Request) error {
@@ -202,11 +213,7 @@ func (h *Handler) keywordsPut(w http.ResponseWriter, r *http.Request) error {
 
 // keywordsClear answers DELETE .../{name}/keywords: no keywords.
 func (h *Handler) keywordsClear(w http.ResponseWriter, r *http.Request) error {
-	m, err := h.openMission(r, "mission_id", readMission)
-	if err != nil {
-		return err
-	}
-	by, err := h.caller(r, m, "creatorUid", "clientUid")
+	m, by, err := h.missionAndCaller(r)
 	if err != nil {
 		return err
 	}
@@ -253,11 +260,7 @@ func (h *Handler) passwordDelete(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) setPassword(w http.ResponseWriter, r *http.Request, pw string) error {
-	m, err := h.openMission(r, "mission_id", readMission)
-	if err != nil {
-		return err
-	}
-	by, err := h.caller(r, m, "creatorUid", "clientUid")
+	m, by, err := h.missionAndCaller(r)
 	if err != nil {
 		return err
 	}
