@@ -59,6 +59,7 @@ func (h *Handler) missionRoutes(rt *access.Routes) {
 	m.HandleFunc("PUT "+p+"/{mission_id}/invite/{type}/{invitee}", h.mission(h.invitePut))
 	m.HandleFunc("POST "+p+"/{mission_id}/invite", h.mission(h.invitePost))
 	m.HandleFunc("GET "+p+"/invitations", h.mission(h.invitations))
+	h.layerRoutes(m)
 }
 
 // missionList answers GET /Marti/api/missions: envelope 2.13 of the
