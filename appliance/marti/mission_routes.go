@@ -60,6 +60,8 @@ func (h *Handler) missionRoutes(rt *access.Routes) {
 	m.HandleFunc("POST "+p+"/{mission_id}/invite", h.mission(h.invitePost))
 	m.HandleFunc("GET "+p+"/invitations", h.mission(h.invitations))
 	h.layerRoutes(m)
+	m.HandleFunc("GET "+p+"/{mission_id}/kml", h.mission(h.missionKMLRoute))
+	m.HandleFunc("GET /Marti/ExportMissionKML", h.mission(h.exportMissionKML))
 }
 
 // missionList answers GET /Marti/api/missions: envelope 2.13 of the
