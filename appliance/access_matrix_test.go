@@ -241,14 +241,36 @@ var wildcard = regexp.MustCompile(`\{[^}]*\}`)
 // patternMux routes like the listener's mux (an http.ServeMux of the same
 // patterns), to check that a filled path reaches the route it was filled
 // for and no other.
-type patternMux struct{ *http.ServeMux }
+// The paths under a prefix of rt.Prefixes go to a mux of their own, as the
+// listener sends them.
+type patternMux struct {
+	*http.ServeMux
+	subs map[string]*http.ServeMux
+}
 
 func newPatternMux(rt *access.Routes) patternMux {
-	m := http.NewServeMux()
-	for _, p := range rt.Patterns() {
-		m.HandleFunc(p, func(http.ResponseWriter, *http.Request) {})
+	m := patternMux{ServeMux: http.NewServeMux(), subs: map[string]*http.ServeMux{}}
+	for _, prefix := range rt.Prefixes() {
+		m.subs[prefix] = http.NewServeMux()
 	}
-	return patternMux{m}
+	for _, p := range rt.Patterns() {
+		m.muxOf(strings.SplitN(p, " ", 2)[1]).HandleFunc(p, func(http.ResponseWriter, *http.Request) {})
+	}
+	return m
+}
+
+func (m patternMux) muxOf(path string) *http.ServeMux {
+	for prefix, sub := range m.subs {
+		if strings.HasPrefix(path, prefix) {
+			return sub
+		}
+	}
+	return m.ServeMux
+}
+
+// Handler is the pattern the listener would route r to.
+func (m patternMux) Handler(r *http.Request) (http.Handler, string) {
+	return m.muxOf(r.URL.Path).Handler(r)
 }
 
 // fill is the method and a path of pattern, its wildcards filled with

@@ -109,10 +109,25 @@ func From(r *http.Request) Principal {
 type Routes struct {
 	mux   *httpapi.Mux
 	rules map[string]Rule
+	subs  *[]string // the path prefixes served by a mux of their own (Sub)
 }
 
 // NewRoutes wraps mux.
-func NewRoutes(mux *httpapi.Mux) *Routes { return &Routes{mux: mux, rules: map[string]Rule{}} }
+func NewRoutes(mux *httpapi.Mux) *Routes {
+	return &Routes{mux: mux, rules: map[string]Rule{}, subs: new([]string)}
+}
+
+// Sub registers routes on another mux and keeps their rules with rt's, so
+// that one matrix holds both: for a listener that serves the paths under
+// prefix from a mux of their own, whose patterns would conflict with the
+// others' in one ServeMux (the mission guid routes next to the name routes).
+func (rt *Routes) Sub(prefix string, mux *httpapi.Mux) *Routes {
+	*rt.subs = append(*rt.subs, prefix)
+	return &Routes{mux: mux, rules: rt.rules, subs: rt.subs}
+}
+
+// Prefixes are the path prefixes whose routes a mux of their own serves.
+func (rt *Routes) Prefixes() []string { return append([]string(nil), *rt.subs...) }
 
 // Handle registers h for pattern ("GET /path") under rule r.
 func (rt *Routes) Handle(pattern string, r Rule, h http.HandlerFunc) {

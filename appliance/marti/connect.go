@@ -110,10 +110,16 @@ type contact struct {
 // contacts lists the connected clients that identified themselves and that
 // the caller's groups see.
 func (h *Handler) contacts(w http.ResponseWriter, r *http.Request) {
+	h.writeContacts(w, r, ^uint64(0))
+}
+
+// writeContacts lists the connected clients that identified themselves,
+// that the caller's groups see and whose groups meet mask.
+func (h *Handler) writeContacts(w http.ResponseWriter, r *http.Request, mask uint64) {
 	sees := access.From(r).Reads()
 	items := []contact{}
 	for _, c := range h.opts.Broker.Clients() {
-		if !store.Seen(c.Groups, sees) {
+		if !store.Seen(c.Groups, sees) || !store.Seen(c.Groups, mask) {
 			continue
 		}
 		items = append(items, contact{FilterGroups: []string{}, Notes: c.User, Callsign: c.Callsign,

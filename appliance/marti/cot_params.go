@@ -88,7 +88,7 @@ func timeParam(r *http.Request, name string) (time.Time, error) {
 	}
 	t, err := parseTime(v)
 	if err != nil {
-		return time.Time{}, httpapi.BadRequest(name, "must be an ISO-8601 time, not %q", httpapi.ClipValue(v))
+		return time.Time{}, httpapi.BadRequest(name, "must be an ISO 8601 time (2026-11-22T10:00:00.000Z), not %q", httpapi.ClipValue(v))
 	}
 	return t, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"outpost/appliance/access"
@@ -97,6 +98,7 @@ type Handler struct {
 	log     *slog.Logger
 	mux     *httpapi.Mux
 	rules   *access.Routes // every route with its rule
+	guidMux *httpapi.Mux   // the mission guid routes (mission_guid.go)
 	started time.Time
 	ws      *cotSockets
 	rec     *missionRecorder        // uids of events sent to missions (mission_record.go)
@@ -125,6 +127,7 @@ func NewHandler(opts Options) *Handler {
 		logRate: rate.NewKeyed[netip.Addr](float64(opts.MissionLogsPerMinute)/60, float64(opts.MissionLogBytesPerMinute)/60, time.Minute, 0)}
 	h.citrapSlots = make(chan struct{}, citrapParallel)
 	h.rules = access.NewRoutes(h.mux)
+	h.guidMux = httpapi.NewMux(log)
 	h.ws = newCoTSockets(&h.opts, log)
 	if opts.Missions != nil {
 		h.rec = newMissionRecorder(opts.Missions, h)
@@ -196,8 +199,10 @@ func (h *Handler) routes() {
 	// CoT over websocket (TAK protocol v1), mutual TLS only.
 	rt.Handle("GET /takproto/1", access.CertificateOnly, h.ws.serveHTTP)
 
-	h.missionRoutes(rt) // mission_routes.go
-	h.excheckRoutes(rt) // excheck_routes.go
+	h.missionRoutes(rt)                                // mission_routes.go
+	h.missionMetaRoutes(rt)                            // mission_meta.go, mission_people.go, mission_delete.go
+	h.missionGUIDRoutes(rt.Sub(guidPrefix, h.guidMux)) // mission_guid.go
+	h.excheckRoutes(rt)                                // excheck_routes.go
 }
 
 // Routes are the client API's routes with their rules (the matrix test).
@@ -215,7 +220,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.mux.ServeHTTP(w, r.WithContext(access.With(r.Context(), p)))
+	r = r.WithContext(access.With(r.Context(), p))
+	if strings.HasPrefix(r.URL.Path, guidPrefix) {
+		h.guidMux.ServeHTTP(w, r)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
 }
 
 // Shutdown ends every CoT websocket session (http.Server.Shutdown does not

@@ -135,13 +135,17 @@ func (h *Handler) subscribed(r *http.Request, m store.Mission) (bool, error) {
 	return false, nil
 }
 
-// bearer is the request's "Authorization: Bearer" token, if any.
+// bearer is the request's "Authorization: Bearer" token, or its
+// "MissionAuthorization: Bearer" one (what node-tak and CloudTAK send), if
+// any.
 func bearer(r *http.Request) string {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
+	for _, header := range []string{"Authorization", "MissionAuthorization"} {
+		scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get(header)), " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(token)
+		}
 	}
-	return strings.TrimSpace(token)
+	return ""
 }
 
 // actor is the client uid a request acts for: creatorUid, else clientUid,

@@ -29,6 +29,8 @@ type missionOut struct {
 	CreatorUID        string   `json:"creatorUid"`
 	CreateTime        string   `json:"createTime"`
 	PasswordProtected bool     `json:"passwordProtected"`
+	Keywords          []string `json:"keywords"`
+	Expiration        int64    `json:"expiration"`
 	Token             string   `json:"token"`
 	Groups            []string `json:"groups"`
 	DefaultRole       struct {

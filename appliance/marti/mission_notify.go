@@ -33,6 +33,7 @@ const (
 	typeMissionLog      = "t-x-m-c-l"
 	typeMissionExternal = "t-x-m-c-e"
 	typeMissionInvite   = "t-x-m-i"
+	typeMissionDeleted  = "t-x-m-d"
 )
 
 // xb builds detail XML, escaping every value.
@@ -118,8 +119,21 @@ func (h *Handler) subscribers(mission string) []string {
 
 // notifyCreated sends MissionCreatedNotification to every client.
 func (h *Handler) notifyCreated(m store.Mission, author string) {
+	h.announce(typeMissionCreated, "CREATE", m, author)
+}
+
+// notifyDeleted sends the official server's mission delete notification
+// (t-x-m-d, <mission type="DELETE">) to every client, subscribers first
+// among them, once the mission is gone.
+func (h *Handler) notifyDeleted(m store.Mission, author string) {
+	h.announce(typeMissionDeleted, "DELETE", m, author)
+}
+
+// announce sends a notification of typ about mission m to every client
+// whose groups see it.
+func (h *Handler) announce(typ, kind string, m store.Mission, author string) {
 	var b xb
-	b.missionOpen("CREATE", m, author)
+	b.missionOpen(kind, m, author)
 	b.WriteString("</mission>")
 	// access.md "Missions": only the clients whose groups see the mission
 	// hear of it.
@@ -128,7 +142,7 @@ func (h *Handler) notifyCreated(m store.Mission, author string) {
 		h.log.Warn("a mission notification was not sent: the groups could not be read", "err", err)
 		return
 	}
-	h.send(notification(typeMissionCreated, b.Bytes(), h.opts.Now()), nil, access.MaskOf(groups, m.Groups))
+	h.send(notification(typ, b.Bytes(), h.opts.Now()), nil, access.MaskOf(groups, m.Groups))
 }
 
 // notifyContents sends one MissionContentCreatedNotification per file and

@@ -1,0 +1,104 @@
+package marti
+
+// Who a mission concerns (api-marti.md "Missions"): the connected clients
+// that may join it, its invitations, and the missions a client is invited
+// to.
+
+import (
+	"net/http"
+
+	"outpost/appliance/access"
+	"outpost/appliance/httpapi"
+)
+
+// missionContacts answers GET .../{name}/contacts: as the official server,
+// the connected clients whose groups see the mission (and the caller's
+// groups see), a bare list in the shape of /Marti/api/contacts/all.
+func (h *Handler) missionContacts(w http.ResponseWriter, r *http.Request) error {
+	m, err := h.openMission(r, "mission_id", readMission)
+	if err != nil {
+		return err
+	}
+	groups, err := h.groupList(r.Context())
+	if err != nil {
+		return err
+	}
+	h.writeContacts(w, r, access.MaskOf(groups, m.Groups))
+	return nil
+}
+
+// missionInvitations answers GET .../{name}/invitations: the invitations to
+// the mission, newest first; an invitation's token only to its invitee
+// (who reads it from /Marti/api/missions/invitations).
+func (h *Handler) missionInvitations(w http.ResponseWriter, r *http.Request) error {
+	m, err := h.openMission(r, "mission_id", readMission)
+	if err != nil {
+		return err
+	}
+	list, err := h.opts.Missions.MissionInvitations(r.Context(), m.Name)
+	if err != nil {
+		return err
+	}
+	out := make([]invitationJSON, 0, len(list))
+	for _, inv := range list {
+		v := invitationView(inv)
+		v.Token = ""
+		out = append(out, v)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeInvitation, out))
+	return nil
+}
+
+// allInvitations answers GET /Marti/api/missions/all/invitations?clientUid=:
+// as the official server, the names of the missions the client (one of the
+// caller's uids; on 8443 also the certificate's user name) is invited to
+// and the caller's groups see.
+func (h *Handler) allInvitations(w http.ResponseWriter, r *http.Request) error {
+	uid := r.URL.Query().Get("clientUid")
+	if err := httpapi.CheckText("clientUid", uid, true, 255); err != nil {
+		return err
+	}
+	if err := h.actFor(r, "clientUid", uid); err != nil {
+		return err
+	}
+	user, _ := h.identity(r)
+	list, err := h.opts.Missions.Invitations(r.Context(), uid, user)
+	if err != nil {
+		return err
+	}
+	names, seen, visible := []string{}, map[string]bool{}, map[string]bool{}
+	for _, inv := range list {
+		if inv.Invitee == user && inv.Invitee != uid && inv.Type != "userName" {
+			continue // a user name matches invitations by user name only
+		}
+		if seen[inv.MissionName] {
+			continue
+		}
+		ok, err := h.visible(r, inv.MissionName, visible)
+		if err != nil {
+			return err
+		}
+		if ok {
+			seen[inv.MissionName] = true
+			names = append(names, inv.MissionName)
+		}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeInvitation, names))
+	return nil
+}
+
+// visible reports whether the caller's groups see mission name (cached in
+// cache); a mission that is gone is not.
+func (h *Handler) visible(r *http.Request, name string, cache map[string]bool) (bool, error) {
+	if ok, done := cache[name]; done {
+		return ok, nil
+	}
+	m, err := h.opts.Missions.MissionByName(r.Context(), name)
+	if err != nil {
+		cache[name] = false
+		return false, nil
+	}
+	ok, err := h.sees(r, m)
+	cache[name] = ok
+	return ok, err
+}
