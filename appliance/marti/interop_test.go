@@ -246,3 +246,27 @@ func TestNodeTakMissions(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeTakMissionLayers drives the layer routes with node-tak's
+// MissionLayer API on both listeners, every answer checked against its
+// schemas (marti-layers.mjs): create a layer and an ITEM for a uid, list
+// and get (and node-tak's latestFeats through the layer), rename, delete
+// (the uid leaves the mission).
+func TestNodeTakMissionLayers(t *testing.T) {
+	testkit.RequireInterop(t, "@tak-ps/node-tak")
+	e := start(t, nil)
+	storedSA(t, e, "ANDROID-LAYER", "LCALL")
+	certFile, keyFile := writePEM(t, e, "nodelayers")
+	for _, l := range both {
+		env := []string{"OUTPOST_URL=" + strings.TrimSuffix(e.URL(t, l, "/"), "/"), "MISSION=layers-" + l, "CONTACT_UID=ANDROID-LAYER"}
+		if l == appliance.ListenerHTTPS {
+			env = append(env, "CERT="+certFile, "KEY="+keyFile)
+		}
+		steps := runNode(t, "marti-layers.mjs", env...)
+		for _, name := range []string{"create", "layer", "item", "list", "get", "rename", "delete", "done"} {
+			if s, ok := steps[name]; !ok || !s.OK {
+				t.Errorf("%s step %s: %+v", l, name, s)
+			}
+		}
+	}
+}

@@ -59,6 +59,9 @@ func (h *Handler) missionRoutes(rt *access.Routes) {
 	m.HandleFunc("PUT "+p+"/{mission_id}/invite/{type}/{invitee}", h.mission(h.invitePut))
 	m.HandleFunc("POST "+p+"/{mission_id}/invite", h.mission(h.invitePost))
 	m.HandleFunc("GET "+p+"/invitations", h.mission(h.invitations))
+	h.layerRoutes(m)
+	m.HandleFunc("GET "+p+"/{mission_id}/kml", h.mission(h.missionKMLRoute))
+	m.HandleFunc("GET /Marti/ExportMissionKML", h.mission(h.exportMissionKML))
 }
 
 // missionList answers GET /Marti/api/missions: envelope 2.13 of the

@@ -306,43 +306,49 @@ func (s *Missions) RemoveMissionContent(ctx context.Context, name, hash, uid, cr
 		if err := mayWrite(ctx, tx, m, creator); err != nil {
 			return err
 		}
-		if hash != "" {
-			p, err := scanPackage(tx.QueryRowContext(ctx, `SELECT `+prefixed("d.", packageColumns)+` FROM data_packages d
-				JOIN mission_contents c ON c.package_id = d.id WHERE c.mission_id = ? AND d.hash = ?`, m.ID, strings.ToLower(hash)))
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%w: mission %q holds no file with hash %q", ErrNotFound, logx.Cut(name, 64), logx.Cut(hash, 64))
-			}
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM mission_contents WHERE mission_id = ? AND package_id = ?`, m.ID, p.PrimaryKey); err != nil {
-				return err
-			}
-			cr := ContentResourceOf(p)
-			out.Content = &cr
-			if err := recordChange(ctx, tx, m.ID, ChangeRemoveContent, creator, now, changeBody{ContentResource: &cr}); err != nil {
-				return err
-			}
-			return s.budgets.Missions.pruneChanges(ctx, tx, m.ID)
-		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM mission_uids WHERE mission_id = ? AND uid = ?`, m.ID, uid)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("%w: mission %q holds no uid %q", ErrNotFound, logx.Cut(name, 64), logx.Cut(uid, 64))
-		}
-		d, err := uidDetails(ctx, tx, uid)
-		if err != nil {
-			return err
-		}
-		out.UID, out.Details = uid, d
-		if err := recordChange(ctx, tx, m.ID, ChangeRemoveContent, creator, now, changeBody{ContentUID: uid, Details: d}); err != nil {
+		if out, err = removeContentTx(ctx, tx, m, hash, uid, creator, now); err != nil {
 			return err
 		}
 		return s.budgets.Missions.pruneChanges(ctx, tx, m.ID)
 	})
 	return out, err
+}
+
+// removeContentTx removes a file (hash) or a CoT uid from mission m and
+// records a REMOVE_CONTENT change (the caller prunes the history).
+// ErrNotFound when m does not hold it.
+func removeContentTx(ctx context.Context, tx *sql.Tx, m Mission, hash, uid, creator string, now time.Time) (ContentChange, error) {
+	var out ContentChange
+	name := m.Name
+	if hash != "" {
+		p, err := scanPackage(tx.QueryRowContext(ctx, `SELECT `+prefixed("d.", packageColumns)+` FROM data_packages d
+			JOIN mission_contents c ON c.package_id = d.id WHERE c.mission_id = ? AND d.hash = ?`, m.ID, strings.ToLower(hash)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return out, fmt.Errorf("%w: mission %q holds no file with hash %q", ErrNotFound, logx.Cut(name, 64), logx.Cut(hash, 64))
+		}
+		if err != nil {
+			return out, err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM mission_contents WHERE mission_id = ? AND package_id = ?`, m.ID, p.PrimaryKey); err != nil {
+			return out, err
+		}
+		cr := ContentResourceOf(p)
+		out.Content = &cr
+		return out, recordChange(ctx, tx, m.ID, ChangeRemoveContent, creator, now, changeBody{ContentResource: &cr})
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM mission_uids WHERE mission_id = ? AND uid = ?`, m.ID, uid)
+	if err != nil {
+		return out, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return out, fmt.Errorf("%w: mission %q holds no uid %q", ErrNotFound, logx.Cut(name, 64), logx.Cut(uid, 64))
+	}
+	d, err := uidDetails(ctx, tx, uid)
+	if err != nil {
+		return out, err
+	}
+	out.UID, out.Details = uid, d
+	return out, recordChange(ctx, tx, m.ID, ChangeRemoveContent, creator, now, changeBody{ContentUID: uid, Details: d})
 }
 
 // MissionContents returns the files of a mission, oldest first.
