@@ -12,6 +12,7 @@
 #   dpkg                         the package test (dpkg-deb, dpkg --root)
 #   chromium, fonts-liberation   the console's browser tests (playwright-core drives
 #                                Debian's Chromium; its own browser downloads are not used)
+#   iproute2, util-linux         ip and unshare: the mesh tests' network namespaces
 # and the npm packages of the interoperability tests (scripts/interop) and of
 # the console (web: esbuild, playwright-core).
 set -euo pipefail
@@ -31,6 +32,8 @@ need /usr/lib/wine/wine64 wine64
 need x86_64-w64-mingw32-gcc gcc-mingw-w64-x86-64-win32
 need dpkg-deb dpkg
 need /usr/bin/chromium chromium
+need ip iproute2
+need unshare util-linux
 [ -f /usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf ] || need_apt+=(fonts-liberation)
 if [ ${#need_apt[@]} -gt 0 ]; then
   # shellcheck disable=SC2207
