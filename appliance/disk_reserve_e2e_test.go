@@ -88,9 +88,9 @@ func TestDiskReserveOnASmallDisk(t *testing.T) {
 	pkgs, _ := files.DataPackages(ctx)
 	filler := testkit.Fill(t, dir, "filler", reserve+4*mib)
 	waitDisk(t, a, func(d disk) bool { return d.FreeBytes <= reserve+4*mib && !d.BelowReserve })
-	if status, msg := testkit.PostStreaming(t, a.Addr(t, appliance.ListenerHTTP), "/Marti/sync/upload?name=stream.bin&creatorUid=ANDROID-1", "application/octet-stream", file(16*mib)); status != http.StatusInsufficientStorage ||
-		!strings.Contains(msg, "the upload was cut") {
-		t.Fatalf("streamed upload crossing the reserve: %d %s", status, msg)
+	if r := testkit.PostStreaming(t, a.Addr(t, appliance.ListenerHTTP), "/Marti/sync/upload?name=stream.bin&creatorUid=ANDROID-1", "application/octet-stream", file(16*mib)); r.Status != http.StatusInsufficientStorage ||
+		!strings.Contains(r.Message(), "the upload was cut") {
+		t.Fatalf("streamed upload crossing the reserve: %d %s", r.Status, r.Message())
 	}
 	after, err := files.CountBlobs(ctx)
 	if err != nil || after != before {

@@ -14,9 +14,8 @@ import (
 // reading the answer while it writes, as a client that keeps an eye on its
 // connection does: a server that refuses an upload part way (a full disk,
 // its reserve) answers and stops reading, and the rest of the body then
-// fails to send without hiding the answer. It returns the status and the
-// answer's message.
-func PostStreaming(t testing.TB, addr, path, contentType string, body io.Reader) (int, string) {
+// fails to send without hiding the answer.
+func PostStreaming(t testing.TB, addr, path, contentType string, body io.Reader) Response {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
@@ -51,5 +50,5 @@ func PostStreaming(t testing.TB, addr, path, contentType string, body io.Reader)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, Response{Body: b}.Message()
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }

@@ -20,8 +20,7 @@ func (srv *Server) openPolling(w http.ResponseWriter, r *http.Request, sl *slot)
 	}
 	go func() {
 		s.servePolling()
-		srv.unregister(s)
-		srv.release(sl)
+		srv.leave(s, sl)
 	}()
 	w.Header().Set("Content-Type", "text/plain; charset=UTF-8")
 	w.Write(s.openPacket())

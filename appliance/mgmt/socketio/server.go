@@ -217,20 +217,21 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		srv.openPolling(w, r, sl)
 		return
 	}
-	defer srv.release(sl)
 	conn, hw, err := srv.accept(w, r)
 	if err != nil {
 		// Accept has answered the request (400, 403).
+		srv.release(sl)
 		srv.limited.Debug("socket.io handshake failed", "remote", r.RemoteAddr, "err", logx.Clip(err.Error()))
 		return
 	}
 	s := newSocket(srv, conn, hw.conn, r, sl)
 	if !srv.register(s) {
+		srv.release(sl)
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		return
 	}
 	s.serve()
-	srv.unregister(s)
+	srv.leave(s, sl)
 }
 
 // slot is one admitted handshake: its place among MaxSockets and, until
@@ -319,6 +320,15 @@ func (srv *Server) register(s *Socket) bool {
 	return true
 }
 
+// leave ends a socket that was registered: its slot first, then its place
+// in the list, so that once a socket is no longer listed its address may
+// connect again.
+func (srv *Server) leave(s *Socket, sl *slot) {
+	srv.release(sl)
+	srv.unregister(s)
+}
+
+// unregister takes s off the list.
 func (srv *Server) unregister(s *Socket) {
 	srv.mu.Lock()
 	delete(srv.sockets, s)
