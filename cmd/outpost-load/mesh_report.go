@@ -7,10 +7,8 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 )
 
 // meshReportKind marks a mesh report's JSON, so that summarize tells it
@@ -300,10 +298,7 @@ func (rep *meshReport) print(w io.Writer) {
 }
 
 // meshMetrics are the figures summarize prints for mesh reports.
-var meshMetrics = []struct {
-	name string
-	get  func(*meshReport) (float64, bool)
-}{
+var meshMetrics = []metric[meshReport]{
 	{"devices", func(r *meshReport) (float64, bool) { return float64(r.Datagrams.Devices), true }},
 	{"receivers", func(r *meshReport) (float64, bool) { return float64(r.Receivers.Clients), true }},
 	{"datagrams sent/s", func(r *meshReport) (float64, bool) { return r.Datagrams.PerSecond, true }},
@@ -371,33 +366,9 @@ func summarizeReports(paths []string, w io.Writer) error {
 	case kinds[meshReportKind] < len(paths):
 		return errors.New("mesh reports and other reports given together")
 	}
-	reps := make([]*meshReport, 0, len(paths))
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		var r meshReport
-		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		reps = append(reps, &r)
+	reps, err := readReports[meshReport](paths)
+	if err != nil {
+		return err
 	}
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "figure\tmedian\tmin\tmax\t\n")
-	for _, m := range meshMetrics {
-		var vs []float64
-		for _, r := range reps {
-			if v, ok := m.get(r); ok {
-				vs = append(vs, v)
-			}
-		}
-		if len(vs) == 0 {
-			continue
-		}
-		slices.Sort(vs)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", m.name, num(median(vs)), num(vs[0]), num(vs[len(vs)-1]))
-	}
-	fmt.Fprintf(tw, "runs\t%d\t\t\t\n", len(reps))
-	return tw.Flush()
+	return printMedians(w, reps, meshMetrics)
 }

@@ -12,9 +12,9 @@ import (
 
 // metric is one figure summarize prints; ok is false when a report does
 // not have it (an idle run has no latency).
-type metric struct {
+type metric[R any] struct {
 	name string
-	get  func(*report) (float64, bool)
+	get  func(*R) (float64, bool)
 }
 
 func loadMetric(f func(*loadInfo) float64) func(*report) (float64, bool) {
@@ -41,7 +41,7 @@ func always(f func(*report) float64) func(*report) (float64, bool) {
 
 const miB = 1 << 20
 
-var metrics = []metric{
+var metrics = []metric[report]{
 	{"clients connected", always(func(r *report) float64 { return float64(r.Clients.Connected) })},
 	{"connect s", always(func(r *report) float64 { return r.Clients.ConnectSec })},
 	{"replay, all clients s", always(func(r *report) float64 { return r.Clients.ReplaySec })},
@@ -91,21 +91,36 @@ func summarize(paths []string, w io.Writer) error {
 	if len(paths) == 0 {
 		return errors.New("no report given (files written by --json)")
 	}
-	reps := make([]*report, 0, len(paths))
+	reps, err := readReports[report](paths)
+	if err != nil {
+		return err
+	}
+	return printMedians(w, reps, metrics)
+}
+
+// readReports reads the JSON reports at paths.
+func readReports[R any](paths []string) ([]*R, error) {
+	reps := make([]*R, 0, len(paths))
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		var r report
-		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+		r := new(R)
+		if err := json.Unmarshal(b, r); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
 		}
-		reps = append(reps, &r)
+		reps = append(reps, r)
 	}
+	return reps, nil
+}
+
+// printMedians prints, for each metric the reports have, its median, min
+// and max, then the number of runs.
+func printMedians[R any](w io.Writer, reps []*R, ms []metric[R]) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "figure\tmedian\tmin\tmax\t\n")
-	for _, m := range metrics {
+	for _, m := range ms {
 		var vs []float64
 		for _, r := range reps {
 			if v, ok := m.get(r); ok {
