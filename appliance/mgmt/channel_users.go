@@ -147,10 +147,12 @@ func (c *Channel) userOp(s *socketio.Socket, event string, ack func(...any), op 
 	c.opsMu.Unlock()
 	go func() {
 		defer c.ops.Done()
-		defer busy.Store(false)
 		ctx, cancel := context.WithTimeout(c.opsCtx, channelOpTimeout)
 		defer cancel()
 		payload, err := op(ctx)
+		// Free before the answer: a client that sends its next operation
+		// as soon as it has the answer must find this one over.
+		busy.Store(false)
 		c.answer(s, event, ack, payload, err)
 	}()
 }
