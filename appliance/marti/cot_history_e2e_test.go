@@ -318,3 +318,32 @@ func TestCoTHistoryBadInput(t *testing.T) {
 		t.Errorf("U after the refusals: %s", got)
 	}
 }
+
+// TestMissionCoTLive: a mission's cot lists a uid's position as soon as it
+// is relayed, from the broker's live state, even when the history stores
+// nothing of it (a client over its history budget), and the newer live
+// position replaces the stored one.
+func TestMissionCoTLive(t *testing.T) {
+	e := start(t, func(c *config.Config) { c.HistoryClientBytes = 1 }) // relayed, never stored
+	sender, watcher := e.DialTCP(t), e.DialTCP(t)
+	for _, l := range both {
+		p := "/Marti/api/missions/live-" + l
+		e.call(t, l, "PUT", p+"?creatorUid=LEAD", nil, 201, nil)
+		e.call(t, l, "PUT", p+"/contents?creatorUid=LEAD", map[string]any{"uids": []string{"LIVE-1"}}, 200, nil)
+	}
+	for _, lat := range []float64{40.1, 40.2} {
+		sender.Send(takclient.SA("LIVE-1", "LIVE", lat, 3))
+		if _, err := watcher.WaitFor(func(ev *cot.Event) bool { return ev.UID == "LIVE-1" && ev.Point.Lat == lat }, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("[LIVE-1:%v]", lat)
+		for _, l := range both {
+			if got := readEvents(t, l+" mission cot", e.do(t, l, "GET", "/Marti/api/missions/live-"+l+"/cot", nil)); got.String() != want {
+				t.Errorf("%s mission cot right after the relay: %s, want %s", l, got, want)
+			}
+		}
+	}
+	if _, err := e.Store().Events().LatestEvent(context.Background(), "LIVE-1", store.AllGroups); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the history holds LIVE-1 (%v): the answers did not need the live state", err)
+	}
+}

@@ -9,9 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"outpost/appliance/access"
 	"outpost/appliance/httpapi"
@@ -422,7 +425,10 @@ func (h *Handler) missionPut(w http.ResponseWriter, r *http.Request) error {
 }
 
 // missionCoT answers GET /Marti/api/missions/{id}/cot: <events> holding
-// the latest stored event of every uid of the mission.
+// the latest event of every uid of the mission, ordered by uid: the stored
+// one or, when newer, the broker's live state's that the caller's groups
+// see (a uid relayed a moment ago is there before the history has it, as
+// for cot/xml).
 func (h *Handler) missionCoT(w http.ResponseWriter, r *http.Request) error {
 	m, err := h.openMission(r, "mission_id", readMission)
 	if err != nil {
@@ -432,9 +438,29 @@ func (h *Handler) missionCoT(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	xmls := make([][]byte, len(events))
-	for i, e := range events {
-		xmls[i] = e.XML
+	uids, err := h.opts.Missions.MissionUIDs(r.Context(), m.ID)
+	if err != nil {
+		return err
+	}
+	type latest struct {
+		xml []byte
+		at  time.Time
+	}
+	byUID := make(map[string]latest, len(uids))
+	for _, e := range events {
+		byUID[e.UID] = latest{e.XML, e.ReceivedAt}
+	}
+	live := h.newestLive("", access.From(r).Reads())
+	for _, u := range uids {
+		l, ok := live[u.UID]
+		if st, stored := byUID[u.UID]; ok && (!stored || newer(l.At, st.at)) {
+			byUID[u.UID] = latest{l.XML, l.At}
+		}
+	}
+	order := slices.Sorted(maps.Keys(byUID))
+	xmls := make([][]byte, len(order))
+	for i, uid := range order {
+		xmls[i] = byUID[uid].xml
 	}
 	httpapi.WriteBody(w, http.StatusOK, "application/xml", eventsDocument(xmls))
 	return nil
