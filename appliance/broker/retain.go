@@ -46,7 +46,7 @@ func (b *Broker) Retain(key string, ev *cot.Event, every time.Duration, groups u
 	env := NewEnvelope(ev)
 	env.groups = groups
 	env.at = b.opts.Now()
-	r.items[key] = &retained{env: env, every: every, next: b.opts.Now().Add(every), seq: r.seq}
+	r.items[key] = &retained{env: env, every: every, next: env.at.Add(every), seq: r.seq}
 	if every > 0 && !r.run && !draining {
 		r.run = true
 		r.wake = make(chan struct{}, 1)

@@ -280,13 +280,7 @@ func (rep *meshReport) print(w io.Writer) {
 			p("server:     reading /proc failed: %s", s.Error)
 		}
 	}
-	if st := rep.Machine.StealPercent; st != nil {
-		note := ""
-		if *st >= stealWarn {
-			note = " — the machine was shared: this run's latency and CPU figures are not the server's alone"
-		}
-		p("machine:    %d CPUs, %.1f %% of their time stolen by the hypervisor in the window%s", rep.Machine.CPUs, *st, note)
-	}
+	rep.Machine.printSteal(p)
 	t := rep.Tool
 	p("tool:       CPU %.2f s in the window (%.1f %% of one core), %.3f µs per delivery; max RSS %s; %d messages, %s received",
 		t.CPUWindow, t.CPUShare, t.CPUPerDelivery, mib(t.MaxRSS), t.Messages, mib(t.Bytes))

@@ -202,13 +202,7 @@ func (rep *report) print(w io.Writer) {
 			p("server:     reading /proc failed: %s", s.Error)
 		}
 	}
-	if st := rep.Machine.StealPercent; st != nil {
-		note := ""
-		if *st >= stealWarn {
-			note = " — the machine was shared: this run's latency and CPU figures are not the server's alone"
-		}
-		p("machine:    %d CPUs, %.1f %% of their time stolen by the hypervisor in the window%s", rep.Machine.CPUs, *st, note)
-	}
+	rep.Machine.printSteal(p)
 	t := rep.Tool
 	p("tool CPU:   %.2f s connecting; %.2f s in the window (%.1f %% of one core), %.3f µs per delivery; max RSS %s; %d messages, %s received",
 		t.CPUConnect, t.CPUWindow, t.CPUShare, t.CPUPerDelivery, mib(t.MaxRSS), t.Messages, mib(t.Bytes))
@@ -240,4 +234,18 @@ func fmtReasons(m map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s: %d", k, m[k]))
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// printSteal prints the machine line: its CPUs and the steal of the
+// window, with a warning when the machine was shared.
+func (m machineInfo) printSteal(p func(format string, a ...any)) {
+	st := m.StealPercent
+	if st == nil {
+		return
+	}
+	note := ""
+	if *st >= stealWarn {
+		note = " — the machine was shared: this run's latency and CPU figures are not the server's alone"
+	}
+	p("machine:    %d CPUs, %.1f %% of their time stolen by the hypervisor in the window%s", m.CPUs, *st, note)
 }
