@@ -58,6 +58,7 @@ var allowedImports = map[string][]string{
 	"appliance/hostile":  {"appliance/cot", "appliance/store"},
 	"appliance/diskfull": {"appliance/cot"},
 	"appliance/soak":     {},
+	"appliance/journey":  {"appliance/cot"},
 	"cmd/outpost":        {"appliance", "appliance/admin", "appliance/config", "appliance/service", "systemd"},
 	// The systemd unit, embedded for `outpost service install`.
 	"systemd": {},
