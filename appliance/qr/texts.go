@@ -15,7 +15,7 @@ package qr
 //   - brian7704/OpenTAKServer blueprints/ots_api/token_api.py builds the same
 //     form (host, username, token); blueprints/ots_api/api.py serves iTAK's
 //     text "OpenTAKServer_<host>,<host>,<port>,SSL".
-//   - qrtak docs/qr-formats.md "iTAK ... Quick Connect (CSV)": exactly four
+//   - qrtak docs/qr-formats.md, its iTAK Quick Connect (CSV) section: exactly four
 //     comma-separated fields description,host,port,protocol with no quoting
 //     (a comma in the description breaks it), protocol ssl or tcp, case
 //     insensitive; iTAK asks for the user name and password after scanning,
