@@ -23,8 +23,13 @@ const (
 	DefaultInviteDevice = "atak"
 )
 
-// ErrInvite: an invitation's expiry, uses or device is out of range.
-var ErrInvite error = fault.New(fault.Invalid, "invitation")
+var (
+	// ErrInvite: an invitation's expiry, uses or device is out of range.
+	ErrInvite error = fault.New(fault.Invalid, "invitation")
+	// ErrNoCodes: the server cannot make the codes a device scans (no
+	// certificate authority, no usable public host); nothing was stored.
+	ErrNoCodes error = fault.New(fault.Conflict, "invitation codes")
+)
 
 // InviteInput is what an invitation is made of; zero values take the
 // defaults.
@@ -104,19 +109,19 @@ func (in *InviteInput) check() error {
 // that, with the user's name, enrolls a device for a certificate on the
 // enrollment port in place of the password, Uses times until it expires or
 // is revoked. The token is in the result only. Errors: ErrInvite,
-// store.ErrNotFound (no such user), ErrNoAuthority, an error naming the
-// missing public host (codes cannot be made), store.ErrConflict (too many
-// invitations).
+// store.ErrNotFound (no such user), ErrNoCodes (no authority or public
+// host), store.ErrConflict (too many invitations).
 func (s *Service) Invite(ctx context.Context, uid string, in InviteInput) (Invitation, error) {
 	if err := in.check(); err != nil {
 		return Invitation{}, err
 	}
+	// Codes need the authority and the public host: refuse before
+	// anything is stored.
 	if s.opts.Authority == nil {
-		return Invitation{}, ErrNoAuthority
+		return Invitation{}, fmt.Errorf("%w: %v", ErrNoCodes, ErrNoAuthority)
 	}
-	// Codes need the public host: refuse before anything is stored.
 	if _, err := s.opts.Authority.ConnectHost(); err != nil {
-		return Invitation{}, err
+		return Invitation{}, fmt.Errorf("%w: %v", ErrNoCodes, err)
 	}
 	now := s.now()
 	inv, err := s.opts.Accounts.CreateEnrollInvitation(ctx, store.EnrollInvitationInput{
