@@ -71,7 +71,7 @@ func TestInvitationsAPI(t *testing.T) {
 		t.Errorf("iTAK text %q, want %q", inv.ITAK.Text, want)
 	}
 	_, enrollPort, _ := strings.Cut(enrollAddr, ":")
-	if want := "https://127.0.0.1:" + enrollPort + "/Marti/api/tls/enrollment-package?device=atak"; inv.WinTAK.URL != want {
+	if want := "https://127.0.0.1:" + enrollPort + "/Marti/api/tls/enrollment-package?device=wintak"; inv.WinTAK.URL != want {
 		t.Errorf("WinTAK link %q, want %q", inv.WinTAK.URL, want)
 	}
 	u, err := url.Parse(inv.ATAK.Text)

@@ -130,7 +130,7 @@ func (s *Service) Invite(ctx context.Context, uid string, in InviteInput) (Invit
 	if err != nil {
 		return Invitation{}, err
 	}
-	codes, err := s.Codes(inv.User, inv.Token, inv.Device)
+	codes, err := s.Codes(inv.User, inv.Token)
 	if err != nil {
 		return Invitation{}, err
 	}
@@ -139,8 +139,10 @@ func (s *Service) Invite(ctx context.Context, uid string, in InviteInput) (Invit
 	return Invitation{EnrollInvitation: inv, Codes: codes}, nil
 }
 
-// Codes builds the codes of an invitation of user with token for device.
-func (s *Service) Codes(user, token, device string) (Codes, error) {
+// Codes builds the codes of an invitation of user with token. Every
+// invitation gets all three (the device decides which one the command line
+// draws); the WinTAK link is always WinTAK's package.
+func (s *Service) Codes(user, token string) (Codes, error) {
 	a := s.opts.Authority
 	if a == nil {
 		return Codes{}, ErrNoAuthority
@@ -153,7 +155,7 @@ func (s *Service) Codes(user, token, device string) (Codes, error) {
 	return Codes{
 		ATAK:   qr.ATAKEnroll(host, p.SSLCoT, user, token),
 		ITAK:   qr.ITAKQuickConnect(a.ServerName(), host, p.SSLCoT),
-		WinTAK: qr.PackageLink(host, p.Enroll, device),
+		WinTAK: qr.PackageLink(host, p.Enroll, "wintak"),
 	}, nil
 }
 

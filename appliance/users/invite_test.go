@@ -38,7 +38,7 @@ func TestInvite(t *testing.T) {
 	if inv.Codes.ITAK != "outpost,tak.example.org,8089,SSL" || strings.Contains(inv.Codes.ITAK, inv.Token) {
 		t.Errorf("iTAK code %q", inv.Codes.ITAK)
 	}
-	if inv.Codes.WinTAK != "https://tak.example.org:8446/Marti/api/tls/enrollment-package?device=atak" || strings.Contains(inv.Codes.WinTAK, inv.Token) {
+	if inv.Codes.WinTAK != "https://tak.example.org:8446/Marti/api/tls/enrollment-package?device=wintak" || strings.Contains(inv.Codes.WinTAK, inv.Token) {
 		t.Errorf("WinTAK link %q", inv.Codes.WinTAK)
 	}
 	if _, err := url.Parse(inv.Codes.ATAK); err != nil {
