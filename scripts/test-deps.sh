@@ -13,6 +13,7 @@
 #   chromium, fonts-liberation   the console's browser tests (playwright-core drives
 #                                Debian's Chromium; its own browser downloads are not used)
 #   iproute2, util-linux         ip and unshare: the mesh tests' network namespaces
+#   zbar-tools                   zbarimg: QR codes read back by a decoder not ours (invitations)
 # and the npm packages of the interoperability tests (scripts/interop) and of
 # the console (web: esbuild, playwright-core).
 set -euo pipefail
@@ -34,6 +35,7 @@ need dpkg-deb dpkg
 need /usr/bin/chromium chromium
 need ip iproute2
 need unshare util-linux
+need zbarimg zbar-tools
 [ -f /usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf ] || need_apt+=(fonts-liberation)
 if [ ${#need_apt[@]} -gt 0 ]; then
   # shellcheck disable=SC2207

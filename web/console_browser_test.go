@@ -139,9 +139,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	var result struct {
-		ClientAppearMs int `json:"clientAppearMs"`
-		ProgressSeen   int `json:"progressSeen"`
-		PackageBytes   int `json:"packageBytes"`
+		ClientAppearMs int    `json:"clientAppearMs"`
+		ProgressSeen   int    `json:"progressSeen"`
+		PackageBytes   int    `json:"packageBytes"`
+		InviteToken    string `json:"inviteToken"`
 	}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
@@ -160,6 +161,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	t.Logf("client on the map after %d ms; upload progress seen at %d%%; package %d bytes",
 		result.ClientAppearMs, result.ProgressSeen, result.PackageBytes)
+
+	// The ATAK code as the console drew it scans: a decoder that is not
+	// ours reads the user and the token the page showed.
+	img, err := os.ReadFile(filepath.Join(shots, "invite-atak-code.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := testkit.DecodeQR(t, img); !strings.HasPrefix(code, "tak://com.atakmap.app/enroll?") ||
+		!strings.Contains(code, "username=alpha&") || result.InviteToken == "" || !strings.HasSuffix(code, "&token="+result.InviteToken) {
+		t.Fatalf("the console's ATAK code reads %q (token shown %q)", code, result.InviteToken)
+	}
 
 	// What the console set is what the server holds.
 	var users struct {

@@ -59,6 +59,7 @@ var commands = map[string]command{
 	"cert":    {"cert issue|revoke|list|enrollment-package: client certificates and connection packages", setupCert},
 	"user":    {"user add|delete|list|role|groups: system users (who may enroll for a certificate), their roles and groups", setupUser},
 	"group":   {"group add|list|remove: groups (TAK channels)", setupGroup},
+	"invite":  {"invite NAME | --list | --revoke ID: one-time enrollment tokens and the QR codes ATAK, iTAK and WinTAK join with", setupInvite},
 	"token":   {"token create|list|revoke: API users and their bearer tokens (management API)", setupToken},
 	"audit":   {"audit [--since D] [--user NAME]: management API calls made as system users", setupAudit},
 

@@ -260,16 +260,39 @@ async function run() {
   check(dl.suggestedFilename().endsWith(".zip"), `package name ${dl.suggestedFilename()}`);
   result.packageBytes = pkg.length;
   await shot("06-system-users");
-  await row.locator("button", { hasText: "QR code" }).click();
-  await page.waitForSelector("dialog.modal img.qr");
-  await shot("07-package-qr");
+  // Invite a device: the dialog shows ATAK's and iTAK's codes, WinTAK's
+  // link and the token once; the ATAK code is saved as drawn on the page
+  // (console_browser_test.go reads it back with zbarimg).
+  await row.locator("button.invite").click();
+  await page.selectOption("#invite-form select[name=expires]", "7d");
+  await page.fill("#invite-form input[name=uses]", "2");
   await page.click("dialog.modal button.primary");
+  await page.waitForSelector("dialog.modal .invite-codes img.qr", { timeout: 30000 });
+  await page.waitForFunction(() => [...document.querySelectorAll("dialog.modal img.qr")].every((i) => i.complete && i.naturalWidth > 0));
+  const inviteToken = await page.inputValue("dialog.modal .token-value");
+  check(inviteToken.length === 43, `invitation token shown once (${inviteToken.length} characters)`);
+  const codeTexts = await page.locator("dialog.modal .code-text").allTextContents();
+  check(codeTexts.length === 3 && codeTexts[0].startsWith("tak://com.atakmap.app/enroll?") && codeTexts[0].includes(inviteToken), `ATAK code text ${codeTexts[0]}`);
+  check(codeTexts[1].endsWith(",SSL") && !codeTexts[1].includes(inviteToken), `iTAK code text ${codeTexts[1]}`);
+  check(codeTexts[2].includes("/Marti/api/tls/enrollment-package?device=wintak") && !codeTexts[2].includes(inviteToken), `WinTAK link ${codeTexts[2]}`);
+  await page.locator("dialog.modal figure.invite-code img.qr").first().screenshot({ path: join(shots, "invite-atak-code.png") });
+  result.inviteToken = inviteToken;
+  await shot("07-invitation");
+  await page.click("dialog.modal button.primary");
+  const invRow = page.locator("#invitations-list tr[data-state=active]", { hasText: "alpha" });
+  await invRow.waitFor();
+  check((await invRow.textContent()).includes("2 of 2"), "the invitation is listed with its uses");
+  await shot("08-invitations");
+  await invRow.locator("button.revoke").click();
+  await page.click("dialog.modal button.primary"); // confirm
+  await page.locator("#invitations-list tr[data-state=revoked]", { hasText: "alpha" }).waitFor();
+  log("invitation created (ATAK and iTAK codes, WinTAK link, token shown once), listed and revoked");
   await row.locator("button", { hasText: "Rotate token" }).click();
   await page.click("dialog.modal button.primary"); // confirm
   await page.waitForSelector("dialog.modal .token-value");
   check((await page.inputValue("dialog.modal .token-value")) !== token, "rotated token differs");
   await page.click("dialog.modal button.primary");
-  log(`system user created with certificates; package downloaded (${pkg.length} bytes); QR shown; token rotated`);
+  log(`system user created with certificates; package downloaded (${pkg.length} bytes); token rotated`);
 
   // 6b. Groups: create one, and delete a throw-away one after the warning
   // that its members lose it and its data is unshared.
