@@ -52,6 +52,7 @@ type ImportResult struct {
 	Backups  []string            // the replaced ca.pem and ca.key, kept for a rollback
 	Previous string              // PreviousCAFile's path when the replaced CA stays trusted
 	Warnings []string
+	Written  []string // every file written
 }
 
 // Import validates req and replaces the CA of cfg's certificate directory
@@ -134,6 +135,9 @@ func Import(cfg Config, req ImportRequest) (*ImportResult, error) {
 	files = append(files, serverFiles...)
 	if err := atomicfile.WriteAll(files...); err != nil {
 		return nil, fmt.Errorf("write the new CA: %w", err)
+	}
+	for _, f := range files {
+		res.Written = append(res.Written, f.Path)
 	}
 	if res.Previous == "" {
 		if err := os.Remove(previousPath); err != nil && !errors.Is(err, os.ErrNotExist) {

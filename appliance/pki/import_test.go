@@ -10,12 +10,11 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
-	"math/big"
 	"os"
 	"os/exec"
+	"outpost/internal/testkit"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,71 +22,6 @@ import (
 
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
 )
-
-// orgCA is a CA made by a test: an organisation's root or an intermediate.
-type orgCA struct {
-	cert *x509.Certificate
-	key  crypto.Signer
-}
-
-func (c orgCA) certPEM() []byte { return certPEM(c.cert) }
-
-func (c orgCA) keyPEM(t testing.TB) []byte {
-	t.Helper()
-	k, err := keyPEM(c.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-type caOpts struct {
-	key                 crypto.Signer // default: a new ECDSA P-256 key
-	notBefore, notAfter time.Time     // default: an hour ago, ten years on
-	notCA               bool
-	keyUsage            x509.KeyUsage // default: certSign | crlSign
-}
-
-// makeCA makes a CA certificate named cn, signed by parent (nil: self-signed).
-func makeCA(t testing.TB, cn string, parent *orgCA, o caOpts) orgCA {
-	t.Helper()
-	key := o.key
-	if key == nil {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		key = k
-	}
-	if o.notBefore.IsZero() {
-		o.notBefore = time.Now().Add(-time.Hour)
-	}
-	if o.notAfter.IsZero() {
-		o.notAfter = time.Now().Add(10 * 365 * 24 * time.Hour)
-	}
-	if o.keyUsage == 0 {
-		o.keyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: cn, Organization: []string{"Example Org"}},
-		NotBefore: o.notBefore, NotAfter: o.notAfter, KeyUsage: o.keyUsage,
-		BasicConstraintsValid: true, IsCA: !o.notCA,
-	}
-	issuer, signer := tmpl, key
-	if parent != nil {
-		issuer, signer = parent.cert, parent.key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, issuer, key.Public(), signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return orgCA{cert, key}
-}
 
 // TestImportIntermediate: an intermediate signed by an organisation's root
 // replaces the CA; after the next Open the server certificate chains to the
@@ -100,16 +34,16 @@ func TestImportIntermediate(t *testing.T) {
 	oldClient := issue(t, old, "before")
 	oldCA := old.CACert()
 
-	root := makeCA(t, "Example Root", nil, caOpts{})
-	inter := makeCA(t, "Example Issuing CA", &root, caOpts{})
-	res, err := Import(cfg, ImportRequest{Cert: inter.certPEM(), Key: inter.keyPEM(t), Chain: root.certPEM()})
+	root := testkit.MakeCA(t, "Example Root", nil, testkit.CAOptions{})
+	inter := testkit.MakeCA(t, "Example Issuing CA", &root, testkit.CAOptions{})
+	res, err := Import(cfg, ImportRequest{Cert: inter.CertPEM(), Key: inter.KeyPEM(t), Chain: root.CertPEM()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Chain) != 2 || !res.Chain[0].Equal(inter.cert) || !res.Chain[1].Equal(root.cert) || res.Previous != "" || len(res.Backups) != 2 {
+	if len(res.Chain) != 2 || !res.Chain[0].Equal(inter.Cert) || !res.Chain[1].Equal(root.Cert) || res.Previous != "" || len(res.Backups) != 2 {
 		t.Fatalf("result %+v", res)
 	}
-	if err := res.Server.CheckSignatureFrom(inter.cert); err != nil {
+	if err := res.Server.CheckSignatureFrom(inter.Cert); err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range res.Backups {
@@ -123,7 +57,7 @@ func TestImportIntermediate(t *testing.T) {
 
 	a := openTest(t, cfg)
 	chain := a.CAChain()
-	if len(chain) != 2 || !chain[0].Equal(inter.cert) || !chain[1].Equal(root.cert) {
+	if len(chain) != 2 || !chain[0].Equal(inter.Cert) || !chain[1].Equal(root.Cert) {
 		t.Fatalf("CAChain after reopening: %d certificates", len(chain))
 	}
 	for _, f := range []string{"ca.key", "server.key", "server.key.unencrypted", "server.p12"} {
@@ -132,14 +66,14 @@ func TestImportIntermediate(t *testing.T) {
 		}
 	}
 	sc := a.ServerCertificate()
-	if len(sc.Certificate) != 2 || !bytes.Equal(sc.Certificate[1], inter.cert.Raw) {
+	if len(sc.Certificate) != 2 || !bytes.Equal(sc.Certificate[1], inter.Cert.Raw) {
 		t.Fatalf("the served chain has %d certificates, want server + intermediate", len(sc.Certificate))
 	}
 
 	// A client trusting only the root verifies the server; a new client
 	// certificate is accepted, one of the old CA is refused.
 	rootOnly := x509.NewCertPool()
-	rootOnly.AddCert(root.cert)
+	rootOnly.AddCert(root.Cert)
 	fresh := issue(t, a, "after")
 	if res := tryHandshake(t, a.ServerTLSConfig(), tlsCert(fresh), rootOnly); res.serverErr != nil || res.clientErr != nil {
 		t.Fatalf("new client: server %v, client %v", res.serverErr, res.clientErr)
@@ -147,7 +81,7 @@ func TestImportIntermediate(t *testing.T) {
 	if res := tryHandshake(t, a.ServerTLSConfig(), tlsCert(oldClient), rootOnly); res.serverErr == nil {
 		t.Fatal("a client certificate of the replaced CA was accepted without --trust-previous")
 	}
-	if err := fresh.Cert.CheckSignatureFrom(inter.cert); err != nil {
+	if err := fresh.Cert.CheckSignatureFrom(inter.Cert); err != nil {
 		t.Fatal(err)
 	}
 	_, _, cas, err := pkcs12.DecodeChain(fresh.P12, testPassword)
@@ -160,7 +94,7 @@ func TestImportIntermediate(t *testing.T) {
 		t.Fatal(err)
 	}
 	anchors, err := pkcs12.DecodeTrustStore(ts, testPassword)
-	if err != nil || len(anchors) != 2 || !anchors[0].Equal(inter.cert) || !anchors[1].Equal(root.cert) {
+	if err != nil || len(anchors) != 2 || !anchors[0].Equal(inter.Cert) || !anchors[1].Equal(root.Cert) {
 		t.Fatalf("truststore: %d certificates, %v", len(anchors), err)
 	}
 	ks, err := a.KeyStoreP12(fresh.Cert, "atakatak")
@@ -168,7 +102,7 @@ func TestImportIntermediate(t *testing.T) {
 		t.Fatal(err)
 	}
 	certs, err := pkcs12.DecodeTrustStore(ks, "atakatak")
-	if err != nil || len(certs) != 3 || !certs[0].Equal(fresh.Cert) || !certs[1].Equal(inter.cert) || !certs[2].Equal(root.cert) {
+	if err != nil || len(certs) != 3 || !certs[0].Equal(fresh.Cert) || !certs[1].Equal(inter.Cert) || !certs[2].Equal(root.Cert) {
 		t.Fatalf("keystore: %d certificates, %v", len(certs), err)
 	}
 	out, err := exec.Command("openssl", "pkcs12", "-nokeys", "-passin", "pass:atakatak", "-in", writeTemp(t, ks)).CombinedOutput()
@@ -187,7 +121,7 @@ func TestImportIntermediate(t *testing.T) {
 	}
 	block, _ := pem.Decode(pemCRL)
 	rl, err := x509.ParseRevocationList(block.Bytes)
-	if err != nil || rl.CheckSignatureFrom(inter.cert) != nil {
+	if err != nil || rl.CheckSignatureFrom(inter.Cert) != nil {
 		t.Fatalf("CRL not signed by the imported CA: %v", err)
 	}
 }
@@ -198,8 +132,8 @@ func TestImportTrustPrevious(t *testing.T) {
 	cfg := testConfig(t, "")
 	old := openTest(t, cfg)
 	oldClient := issue(t, old, "before")
-	root := makeCA(t, "Example Root", nil, caOpts{key: mustRSA(t, 2048)})
-	res, err := Import(cfg, ImportRequest{Cert: root.certPEM(), Key: root.keyPEM(t), TrustPrevious: true})
+	root := testkit.MakeCA(t, "Example Root", nil, testkit.CAOptions{Key: mustRSA(t, 2048)})
+	res, err := Import(cfg, ImportRequest{Cert: root.CertPEM(), Key: root.KeyPEM(t), TrustPrevious: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,8 +148,8 @@ func TestImportTrustPrevious(t *testing.T) {
 		t.Fatalf("old client during the transition: server %v, client %v", r.serverErr, r.clientErr)
 	}
 	// A second import, without TrustPrevious, ends the transition.
-	again := makeCA(t, "Example Root 2", nil, caOpts{})
-	if _, err := Import(cfg, ImportRequest{Cert: again.certPEM(), Key: again.keyPEM(t)}); err != nil {
+	again := testkit.MakeCA(t, "Example Root 2", nil, testkit.CAOptions{})
+	if _, err := Import(cfg, ImportRequest{Cert: again.CertPEM(), Key: again.KeyPEM(t)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(res.Previous); !os.IsNotExist(err) {
@@ -239,18 +173,18 @@ func mustRSA(t testing.TB, bits int) *rsa.PrivateKey {
 // TestImportRefuses: every unusable CA is refused with a message naming the
 // problem, and the certificate directory is left as it was.
 func TestImportRefuses(t *testing.T) {
-	root := makeCA(t, "Example Root", nil, caOpts{})
-	inter := makeCA(t, "Example Issuing CA", &root, caOpts{})
-	otherRoot := makeCA(t, "Other Root", nil, caOpts{})
-	midA := makeCA(t, "Mid A", &root, caOpts{})
-	underA := makeCA(t, "Under A", &midA, caOpts{})
+	root := testkit.MakeCA(t, "Example Root", nil, testkit.CAOptions{})
+	inter := testkit.MakeCA(t, "Example Issuing CA", &root, testkit.CAOptions{})
+	otherRoot := testkit.MakeCA(t, "Other Root", nil, testkit.CAOptions{})
+	midA := testkit.MakeCA(t, "Mid A", &root, testkit.CAOptions{})
+	underA := testkit.MakeCA(t, "Under A", &midA, testkit.CAOptions{})
 	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
-	leafLike := makeCA(t, "Not a CA", nil, caOpts{notCA: true, keyUsage: x509.KeyUsageDigitalSignature})
-	noSign := makeCA(t, "No certSign", nil, caOpts{keyUsage: x509.KeyUsageDigitalSignature})
-	expired := makeCA(t, "Expired", nil, caOpts{notBefore: time.Now().Add(-48 * time.Hour), notAfter: time.Now().Add(-24 * time.Hour)})
-	future := makeCA(t, "Future", nil, caOpts{notBefore: time.Now().Add(24 * time.Hour)})
-	weak := makeCA(t, "Weak RSA", nil, caOpts{key: mustRSA(t, 1024)})
-	p521 := makeCA(t, "P-521", nil, caOpts{key: func() crypto.Signer {
+	leafLike := testkit.MakeCA(t, "Not a CA", nil, testkit.CAOptions{NotCA: true, KeyUsage: x509.KeyUsageDigitalSignature})
+	noSign := testkit.MakeCA(t, "No certSign", nil, testkit.CAOptions{KeyUsage: x509.KeyUsageDigitalSignature})
+	expired := testkit.MakeCA(t, "Expired", nil, testkit.CAOptions{NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour)})
+	future := testkit.MakeCA(t, "Future", nil, testkit.CAOptions{NotBefore: time.Now().Add(24 * time.Hour)})
+	weak := testkit.MakeCA(t, "Weak RSA", nil, testkit.CAOptions{Key: mustRSA(t, 1024)})
+	p521 := testkit.MakeCA(t, "P-521", nil, testkit.CAOptions{Key: func() crypto.Signer {
 		k, _ := ecdsa.GenerateKey(elliptic.P521(), rand.Reader)
 		return k
 	}()})
@@ -261,23 +195,23 @@ func TestImportRefuses(t *testing.T) {
 		req  ImportRequest
 		want string
 	}{
-		{"no certificate", ImportRequest{Cert: []byte("hello"), Key: root.keyPEM(t)}, "no PEM CERTIFICATE"},
-		{"garbage certificate", ImportRequest{Cert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{0x30, 1}}), Key: root.keyPEM(t)}, "does not parse"},
-		{"no key", ImportRequest{Cert: root.certPEM(), Key: []byte("nothing")}, "no PEM private key"},
-		{"encrypted key", ImportRequest{Cert: root.certPEM(), Key: encrypted}, "encrypted"},
-		{"key of another CA", ImportRequest{Cert: root.certPEM(), Key: otherRoot.keyPEM(t)}, "does not belong"},
-		{"not a CA", ImportRequest{Cert: leafLike.certPEM(), Key: leafLike.keyPEM(t)}, "not a CA certificate"},
-		{"may not sign", ImportRequest{Cert: noSign.certPEM(), Key: noSign.keyPEM(t)}, "keyCertSign"},
-		{"expired", ImportRequest{Cert: expired.certPEM(), Key: expired.keyPEM(t)}, "expired"},
-		{"not yet valid", ImportRequest{Cert: future.certPEM(), Key: future.keyPEM(t)}, "not valid before"},
-		{"Ed25519", ImportRequest{Cert: root.certPEM(), Key: mustKeyPEM(t, edKey)}, "does not belong"},
-		{"RSA 1024", ImportRequest{Cert: weak.certPEM(), Key: weak.keyPEM(t)}, "1024 bits"},
-		{"P-521", ImportRequest{Cert: p521.certPEM(), Key: p521.keyPEM(t)}, "P-521"},
-		{"intermediate without chain", ImportRequest{Cert: inter.certPEM(), Key: inter.keyPEM(t)}, "--chain"},
-		{"chain of another root", ImportRequest{Cert: inter.certPEM(), Key: inter.keyPEM(t), Chain: otherRoot.certPEM()}, "not the issuer"},
-		{"chain out of order", ImportRequest{Cert: underA.certPEM(), Key: underA.keyPEM(t), Chain: append(root.certPEM(), midA.certPEM()...)}, "not the issuer"},
-		{"chain without its root", ImportRequest{Cert: underA.certPEM(), Key: underA.keyPEM(t), Chain: midA.certPEM()}, "not a self-signed root"},
-		{"too large", ImportRequest{Cert: bytes.Repeat([]byte("x"), maxPEMFile+1), Key: root.keyPEM(t)}, "larger than"},
+		{"no certificate", ImportRequest{Cert: []byte("hello"), Key: root.KeyPEM(t)}, "no PEM CERTIFICATE"},
+		{"garbage certificate", ImportRequest{Cert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{0x30, 1}}), Key: root.KeyPEM(t)}, "does not parse"},
+		{"no key", ImportRequest{Cert: root.CertPEM(), Key: []byte("nothing")}, "no PEM private key"},
+		{"encrypted key", ImportRequest{Cert: root.CertPEM(), Key: encrypted}, "encrypted"},
+		{"key of another CA", ImportRequest{Cert: root.CertPEM(), Key: otherRoot.KeyPEM(t)}, "does not belong"},
+		{"not a CA", ImportRequest{Cert: leafLike.CertPEM(), Key: leafLike.KeyPEM(t)}, "not a CA certificate"},
+		{"may not sign", ImportRequest{Cert: noSign.CertPEM(), Key: noSign.KeyPEM(t)}, "keyCertSign"},
+		{"expired", ImportRequest{Cert: expired.CertPEM(), Key: expired.KeyPEM(t)}, "expired"},
+		{"not yet valid", ImportRequest{Cert: future.CertPEM(), Key: future.KeyPEM(t)}, "not valid before"},
+		{"Ed25519", ImportRequest{Cert: root.CertPEM(), Key: mustKeyPEM(t, edKey)}, "does not belong"},
+		{"RSA 1024", ImportRequest{Cert: weak.CertPEM(), Key: weak.KeyPEM(t)}, "1024 bits"},
+		{"P-521", ImportRequest{Cert: p521.CertPEM(), Key: p521.KeyPEM(t)}, "P-521"},
+		{"intermediate without chain", ImportRequest{Cert: inter.CertPEM(), Key: inter.KeyPEM(t)}, "--chain"},
+		{"chain of another root", ImportRequest{Cert: inter.CertPEM(), Key: inter.KeyPEM(t), Chain: otherRoot.CertPEM()}, "not the issuer"},
+		{"chain out of order", ImportRequest{Cert: underA.CertPEM(), Key: underA.KeyPEM(t), Chain: append(root.CertPEM(), midA.CertPEM()...)}, "not the issuer"},
+		{"chain without its root", ImportRequest{Cert: underA.CertPEM(), Key: underA.KeyPEM(t), Chain: midA.CertPEM()}, "not a self-signed root"},
+		{"too large", ImportRequest{Cert: bytes.Repeat([]byte("x"), maxPEMFile+1), Key: root.KeyPEM(t)}, "larger than"},
 	}
 	cfg := testConfig(t, "")
 	openTest(t, cfg)
@@ -294,12 +228,12 @@ func TestImportRefuses(t *testing.T) {
 		})
 	}
 	// An Ed25519 CA (certificate and key matching) is refused by type.
-	ed := makeCA(t, "Ed CA", nil, caOpts{key: edKey})
-	if _, err := Import(cfg, ImportRequest{Cert: ed.certPEM(), Key: ed.keyPEM(t)}); err == nil || !strings.Contains(err.Error(), "not supported") {
+	ed := testkit.MakeCA(t, "Ed CA", nil, testkit.CAOptions{Key: edKey})
+	if _, err := Import(cfg, ImportRequest{Cert: ed.CertPEM(), Key: ed.KeyPEM(t)}); err == nil || !strings.Contains(err.Error(), "not supported") {
 		t.Fatalf("Ed25519 CA: %v", err)
 	}
 	// The full chain in one file, intermediate first, is accepted.
-	if _, err := Import(cfg, ImportRequest{Cert: append(underA.certPEM(), append(midA.certPEM(), root.certPEM()...)...), Key: underA.keyPEM(t)}); err != nil {
+	if _, err := Import(cfg, ImportRequest{Cert: append(underA.CertPEM(), append(midA.CertPEM(), root.CertPEM()...)...), Key: underA.KeyPEM(t)}); err != nil {
 		t.Fatalf("bundle: %v", err)
 	}
 	if got := openTest(t, cfg).CAChain(); len(got) != 3 {
@@ -343,23 +277,23 @@ func snapshotDir(t testing.TB, dir string) string {
 // the enrollment configuration too.
 func TestServedChainVerifiesAgainstRoot(t *testing.T) {
 	cfg := testConfig(t, "")
-	root := makeCA(t, "Example Root", nil, caOpts{})
-	inter := makeCA(t, "Example Issuing CA", &root, caOpts{})
-	if _, err := Import(cfg, ImportRequest{Cert: inter.certPEM(), Key: inter.keyPEM(t), Chain: root.certPEM()}); err != nil {
+	root := testkit.MakeCA(t, "Example Root", nil, testkit.CAOptions{})
+	inter := testkit.MakeCA(t, "Example Issuing CA", &root, testkit.CAOptions{})
+	if _, err := Import(cfg, ImportRequest{Cert: inter.CertPEM(), Key: inter.KeyPEM(t), Chain: root.CertPEM()}); err != nil {
 		t.Fatal(err)
 	}
 	a := openTest(t, cfg)
 	rootOnly := x509.NewCertPool()
-	rootOnly.AddCert(root.cert)
+	rootOnly.AddCert(root.Cert)
 	r := tryHandshake(t, a.EnrollmentTLSConfig(), nil, rootOnly)
 	if r.clientErr != nil || r.serverErr != nil {
 		t.Fatalf("enrollment handshake: client %v, server %v", r.clientErr, r.serverErr)
 	}
 	leaf := a.ServerCertificate().Leaf
-	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: testHost, Roots: rootOnly, Intermediates: poolOfCerts(inter.cert)}); err != nil {
+	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: testHost, Roots: rootOnly, Intermediates: poolOfCerts(inter.Cert)}); err != nil {
 		t.Fatal(err)
 	}
-	if leaf.NotAfter.After(inter.cert.NotAfter) {
+	if leaf.NotAfter.After(inter.Cert.NotAfter) {
 		t.Fatal("the server certificate outlives its CA")
 	}
 }

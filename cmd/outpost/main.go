@@ -61,6 +61,7 @@ var commands = map[string]command{
 	"group":   {"group add|list|remove: groups (TAK channels)", setupGroup},
 	"token":   {"token create|list|revoke: API users and their bearer tokens (management API)", setupToken},
 	"audit":   {"audit [--since D] [--user NAME]: management API calls made as system users", setupAudit},
+	"ca":      {"ca import --cert CA.pem --key KEY.pem [--chain ISSUERS.pem]: bring your own CA (the server must be stopped)", setupCA},
 
 	"service":     {"service install|uninstall|start|stop|restart|status: the system service (systemd or Windows)", setupService},
 	"healthcheck": {"exit 0 only when /Alive answers and every enabled listener accepts connections", setupHealthcheck},
