@@ -126,6 +126,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	cmd.Dir = filepath.Join(testkit.ModuleRoot(t), "web")
 	cmd.Env = append(os.Environ(),
 		"OUTPOST_URL="+base, "OUTPOST_COT="+p.Addr(t, "cot-tcp"), "OUTPOST_TOKEN="+token,
+		"OUTPOST_TOKEN_FILE="+filepath.Join(p.DataDir, appliance.AdminTokenFile),
 		"OUTPOST_USER="+user, "OUTPOST_PASSWORD="+password, "OUTPOST_MBTILES="+mbtiles,
 		"OUTPOST_PLAIN_USER="+plain, "OUTPOST_PLAIN_PASSWORD="+plainPassword,
 		"OUTPOST_ARTIFACTS="+shots, "OUTPOST_CHROMIUM="+chromium, "OUTPOST_GEO="+geo, "OUTPOST_MISSION="+mission)
