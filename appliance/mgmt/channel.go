@@ -63,7 +63,7 @@ type ChannelOptions struct {
 	// them on the console's front page (README "First start").
 	Addresses      []string
 	AdminTokenFile string
-	Version    string
+	Version        string
 	// StartTime is when the appliance started (connectUpdate); zero means
 	// when the channel was made.
 	StartTime time.Time
