@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"outpost/appliance/config"
 	"outpost/appliance/pki"
@@ -86,4 +87,10 @@ func readInput(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxCAInput)
 	}
 	return b, nil
+}
+
+// Trust reads the appliance's CA and revocation list as a client checks
+// them (`outpost doctor`), changing nothing.
+func Trust(cfg config.Config, now time.Time) (*pki.Trust, error) {
+	return pki.Inspect(authorityConfig(&cfg, slog.New(slog.DiscardHandler)), now)
 }
