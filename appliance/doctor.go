@@ -220,7 +220,11 @@ func diskFinding(ctx context.Context, cfg config.Config, o DoctorOptions) Findin
 	f := Finding{Check: "disk", Target: "/metrics"}
 	samples, err := admin.StatusOf(ctx, cfg, o.Host, o.TokenFile)
 	if err != nil {
-		f.Level, f.Detail = LevelWarn, fmt.Sprintf("could not read the server's disk figures: %v (pass the admin token with --token-file)", err)
+		fix := "is the management port reachable from here?"
+		if strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "403") {
+			fix = "pass an administrator's API token with --token-file"
+		}
+		f.Level, f.Detail = LevelWarn, fmt.Sprintf("could not read the server's disk figures: %v: %s", err, fix)
 		return f
 	}
 	get := func(name string) (float64, bool) {

@@ -14,13 +14,14 @@ import (
 	"encoding/pem"
 	"os"
 	"os/exec"
-	"outpost/internal/testkit"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
+
+	"outpost/internal/testkit"
 )
 
 // TestImportIntermediate: an intermediate signed by an organisation's root

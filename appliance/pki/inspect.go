@@ -31,6 +31,9 @@ func (t *Trust) Roots() *x509.CertPool {
 // must parse, be signed by the CA and not be past its nextUpdate. It
 // writes nothing, creates nothing and takes no lock.
 func Inspect(cfg Config, now time.Time) (*Trust, error) {
+	if cfg.Password == "" {
+		cfg.Password = "-" // opens no PKCS#12 here; a caller need not read the secrets
+	}
 	if err := cfg.resolve(); err != nil {
 		return nil, err
 	}

@@ -65,6 +65,7 @@ var commands = map[string]command{
 
 	"service":     {"service install|uninstall|start|stop|restart|status: the system service (systemd or Windows)", setupService},
 	"healthcheck": {"exit 0 only when /Alive answers and every enabled listener accepts connections", setupHealthcheck},
+	"doctor":      {"doctor [--host H] [--token-file F]: check a running server as a client would (ports, certificate, CRL, clock, disk) and say what to fix", setupDoctor},
 	"restore":     {"restore FILE: replace the database with a checked backup (the server must be stopped)", plain(cmdRestore)},
 }
 
