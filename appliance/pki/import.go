@@ -62,20 +62,24 @@ type ImportResult struct {
 // validation fails; the files are written as one set (atomicfile.WriteAll),
 // keys 0600.
 func Import(cfg Config, req ImportRequest) (*ImportResult, error) {
-	a, err := newAuthority(cfg)
-	if err != nil {
-		return nil, err
+	clock := cfg.Now
+	if clock == nil {
+		clock = time.Now
 	}
-	cfg = a.cfg
+	now := clock()
 	ca, chain, key, err := parseImport(req)
 	if err != nil {
 		return nil, err
 	}
-	now := a.now()
 	warnings, err := checkImport(ca, chain, key, now)
 	if err != nil {
 		return nil, err
 	}
+	a, err := newAuthority(cfg) // makes the directories
+	if err != nil {
+		return nil, err
+	}
+	cfg = a.cfg
 	unlock, err := lockFile(cfg.CAFile)
 	if err != nil {
 		return nil, err
