@@ -75,7 +75,6 @@ type Authority struct {
 	caKey      crypto.Signer
 	caPEM      []byte              // caCert and caChain, PEM
 	caChain    []*x509.Certificate // caCert's issuers up to the root, when caCert is an imported intermediate
-	previousCA []*x509.Certificate // a replaced CA still trusted for client certificates (import.go)
 	serverCert tls.Certificate
 	clientCAs  *x509.CertPool
 	sans       sanSet

@@ -304,7 +304,6 @@ func (a *Authority) openPreviousCA() error {
 			continue
 		}
 		a.clientCAs.AddCert(c)
-		a.previousCA = append(a.previousCA, c)
 		a.log.Info("also accepting client certificates of the previous CA until they re-enroll; delete the file to end this",
 			"file", path, "subject", c.Subject.CommonName, "not_after", c.NotAfter)
 	}
