@@ -324,13 +324,13 @@ func (h *EnrollmentHandler) signClientV2(w http.ResponseWriter, r *http.Request,
 	if !ok {
 		return
 	}
-	ca := h.opts.Authority.CACert()
+	chain := h.opts.Authority.CAChain()
 	var body []byte
 	if format.xml {
-		body = enrollmentXML(cert, ca)
+		body = enrollmentXML(cert, chain)
 	} else {
 		var err error
-		body, err = enrollmentJSON(cert, ca, serverLeaf(h.opts.Authority))
+		body, err = enrollmentJSON(cert, chain, serverLeaf(h.opts.Authority))
 		if err != nil {
 			h.log.Error("enrollment answer failed", "user", logx.Clip(c.user.Name), "remote", c.remote, "err", err)
 			enrollError(w, http.StatusInternalServerError, "the answer could not be built")
