@@ -45,6 +45,7 @@ func (h *Handler) missionRoutes(rt *access.Routes) {
 	m.HandleFunc("POST "+p+"/logs/entries", h.mission(h.logCreate))
 	m.HandleFunc("PUT "+p+"/logs/entries", h.mission(h.logUpdate))
 	m.HandleFunc("DELETE "+p+"/logs/entries/{id}", h.mission(h.logDelete))
+	m.HandleFunc("GET "+p+"/logs/entries/{id}", h.mission(h.logGet))
 	m.HandleFunc("GET "+p+"/{mission_id}/log", h.mission(h.missionLogs))
 	m.HandleFunc("GET "+p+"/all/logs", h.mission(h.allLogs))
 
