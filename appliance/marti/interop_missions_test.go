@@ -13,8 +13,8 @@ import (
 // roles (get and set, by name and by guid), the caller's subscription,
 // contacts, the list's parameters, every Mission method by guid, access,
 // log entries by id, keywords, password, expiration, invitations, a mission
-// package and delete by name and by guid, every answer checked against
-// node-tak's own schemas.
+// package, the mission archive and delete by name and by guid, every
+// answer checked against node-tak's own schemas.
 //
 // Two of node-tak's methods cannot work as written, whatever the server:
 // MissionLog.update sends no id (the server must refuse it, 400, changing
@@ -36,7 +36,7 @@ func TestNodeTakMissionRoutes(t *testing.T) {
 		}
 		steps := runNode(t, "marti-mission-routes.mjs", env...)
 		for _, name := range []string{"create", "role", "setRole", "subscription", "contacts", "list", "getGuid", "guidRoutes", "access",
-			"logs", "logUpdate", "keywords", "password", "expiration", "invitations", "upload", "delete", "done"} {
+			"logs", "logUpdate", "keywords", "password", "expiration", "invitations", "upload", "archive", "delete", "done"} {
 			s, ok := steps[name]
 			if name == "upload" && l == appliance.ListenerHTTP && ok && !s.OK && s.ClientLimit != "" {
 				continue

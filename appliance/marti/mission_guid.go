@@ -49,6 +49,7 @@ func (h *Handler) missionGUIDRoutes(rt *access.Routes) {
 		{"PUT " + p + "/expiration", h.expirationPut},
 		{"GET " + p + "/invitations", h.missionInvitations},
 		{"GET " + p + "/kml", h.missionKMLRoute},
+		{"GET " + p + "/archive", h.missionArchive},
 		{"GET " + p + "/layers", h.layerList},
 		{"PUT " + p + "/layers", h.layerCreate},
 		{"DELETE " + p + "/layers", h.layerDelete},

@@ -65,6 +65,7 @@ func (h *Handler) missionRoutes(rt *access.Routes) {
 	m.HandleFunc("GET "+p+"/invitations", h.mission(h.invitations))
 	h.layerRoutes(m)
 	m.HandleFunc("GET "+p+"/{mission_id}/kml", h.mission(h.missionKMLRoute))
+	m.HandleFunc("GET "+p+"/{mission_id}/archive", h.mission(h.missionArchive))
 	m.HandleFunc("GET /Marti/ExportMissionKML", h.mission(h.exportMissionKML))
 }
 

@@ -32,6 +32,8 @@
 //                GET missions/all/invitations
 //   upload       Mission.upload(): a mission package into the mission
 //                (PUT .../contents/missionpackage)
+//   archive      Mission.getArchive(): the mission package (a zip with
+//                MANIFEST/manifest.xml and cot/<CONTACT_UID>.cot)
 //   delete       Mission.delete() by name and, of a second mission, by
 //                guid: each answers the mission (TAKList_Mission); get
 //                after delete fails
@@ -257,6 +259,18 @@ await step('upload', async () => {
     const res = await api.Mission.upload(name, 'NODE-1', Readable.from([zip]), { token: ownerToken });
     check(TAKList_Mission, res, 'mission package answer');
     if (!res.data[0].contents.length) throw new Error(JSON.stringify(res.data[0]).slice(0, 300));
+});
+
+await step('archive', async () => {
+    let body = await api.Mission.getArchive(name, { token: ownerToken });
+    if (body && typeof body.getReader === 'function') body = Readable.fromWeb(body);
+    const chunks = [];
+    for await (const c of body) chunks.push(Buffer.from(c));
+    const zip = Buffer.concat(chunks);
+    if (zip.subarray(0, 2).toString() !== 'PK' || !zip.includes('MANIFEST/manifest.xml') || !zip.includes(`cot/${contact}.cot`)) {
+        throw new Error(`not the mission package: ${zip.subarray(0, 200).toString('hex')}`);
+    }
+    return { bytes: zip.length };
 });
 
 await step('delete', async () => {
