@@ -8,7 +8,6 @@ package marti
 // is written with encoding/xml, so no callsign or remark can add markup.
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/xml"
 	"fmt"
@@ -258,22 +257,24 @@ func (h *Handler) exportMissionKML(w http.ResponseWriter, r *http.Request) error
 		httpapi.WriteBody(w, http.StatusOK, "application/vnd.google-earth.kml+xml", doc)
 		return nil
 	}
-	var z bytes.Buffer
-	zw := zip.NewWriter(&z)
-	f, err := zw.Create("doc.kml")
-	if err == nil {
-		_, err = f.Write(doc)
-	}
-	if err == nil {
-		err = zw.Close()
-	}
+	z, err := kmz(doc)
 	if err != nil {
 		return err
 	}
-	h.log.Debug("mission KMZ exported", "mission", logx.Clip(m.Name), "bytes", z.Len())
+	h.log.Debug("mission KMZ exported", "mission", logx.Clip(m.Name), "bytes", len(z))
 	w.Header().Set("Content-Disposition", `attachment; filename="`+file+`.kmz"`)
-	httpapi.WriteBody(w, http.StatusOK, "application/vnd.google-earth.kmz", z.Bytes())
+	httpapi.WriteBody(w, http.StatusOK, "application/vnd.google-earth.kmz", z)
 	return nil
+}
+
+// exportKML answers /Marti/ExportMissionKML: a request whose query names
+// missionName is the mission's export, anything else the official server's
+// history export (kml_export.go).
+func (h *Handler) exportKML(w http.ResponseWriter, r *http.Request) error {
+	if r.URL.Query().Has("missionName") {
+		return h.exportMissionKML(w, r)
+	}
+	return h.exportHistoryKML(w, r)
 }
 
 // missionKMLRoute answers GET /Marti/api/missions/{mission_id}/kml, the

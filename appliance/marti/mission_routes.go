@@ -66,7 +66,8 @@ func (h *Handler) missionRoutes(rt *access.Routes) {
 	h.layerRoutes(m)
 	m.HandleFunc("GET "+p+"/{mission_id}/kml", h.mission(h.missionKMLRoute))
 	m.HandleFunc("GET "+p+"/{mission_id}/archive", h.mission(h.missionArchive))
-	m.HandleFunc("GET /Marti/ExportMissionKML", h.mission(h.exportMissionKML))
+	m.HandleFunc("GET /Marti/ExportMissionKML", h.mission(h.exportKML))
+	m.HandleFunc("POST /Marti/ExportMissionKML", h.mission(h.exportKML))
 }
 
 // missionList answers GET /Marti/api/missions: envelope 2.13 of the
