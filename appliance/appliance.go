@@ -305,6 +305,10 @@ func (a *Appliance) buildListeners() {
 			MaxSockets: cfg.MaxConnections, MaxMessage: cfg.MaxMessageBytes, IdleTimeout: cfg.SSLSockTimeout,
 			WriteTimeout: cfg.WriteTimeout, MaxEventsPerSecond: cfg.ClientEventsPerSecond, MaxBytesPerSecond: cfg.ClientBytesPerSecond,
 		},
+		Repeater: marti.RepeaterOptions{Objects: a.store.Objects(), Period: cfg.EmergencyRepeatInterval,
+			Cancel: func(ctx context.Context, uid string, p access.Principal) error {
+				return a.objects.CancelEmergency(ctx, uid, objects.Caller{Name: p.Owner(), Admin: p.Admin(), Sees: p.Reads()})
+			}},
 		Logger: a.log,
 	})
 	// httpAccess (docs/access.md "The listeners"): 8080 asks for no

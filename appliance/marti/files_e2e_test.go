@@ -192,6 +192,21 @@ func TestSyncMetadataKeywordsDelete(t *testing.T) {
 			if resp.Status != 200 || meta.Hash != rec.Hash || meta.PrimaryKey != rec.PrimaryKey || raw["EXPIRATION"] != "-1" {
 				t.Fatalf("metadata: %d %s", resp.Status, resp.Body)
 			}
+			// The official server's types where the interface leaves them
+			// open: strings here; the upload's PrimaryKey an integer (§2.9's
+			// upload answer), the search's PrimaryKey a string and its Size
+			// the integer §2.9 fixes.
+			if _, ok := raw["PrimaryKey"].(string); !ok {
+				t.Fatalf("metadata PrimaryKey not a string: %s", resp.Body)
+			}
+			if raw["Size"] != fmt.Sprint(len("metadata of "+l)) {
+				t.Fatalf("metadata Size not the size as a string: %s", resp.Body)
+			}
+			var search struct{ Results []map[string]any }
+			e.do(t, l, "GET", "/Marti/sync/search?keyword=&uid="+rec.UID, nil).JSON(t, &search)
+			if len(search.Results) != 1 || search.Results[0]["PrimaryKey"] != string(rec.PrimaryKey) || search.Results[0]["Size"] != float64(len("metadata of "+l)) {
+				t.Fatalf("search record types: %+v", search.Results)
+			}
 			wantRefusal(t, "metadata of an unknown hash", e.do(t, l, "GET", "/Marti/sync/"+unknown+"/metadata", nil), 404, "hash: no file")
 			wantRefusal(t, "metadata of a bad hash", e.do(t, l, "GET", "/Marti/sync/xyz/metadata", nil), 400, "hash: must be a SHA-256")
 

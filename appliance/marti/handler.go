@@ -65,6 +65,9 @@ type Options struct {
 	// the CoT listeners.
 	Websocket WebsocketOptions
 
+	// The repeated emergencies (repeater.go).
+	Repeater RepeaterOptions
+
 	Logger *slog.Logger
 	Now    func() time.Time
 }
@@ -202,6 +205,7 @@ func (h *Handler) routes() {
 	h.missionRoutes(rt)                                // mission_routes.go
 	h.missionMetaRoutes(rt)                            // mission_meta.go, mission_people.go, mission_delete.go
 	h.missionGUIDRoutes(rt.Sub(guidPrefix, h.guidMux)) // mission_guid.go
+	h.repeaterRoutes(rt)                               // repeater.go
 	h.excheckRoutes(rt)                                // excheck_routes.go
 }
 

@@ -216,3 +216,87 @@ func BenchmarkMissionChanges(b *testing.B) {
 	b.ReportMetric(float64(largest), "answer-B")
 	b.ReportMetric(float64(procKB(b, pid, "VmHWM")-rss0)/1024, "peak-RSS-growth-MiB")
 }
+
+// BenchmarkMissionLarge measures the reads of issue 24's large mission
+// through the real appliance over HTTP: 2,000 CoT uids (five stored events
+// each, 10,000 in the history) and a change history of 10,000 records
+// (6,000 additions, 4,000 removals of uids that came and went). Read: the
+// mission with its changes (get, the newest page of 500), its <events>
+// (cot, 2,000 events), its KMZ (kml, 2,000 placemarks) and its changes of
+// the last hour (changes, secago=3600, the newest page).
+func BenchmarkMissionLarge(b *testing.B) {
+	a := apptest.Start(b, func(c *config.Config) { c.MissionMaxChanges, c.MissionMaxChangeBytes = 0, 0 })
+	st := a.Store()
+	ctx := context.Background()
+	ms := st.Missions()
+	h := st.StartHistory(store.HistoryOptions{})
+	const kept, transient = 2000, 4000
+	uids := make([]string, kept)
+	now := time.Now()
+	for i := range uids {
+		uids[i] = fmt.Sprintf("ANDROID-%04d", i)
+		for j := range 5 {
+			ev := takclient.SA(uids[i], fmt.Sprintf("UNIT-%d", i), 50+float64(i)/1000+float64(j)/1e5, 8)
+			if !h.Add(ev, ev.AppendXML(nil), now.Add(time.Duration(j-5)*time.Minute), "bench", 0, store.AnonGroup) {
+				b.Fatal("history refused an event")
+			}
+		}
+	}
+	if err := h.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+	const name = "large"
+	if _, _, _, err := ms.PutMission(ctx, name, store.MissionInput{CreatorUID: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	gone := make([]string, transient)
+	for i := range gone {
+		gone[i] = fmt.Sprintf("GONE-%04d", i)
+	}
+	for _, list := range [][]string{uids, gone} {
+		for i := 0; i < len(list); i += store.MaxMissionBatch {
+			if _, err := ms.AddMissionContents(ctx, name, nil, list[i:min(len(list), i+store.MaxMissionBatch)], "bench"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, u := range gone {
+		if _, err := ms.RemoveMissionContent(ctx, name, "", u, "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m, err := ms.MissionByName(ctx, name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if in, err := ms.MissionUIDs(ctx, m.ID); err != nil || len(in) != kept {
+		b.Fatalf("mission uids: %d %v", len(in), err)
+	}
+	if all, _, err := ms.MissionChanges(ctx, name, time.Time{}, time.Time{}, store.Page{Limit: 5000}); err != nil || len(all) != 5000 {
+		b.Fatalf("changes: %d %v", len(all), err)
+	}
+
+	base := a.URL(b, appliance.ListenerHTTP, "/Marti/api/missions/"+name)
+	if n := strings.Count(fetch(b, a.URL(b, appliance.ListenerHTTP, "/Marti/ExportMissionKML?format=kml&missionName="+name)), "<Placemark"); n != kept {
+		b.Fatalf("the KML holds %d placemarks, want %d", n, kept)
+	}
+	for _, c := range []struct{ name, url, want string }{
+		{"get", base + "?changes=true", `"type":"REMOVE_CONTENT"`},
+		{"cot", base + "/cot", `uid="ANDROID-1999"`},
+		{"kml", a.URL(b, appliance.ListenerHTTP, "/Marti/ExportMissionKML?missionName="+name), "doc.kml"},
+		{"changes", base + "/changes?secago=3600", `"contentUid":"GONE-3999"`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			body := fetch(b, c.url)
+			if !strings.Contains(body, c.want) {
+				b.Fatalf("%s: %q missing", c.name, c.want)
+			}
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				fetch(b, c.url)
+			}
+		})
+	}
+}

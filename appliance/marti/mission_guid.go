@@ -48,6 +48,15 @@ func (h *Handler) missionGUIDRoutes(rt *access.Routes) {
 		{"DELETE " + p + "/password", h.passwordDelete},
 		{"PUT " + p + "/expiration", h.expirationPut},
 		{"GET " + p + "/invitations", h.missionInvitations},
+		{"GET " + p + "/kml", h.missionKMLRoute},
+		{"GET " + p + "/archive", h.missionArchive},
+		{"GET " + p + "/layers", h.layerList},
+		{"PUT " + p + "/layers", h.layerCreate},
+		{"DELETE " + p + "/layers", h.layerDelete},
+		{"PUT " + p + "/layers/parent", h.layerMove},
+		{"GET " + p + "/layers/{layer_uid}", h.layerGet},
+		{"PUT " + p + "/layers/{layer_uid}/name", h.layerRename},
+		{"PUT " + p + "/layers/{layer_uid}/position", h.layerPosition},
 	} {
 		m.HandleFunc(r.pattern, h.mission(h.byGUID(r.fn)))
 	}

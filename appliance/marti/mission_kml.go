@@ -8,14 +8,15 @@ package marti
 // is written with encoding/xml, so no callsign or remark can add markup.
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/xml"
 	"fmt"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
@@ -96,8 +97,15 @@ func kmlColour(v string) string {
 func placemark(e store.StoredEvent) kmlPlacemark {
 	var d kmlDetail
 	if ev, err := e.Event(); err == nil && len(ev.Detail.XML) > 0 {
-		// A detail that does not parse gives a plain point.
-		_ = xml.Unmarshal(append(append([]byte("<detail>"), ev.Detail.XML...), "</detail>"...), &d)
+		if kmlWanted(ev.Detail.XML) {
+			// A detail that does not parse gives a plain point.
+			_ = xml.Unmarshal(append(append([]byte("<detail>"), ev.Detail.XML...), "</detail>"...), &d)
+		} else if ev.Detail.Contact != nil {
+			// A position report has none of them: the decoder's contact
+			// is all (and reading the detail again was most of the time
+			// of a large mission's export).
+			d.Contact.Callsign = ev.Detail.Contact.Callsign
+		}
 	}
 	p := kmlPlacemark{ID: e.UID, Name: d.Contact.Callsign, Description: d.Remarks, When: httpapi.FormatTime(e.Time)}
 	if p.Name == "" {
@@ -144,6 +152,43 @@ func placemark(e store.StoredEvent) kmlPlacemark {
 	return p
 }
 
+// placemarks builds the placemarks of events, in their order, on every
+// processor: parsing each event's detail is most of a large mission's
+// export (BENCHMARKS.md "Missions"), and each placemark is its event's
+// alone.
+func placemarks(events []store.StoredEvent) []kmlPlacemark {
+	out := make([]kmlPlacemark, len(events))
+	workers := min(runtime.GOMAXPROCS(0), len(events)/kmlChunk+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(events); i += workers {
+				out[i] = placemark(events[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// kmlChunk is how many events make another worker worth starting.
+const kmlChunk = 256
+
+// kmlWanted says whether a detail holds an element a placemark reads
+// beyond the contact: remarks, a colour, shape colours or vertices.
+func kmlWanted(detail []byte) bool {
+	for _, tag := range kmlTags {
+		if bytes.Contains(detail, tag) {
+			return true
+		}
+	}
+	return false
+}
+
+var kmlTags = [][]byte{[]byte("<remarks"), []byte("<color"), []byte("<strokeColor"), []byte("<fillColor"), []byte("<link")}
+
 func colour(c string) *kmlColor {
 	if c == "" {
 		return nil
@@ -177,9 +222,7 @@ func (h *Handler) missionKML(r *http.Request, m store.Mission) ([]byte, error) {
 	}
 	doc := kmlDoc{NS: "http://www.opengis.net/kml/2.2"}
 	doc.Document.Name = m.Name
-	for _, e := range events {
-		doc.Document.Placemarks = append(doc.Document.Placemarks, placemark(e))
-	}
+	doc.Document.Placemarks = placemarks(events)
 	var b bytes.Buffer
 	b.WriteString(xml.Header)
 	if err := xml.NewEncoder(&b).Encode(doc); err != nil {
@@ -214,22 +257,24 @@ func (h *Handler) exportMissionKML(w http.ResponseWriter, r *http.Request) error
 		httpapi.WriteBody(w, http.StatusOK, "application/vnd.google-earth.kml+xml", doc)
 		return nil
 	}
-	var z bytes.Buffer
-	zw := zip.NewWriter(&z)
-	f, err := zw.Create("doc.kml")
-	if err == nil {
-		_, err = f.Write(doc)
-	}
-	if err == nil {
-		err = zw.Close()
-	}
+	z, err := kmz(doc)
 	if err != nil {
 		return err
 	}
-	h.log.Debug("mission KMZ exported", "mission", logx.Clip(m.Name), "bytes", z.Len())
+	h.log.Debug("mission KMZ exported", "mission", logx.Clip(m.Name), "bytes", len(z))
 	w.Header().Set("Content-Disposition", `attachment; filename="`+file+`.kmz"`)
-	httpapi.WriteBody(w, http.StatusOK, "application/vnd.google-earth.kmz", z.Bytes())
+	httpapi.WriteBody(w, http.StatusOK, "application/vnd.google-earth.kmz", z)
 	return nil
+}
+
+// exportKML answers /Marti/ExportMissionKML: a request whose query names
+// missionName is the mission's export, anything else the official server's
+// history export (kml_export.go).
+func (h *Handler) exportKML(w http.ResponseWriter, r *http.Request) error {
+	if r.URL.Query().Has("missionName") {
+		return h.exportMissionKML(w, r)
+	}
+	return h.exportHistoryKML(w, r)
 }
 
 // missionKMLRoute answers GET /Marti/api/missions/{mission_id}/kml, the

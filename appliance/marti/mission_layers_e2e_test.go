@@ -195,3 +195,85 @@ func waitBound(t *testing.T, e *env, uid string) {
 	t.Helper()
 	testkit.WaitFor(t, uid+" bound", func() bool { _, ok := e.Broker().UIDOwner(uid); return ok })
 }
+
+// TestMissionLayersByGUID drives the layer routes by the mission's guid on
+// both listeners (the official server's /missions/guid/{guid}/layers...):
+// create, list, get, rename, position, move and delete, each answering as
+// its name route; an unknown guid is 404, a guid that is not a UUID 400,
+// an unknown layer 404, and none of the refusals writes anything.
+func TestMissionLayersByGUID(t *testing.T) {
+	e := start(t, nil)
+	for _, l := range []string{appliance.ListenerHTTP, appliance.ListenerHTTPS} {
+		t.Run(l, func(t *testing.T) {
+			who := "ANDROID-G"
+			if l == appliance.ListenerHTTPS {
+				who = "guid-tls"
+				e.DialTLS(t, e.cert).Send(saOf(who))
+				waitBound(t, e, who)
+			}
+			name := "glayers-" + l
+			e.call(t, l, "PUT", "/Marti/api/missions/"+name+"?creatorUid="+who, nil, 201, nil)
+			e.call(t, l, "PUT", "/Marti/api/missions/"+name+"/contents?creatorUid="+who, map[string]any{"uids": []string{"g-marker"}}, 200, nil)
+			g := "/Marti/api/missions/guid/" + e.mission(t, l, name).GUID
+
+			var a, b layerOut
+			e.call(t, l, "PUT", g+"/layers?name=Alpha&type=UID&uid=A&creatorUid="+who, nil, 200, &a)
+			e.call(t, l, "PUT", g+"/layers?name=Bravo&type=UID&uid=B&afterUid=A&creatorUid="+who, nil, 200, &b)
+			e.call(t, l, "PUT", g+"/layers?name=g-marker&type=ITEM&uid=g-marker&parentUid=A&creatorUid="+who, nil, 200, nil)
+			if a.UID != "A" || b.UID != "B" {
+				t.Fatalf("created %+v %+v", a, b)
+			}
+			var list []layerOut
+			if env := e.call(t, l, "GET", g+"/layers", nil, 200, &list); env.Type != "MissionLayer" || layerNames(list) != "Alpha,Bravo" ||
+				len(list[0].UIDs) != 1 || list[0].UIDs[0].Data != "g-marker" {
+				t.Fatalf("layers by guid: %+v", list)
+			}
+			var byName []layerOut
+			e.call(t, l, "GET", "/Marti/api/missions/"+name+"/layers", nil, 200, &byName)
+			if layerNames(byName) != layerNames(list) {
+				t.Fatalf("by name %s, by guid %s", layerNames(byName), layerNames(list))
+			}
+			var got layerOut
+			e.call(t, l, "PUT", g+"/layers/A/name?name=Alpha%20Team&creatorUid="+who, nil, 200, &got)
+			e.call(t, l, "PUT", g+"/layers/B/position?creatorUid="+who, nil, 200, nil)
+			e.call(t, l, "PUT", g+"/layers/parent?layerUid=g-marker&parentUid=B&creatorUid="+who, nil, 200, nil)
+			e.call(t, l, "GET", g+"/layers/B", nil, 200, &got)
+			if got.Name != "Bravo" || len(got.UIDs) != 1 || got.UIDs[0].Data != "g-marker" {
+				t.Fatalf("Bravo after the move: %+v", got)
+			}
+			e.call(t, l, "GET", g+"/layers", nil, 200, &list)
+			if layerNames(list) != "Bravo,Alpha Team" {
+				t.Fatalf("after rename and position: %s", layerNames(list))
+			}
+
+			unknown := "/Marti/api/missions/guid/00000000-0000-4000-8000-000000000000"
+			refused := []struct {
+				method, path string
+				status       int
+				msg          string
+			}{
+				{"GET", unknown + "/layers", 404, "no mission"},
+				{"PUT", unknown + "/layers?name=X&type=UID&creatorUid=" + who, 404, "no mission"},
+				{"DELETE", unknown + "/layers?uid=A&creatorUid=" + who, 404, "no mission"},
+				{"GET", "/Marti/api/missions/guid/not-a-uuid/layers", 400, "guid: must be a UUID"},
+				{"GET", g + "/layers/nope", 404, `has no layer "nope"`},
+				{"PUT", g + "/layers/nope/name?name=Y&creatorUid=" + who, 404, `"nope"`},
+				{"PUT", g + "/layers?name=X&type=FOLDER&creatorUid=" + who, 400, "type: must be GROUP"},
+				{"PUT", g + "/layers?name=X&type=UID", 400, "creatorUid: required"},
+				{"DELETE", g + "/layers?uid=A,ghost&creatorUid=" + who, 404, `no layer "ghost"`},
+			}
+			for _, x := range refused {
+				wantRefusal(t, x.method+" "+x.path, e.do(t, l, x.method, x.path, nil), x.status, x.msg)
+			}
+			e.call(t, l, "GET", g+"/layers", nil, 200, &list)
+			if layerNames(list) != "Bravo,Alpha Team" || len(list[0].UIDs) != 1 {
+				t.Fatalf("a refusal changed the layers: %+v", list)
+			}
+			e.call(t, l, "DELETE", g+"/layers?uid=B&creatorUid="+who, nil, 200, nil)
+			e.call(t, l, "GET", g+"/layers", nil, 200, &list)
+			if layerNames(list) != "Alpha Team" || len(e.mission(t, l, name).UIDs) != 0 {
+				t.Fatalf("after delete: %+v", list)
+			}
+		})
+	}
+}

@@ -142,6 +142,28 @@ func (h *Handler) logDelete(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// logGet answers GET /Marti/api/missions/logs/entries/{id} (the official
+// server's getOneLogEntry, node-tak's MissionLog.get): the entry, when the
+// caller may read every mission it belongs to (404 otherwise, as for an
+// unknown id).
+func (h *Handler) logGet(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if err := httpapi.CheckText("id", id, true, 64); err != nil {
+		return err
+	}
+	e, err := h.opts.Missions.LogEntry(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	for _, name := range e.Missions {
+		if _, err := h.missionByName(r, name, readMission); err != nil {
+			return err
+		}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeLogEntry, logView(e)))
+	return nil
+}
+
 // mayChangeLog checks that the caller may change or remove the entry id:
 // it may read every mission of it, and its author is one of the caller's
 // uids (or bound to no certificate, on 8080).

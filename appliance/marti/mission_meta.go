@@ -158,6 +158,7 @@ func (h *Handler) missionRolePut(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.log.Info("mission role set", "mission", logx.Clip(m.Name), "uid", logx.Clip(target), "role", sub.Role, "by", logx.Clip(by))
+	h.notifyRoleChange(m, sub.ClientUID, sub.Role)
 	httpapi.WriteMessage(w, http.StatusOK, "role set")
 	return nil
 }

@@ -34,6 +34,7 @@ const (
 	typeMissionExternal = "t-x-m-c-e"
 	typeMissionInvite   = "t-x-m-i"
 	typeMissionDeleted  = "t-x-m-d"
+	typeMissionRole     = "t-x-m-r"
 )
 
 // xb builds detail XML, escaping every value.
@@ -282,16 +283,44 @@ func (h *Handler) notifyInvitation(inv store.Invitation) {
 	b.attr("guid", m.GUID)
 	b.attr("authorUid", inv.CreatorUID)
 	b.attr("token", inv.Token)
-	b.WriteString("><role")
-	b.attr("type", inv.Role)
+	b.WriteString(">")
+	b.role(inv.Role)
+	b.WriteString("</mission>")
+	h.send(notification(typeMissionInvite, b.Bytes(), h.opts.Now()), uids, store.AllGroups)
+}
+
+// role writes the official server's MissionRole as XML: <role type> with
+// its <permissions>.
+func (b *xb) role(name string) {
+	b.WriteString("<role")
+	b.attr("type", name)
 	b.WriteString("><permissions>")
-	for _, p := range store.RolePermissions(inv.Role) {
+	for _, p := range store.RolePermissions(name) {
 		b.WriteString(`<permission`)
 		b.attr("type", p)
 		b.WriteString("/>")
 	}
-	b.WriteString("</permissions></role></mission>")
-	h.send(notification(typeMissionInvite, b.Bytes(), h.opts.Now()), uids, store.AllGroups)
+	b.WriteString("</permissions></role>")
+}
+
+// notifyRoleChange tells subscriber uid of mission m that its role is now
+// role, as the official server does when a role is set (PUT
+// .../role; its DistributedSubscriptionManager.createMissionRoleChangeMessage,
+// called from MissionServiceDefaultImpl.setRole): a t-x-m-r event whose
+// <mission type="INVITE" name tool guid> holds the new <role>, sent to that
+// client uid's connections only. The official server sends it with an
+// empty author, so there is no authorUid attribute.
+func (h *Handler) notifyRoleChange(m store.Mission, uid, role string) {
+	var b xb
+	b.WriteString("<mission")
+	b.attr("type", "INVITE")
+	b.attr("name", m.Name)
+	b.attr("tool", m.Tool)
+	b.attr("guid", m.GUID)
+	b.WriteString(">")
+	b.role(role)
+	b.WriteString("</mission>")
+	h.send(notification(typeMissionRole, b.Bytes(), h.opts.Now()), []string{uid}, store.AllGroups)
 }
 
 // sendMissionCoT sends a new subscriber the latest event of each uid of

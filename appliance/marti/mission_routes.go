@@ -45,6 +45,7 @@ func (h *Handler) missionRoutes(rt *access.Routes) {
 	m.HandleFunc("POST "+p+"/logs/entries", h.mission(h.logCreate))
 	m.HandleFunc("PUT "+p+"/logs/entries", h.mission(h.logUpdate))
 	m.HandleFunc("DELETE "+p+"/logs/entries/{id}", h.mission(h.logDelete))
+	m.HandleFunc("GET "+p+"/logs/entries/{id}", h.mission(h.logGet))
 	m.HandleFunc("GET "+p+"/{mission_id}/log", h.mission(h.missionLogs))
 	m.HandleFunc("GET "+p+"/all/logs", h.mission(h.allLogs))
 
@@ -64,7 +65,9 @@ func (h *Handler) missionRoutes(rt *access.Routes) {
 	m.HandleFunc("GET "+p+"/invitations", h.mission(h.invitations))
 	h.layerRoutes(m)
 	m.HandleFunc("GET "+p+"/{mission_id}/kml", h.mission(h.missionKMLRoute))
-	m.HandleFunc("GET /Marti/ExportMissionKML", h.mission(h.exportMissionKML))
+	m.HandleFunc("GET "+p+"/{mission_id}/archive", h.mission(h.missionArchive))
+	m.HandleFunc("GET /Marti/ExportMissionKML", h.mission(h.exportKML))
+	m.HandleFunc("POST /Marti/ExportMissionKML", h.mission(h.exportKML))
 }
 
 // missionList answers GET /Marti/api/missions: envelope 2.13 of the

@@ -25,14 +25,15 @@ import (
 const maxKeywordsBody = 64 << 10
 
 // syncMetadata answers GET /Marti/sync/{hash}/metadata with the file's
-// sync record (api.md §2.9), what node-tak's Files.meta reads.
+// sync record (api.md §2.9) in the official server's types (PrimaryKey and
+// Size as strings), what node-tak's Files.meta reads.
 func (h *Handler) syncMetadata(w http.ResponseWriter, r *http.Request) {
 	p, err := h.packageByPath(r)
 	if err != nil {
 		h.lookupFailed(w, r, err)
 		return
 	}
-	httpapi.WriteJSONAs(w, http.StatusOK, httpapi.JSONText, newRecord(p))
+	httpapi.WriteJSONAs(w, http.StatusOK, httpapi.JSONText, newMetadataRecord(p))
 }
 
 // setKeywords answers PUT /Marti/api/sync/metadata/{hash}/keywords: the

@@ -88,7 +88,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 		// resultCount follows the results, whose number is known only
 		// then.
 		l = httpapi.NewListing(w, r, httpapi.JSONText, `{"results":[`, "")
-		item = func(p store.DataPackage) any { return newRecord(p) }
+		item = func(p store.DataPackage) any { return newSearchRecord(p) }
 	}
 	err = h.opts.Files.EachSearchDataPackage(r.Context(), s.keyword, func(p store.DataPackage) error {
 		if !s.matches(p, caller) {

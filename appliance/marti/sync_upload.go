@@ -16,6 +16,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 
 	"outpost/appliance/access"
 	"outpost/appliance/fault"
@@ -53,6 +54,33 @@ func newRecord(p store.DataPackage) syncRecord {
 		SubmissionDateTime: httpapi.FormatTime(p.SubmittedAt), SubmissionUser: p.SubmissionUser,
 		CreatorUID: p.CreatorUID, Keywords: store.SyncKeywords(p), MIMEType: p.MIMEType, Size: p.Size,
 		Tool: p.Tool, Private: p.Privacy, Expiration: "-1"}
+}
+
+// searchRecord is an item of /Marti/sync/search: the sync record with
+// PrimaryKey as a string, as the official server writes every field of its
+// Metadata (Metadata.toJSONObject) and node-tak's Package schema reads it;
+// api.md §2.9 leaves PrimaryKey's type open ("integer or string") and fixes
+// Size as an integer, which it stays (docs/api-marti.md "The sync record").
+type searchRecord struct {
+	syncRecord
+	PrimaryKey string `json:"PrimaryKey"`
+}
+
+// metadataRecord is the answer of GET /Marti/sync/{hash}/metadata, a route
+// the interface does not describe: the official server's strings for both
+// PrimaryKey and Size (node-tak's Content and Package schemas).
+type metadataRecord struct {
+	syncRecord
+	PrimaryKey string `json:"PrimaryKey"`
+	Size       string `json:"Size"`
+}
+
+func newSearchRecord(p store.DataPackage) searchRecord {
+	return searchRecord{syncRecord: newRecord(p), PrimaryKey: strconv.FormatInt(p.PrimaryKey, 10)}
+}
+
+func newMetadataRecord(p store.DataPackage) metadataRecord {
+	return metadataRecord{syncRecord: newRecord(p), PrimaryKey: strconv.FormatInt(p.PrimaryKey, 10), Size: strconv.FormatInt(p.Size, 10)}
 }
 
 // upload is what the query of an upload says about the file.

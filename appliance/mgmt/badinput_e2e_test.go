@@ -137,7 +137,10 @@ func TestBadInput(t *testing.T) {
 		{"put: empty username", "PUT", users + "putSystemUser", `{"id":"` + uid + `","username":""}`, 400, "username: required"},
 		{"put: unknown id", "PUT", users + "putSystemUser", `{"id":"nobody","password":"p"}`, 404, "id: no system user"},
 		{"put batch: uid missing", "PUT", users + "putSystemUser", `{"systemUsers":[{"Token":"tok-0123456789abcdef"}]}`, 400, "systemUsers[0].uid: required"},
-		{"put batch: Token missing", "PUT", users + "putSystemUser", `{"systemUsers":[{"uid":"` + uid + `"}]}`, 400, "systemUsers[0].Token: required"},
+		{"put batch: nothing to change", "PUT", users + "putSystemUser", `{"systemUsers":[{"uid":"` + uid + `"}]}`, 400, "systemUsers[0]: Token, Password or Group: at least one is required"},
+		{"put batch: Password type", "PUT", users + "putSystemUser", `{"systemUsers":[{"uid":"` + uid + `","Password":5}]}`, 400, "systemUsers[0].Password: must be a string"},
+		{"put batch: Group bad", "PUT", users + "putSystemUser", `{"systemUsers":[{"uid":"` + uid + `","Group":"a\u0001b"}]}`, 400, "systemUsers[0].Group:"},
+		{"put batch: same uid twice", "PUT", users + "putSystemUser", `{"systemUsers":[{"uid":"` + uid + `","Password":"p"},{"uid":"` + uid + `","Token":"tok-0123456789abcdef"}]}`, 400, "systemUsers[1].uid: the same user as systemUsers[0]"},
 		{"put batch: uid type", "PUT", users + "putSystemUser", `{"systemUsers":[{"uid":1,"Token":"tok-0123456789abcdef"}]}`, 400, "systemUsers[0].uid: must be a string"},
 		{"put batch: empty", "PUT", users + "putSystemUser", `{"systemUsers":[]}`, 400, "systemUsers: must hold"},
 		// deleteSystemUser

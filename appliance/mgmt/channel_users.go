@@ -3,9 +3,11 @@ package mgmt
 // System users over the socket.io channel, as FreeTAKServer's web UI
 // manages them (socketio.md "System users"): systemUsers lists them
 // (answered systemUsers and systemUsersUpdate, the items of GET
-// /ManageSystemUser/getAll), addSystemUser creates and removeSystemUser
-// deletes them with the bodies and checks of postSystemUser and
-// deleteSystemUser, under the rule of those routes (access.md "Route
+// /ManageSystemUser/getAll), addSystemUser creates, updateSystemUser
+// changes (FreeTAKServer's {"systemUsers": [{"uid", "Password", "Token",
+// "Group"}]}, as its web UI's user page sends it) and removeSystemUser
+// deletes them with the bodies and checks of postSystemUser, the batch of
+// putSystemUser and deleteSystemUser, under the rule of those routes (access.md "Route
 // matrix": admin). The channel's key is an administrator's credential
 // (access.md "Principals"); a socket that has not authenticated gets no
 // answer, as for every other event (api.md §6.1).
@@ -64,6 +66,22 @@ func (c *Channel) attach(a *API) {
 			}
 			c.log.Info("system users created through the socket.io channel", "remote", s.RemoteAddr(), "created", len(res.SystemUsers), "asked", len(users))
 			return jsonString(channelAnswer{res.Status, res.Message, res.SystemUsers}), nil
+		})
+	})
+	c.srv.On("updateSystemUser", func(s *socketio.Socket, args []json.RawMessage, ack func(...any)) {
+		var body struct {
+			SystemUsers []json.RawMessage `json:"systemUsers"`
+		}
+		items, err := decodeThen(args, &body, func() ([]json.RawMessage, error) { return body.SystemUsers, nil })
+		c.userOp(s, "updateSystemUser", ack, func(ctx context.Context) (string, error) {
+			if err == nil {
+				err = a.updateUsers(ctx, items)
+			}
+			if err != nil {
+				return "", err
+			}
+			c.log.Info("system users updated through the socket.io channel", "remote", s.RemoteAddr(), "updated", len(items))
+			return jsonString(channelAnswer{Status: http.StatusOK, Message: "user updated"}), nil
 		})
 	})
 	c.srv.On("removeSystemUser", func(s *socketio.Socket, args []json.RawMessage, ack func(...any)) {

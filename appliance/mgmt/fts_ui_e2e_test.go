@@ -208,6 +208,24 @@ func TestFTSWebUI(t *testing.T) {
 	_, share := waitFileShare(t, dev, 10*time.Second)
 	want(t, "frank's package through the link", testkit.Do(t, nil, "GET", share.SenderURL, nil), 200)
 
+	// Change his password, token and group, as the UI's user page does.
+	fs.proceed("update")
+	updated := fs.until("updateSystemUser")["answer"].(map[string]any)
+	if updated["status"] != 200.0 || updated["message"] != "user updated" {
+		t.Fatalf("updateSystemUser answer %v", updated)
+	}
+	want(t, "frank's new token", e.do("GET", "/api/whoami", "frank-token2-0123456789", nil), 200)
+	want(t, "frank's old token", e.do("GET", "/api/whoami", "frank-token-0123456789", nil), 401)
+	want(t, "frank's new password", e.do("POST", "/api/login", "", map[string]string{"username": "frank", "password": "pass-word-2"}), 200)
+	want(t, "frank's old password", e.do("POST", "/api/login", "", map[string]string{"username": "frank", "password": "pass-word-1"}), 401)
+	r = e.do("GET", "/ManageSystemUser/getAll", e.admin, nil)
+	r.JSON(t, &all)
+	for _, u := range all.SystemUsers {
+		if u["Name"] == "frank" && u["Group"] != "Green" {
+			t.Fatalf("frank's group after updateSystemUser: %v", u)
+		}
+	}
+
 	// Remove him, as the UI does, by the Uid of its list.
 	fs.proceed("remove")
 	removed := fs.until("removeSystemUser")["answer"].(map[string]any)
@@ -231,12 +249,18 @@ func TestFTSWebUI(t *testing.T) {
 	// Bad bodies: each answered with a status and a message naming the
 	// fault; nothing changed.
 	bad, _ := fs.until("bad-input")["answers"].([]any)
-	wantStatus := []float64{400, 400, 400, 400, 400, 404, 400, 400}
+	wantStatus := []float64{400, 400, 400, 400, 400, 404, 400, 400, 400, 400, 400, 404, 400, 400, 400}
 	if len(bad) != len(wantStatus) {
 		t.Fatalf("bad input answers %v", bad)
 	}
 	if m := bad[5].(map[string]any)["answer"].(map[string]any)["message"]; m != `systemUsers[0].uid: no system user with id "no-such-uid"` {
 		t.Errorf("unknown uid: %v", m)
+	}
+	for i, msg := range map[int]string{9: "systemUsers: must hold", 10: "systemUsers[0].uid: required", 11: `systemUsers[0].uid: no system user with id "no-such-uid"`,
+		12: "Token, Password or Group: at least one is required", 13: "systemUsers[0].Token:", 14: "systemUsers[0].Group:"} {
+		if m := fmt.Sprint(bad[i].(map[string]any)["answer"].(map[string]any)["message"]); !strings.Contains(m, msg) {
+			t.Errorf("bad input %d: %q, want %q", i, m, msg)
+		}
 	}
 	for i, b := range bad {
 		b := b.(map[string]any)
@@ -250,7 +274,8 @@ func TestFTSWebUI(t *testing.T) {
 	if !strings.Contains(e.logs.String(), "socket.io user operation refused") {
 		t.Error("the refusals are not logged (the UI shows no answer)")
 	}
-	if strings.Contains(e.logs.String(), "pass-word-1") || strings.Contains(e.logs.String(), "frank-token-0123456789") {
+	if strings.Contains(e.logs.String(), "pass-word-1") || strings.Contains(e.logs.String(), "frank-token-0123456789") ||
+		strings.Contains(e.logs.String(), "pass-word-2") || strings.Contains(e.logs.String(), "frank-token2-0123456789") {
 		t.Fatal("a secret of the channel's requests is in the log")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"outpost/appliance/logx"
 )
@@ -190,5 +191,93 @@ func (s *Accounts) DeleteUsers(ctx context.Context, uids []string) error {
 			}
 		}
 		return bumpAccessTx(ctx, tx)
+	})
+}
+
+// UserChange is one item of a batch change of system users (the batch
+// shape of putSystemUser and FreeTAKServer's updateSystemUser): nil fields
+// are left as they are.
+type UserChange struct {
+	UID      string
+	Password *string // a new password also ends the user's login tokens
+	Token    *string
+	// Groups replaces the user's memberships with these groups, each both
+	// ways (those that do not exist are made); switches of a group the
+	// user was already in are kept.
+	Groups *[]string
+}
+
+// UpdateUsers applies changes in one transaction: all of them, or
+// (ErrNotFound naming the first unknown uid, ErrInvalid, ErrConflict for a
+// token in use) none.
+func (s *Accounts) UpdateUsers(ctx context.Context, changes []UserChange) error {
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("store: update users: %w", err)
+	}
+	hashes := make([]string, len(changes))
+	for i, c := range changes {
+		if c.Token != nil {
+			if err := checkText("token", *c.Token, 1, maxTokenBytes); err != nil {
+				return fmt.Errorf("store: update users: %w", err)
+			}
+		}
+		if c.Groups != nil {
+			ms := make([]Membership, 0, len(*c.Groups))
+			for _, g := range *c.Groups {
+				ms = append(ms, Membership{Group: g, In: true, Out: true})
+			}
+			if err := checkMemberships(ms); err != nil {
+				return fmt.Errorf("store: update users: %w", err)
+			}
+		}
+		if c.Password != nil {
+			if len(*c.Password) < 1 || len(*c.Password) > maxPasswordBytes {
+				return fmt.Errorf("store: update users: %w: password must be 1 to %d bytes", ErrInvalid, maxPasswordBytes)
+			}
+			// The slow hashes are computed before the transaction.
+			ph, err := hashPassword(*c.Password, s.passwordIter)
+			if err != nil {
+				return err
+			}
+			hashes[i] = ph
+		}
+	}
+	return s.inTx(ctx, "update users", func(tx *sql.Tx) error {
+		for i, c := range changes {
+			var one int
+			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM system_users WHERE uid = ?`, c.UID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%w: no system user with uid %q", ErrNotFound, logx.Cut(c.UID, 64))
+			} else if err != nil {
+				return err
+			}
+			if c.Token != nil {
+				if _, err := tx.ExecContext(ctx, `UPDATE system_users SET token_hash = ? WHERE uid = ?`, tokenHash(*c.Token), c.UID); isUniqueViolation(err) {
+					return conflictOf(err)
+				} else if err != nil {
+					return err
+				}
+			}
+			if c.Password != nil {
+				if _, err := tx.ExecContext(ctx, `UPDATE system_users SET password_hash = ? WHERE uid = ?`, hashes[i], c.UID); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, `DELETE FROM login_tokens WHERE user_uid = ?`, c.UID); err != nil {
+					return err
+				}
+			}
+			if c.Groups != nil {
+				if err := ensureGroupsTx(ctx, tx, *c.Groups, time.Now()); err != nil {
+					return err
+				}
+				ms := make([]Membership, 0, len(*c.Groups))
+				for _, g := range *c.Groups {
+					ms = append(ms, Membership{Group: g, In: true, Out: true})
+				}
+				if err := setMembershipsTx(ctx, tx, c.UID, ms); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 }

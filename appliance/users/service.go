@@ -232,6 +232,26 @@ func (s *Service) RotateTokens(ctx context.Context, changes []store.TokenChange)
 	return nil
 }
 
+// UpdateMany applies a batch of changes (passwords, tokens, groups), all
+// or none; the users whose groups changed are told to the Changed hook.
+func (s *Service) UpdateMany(ctx context.Context, changes []store.UserChange) error {
+	if err := s.opts.Accounts.UpdateUsers(ctx, changes); err != nil {
+		return err
+	}
+	for _, c := range changes {
+		u, err := s.opts.Accounts.UserByUID(ctx, c.UID)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		s.log.Info("system user updated", "user", logx.Clip(u.Name), "uid", u.UID,
+			"password_changed", c.Password != nil, "token_changed", c.Token != nil, "groups_changed", c.Groups != nil)
+		if c.Groups != nil {
+			s.changed(u.Name)
+		}
+	}
+	return nil
+}
+
 // SetRole gives the user uid a role (access.md "Roles").
 func (s *Service) SetRole(ctx context.Context, uid, role string) (User, error) {
 	if err := s.opts.Accounts.SetRole(ctx, uid, role); err != nil {

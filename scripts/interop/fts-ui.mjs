@@ -9,6 +9,9 @@
 //   users      systemUsers -> systemUsersUpdate;
 //   add user   a new connection authenticates and emits addSystemUser with
 //              the UI's body (Certs and DeviceType as the form sends them);
+//   update     a new connection authenticates and emits updateSystemUser
+//              with the body of the UI's user page ({systemUsers: [{Password,
+//              Token, Group, uid}]}, every field of its form);
 //   remove     a new connection authenticates and emits removeSystemUser
 //              with {systemUsers: [{uid}]} (the uid from the users list);
 //   refused    a connection that never authenticates emits addSystemUser
@@ -111,6 +114,7 @@ async function refused() {
     await once(socket, 'connect');
     socket.emit('addSystemUser', JSON.stringify({ systemUsers: [{ Name: 'intruder', Group: 'x', Token: 'intruder-token-0123456789', Password: 'pw', Certs: 'false', DeviceType: 'mobile' }] }));
     socket.emit('removeSystemUser', JSON.stringify({ systemUsers: [{ uid: 'anything' }] }));
+    socket.emit('updateSystemUser', JSON.stringify({ systemUsers: [{ uid: 'anything', Password: 'taken-over' }] }));
     socket.emit('systemUsers');
     await new Promise((r) => setTimeout(r, 500));
     step('refused', { events: seen, connected: socket.connected });
@@ -129,6 +133,13 @@ async function badInput() {
         ['removeSystemUser', JSON.stringify({ systemUsers: [{ uid: 'no-such-uid' }] })],
         ['removeSystemUser', JSON.stringify({ systemUsers: [{ uid: 42 }] })],
         ['removeSystemUser', JSON.stringify({})],
+        ['updateSystemUser', 'not json'],
+        ['updateSystemUser', JSON.stringify({ systemUsers: [] })],
+        ['updateSystemUser', JSON.stringify({ systemUsers: [{ Password: 'pw' }] })],
+        ['updateSystemUser', JSON.stringify({ systemUsers: [{ uid: 'no-such-uid', Password: 'pw' }] })],
+        ['updateSystemUser', JSON.stringify({ systemUsers: [{ uid: 'no-such-uid', Password: '', Token: '' }] })],
+        ['updateSystemUser', JSON.stringify({ systemUsers: [{ uid: 'no-such-uid', Token: 'short' }] })],
+        ['updateSystemUser', JSON.stringify({ systemUsers: [{ uid: 'no-such-uid', Group: 'bad\u0001group' }] })],
     ];
     const answers = [];
     for (const [event, arg] of cases) {
@@ -148,9 +159,12 @@ try {
     step('addSystemUser', { answer: added });
     const after = await usersPage();
     step('systemUsersUpdate-after-add', { payload: after });
-    await waitFor('remove');
     const row = after.SystemUsers.find((u) => u.Name === name);
     if (!row) { fail(`${name} is not in the users list`); }
+    await waitFor('update');
+    const updated = await change('updateSystemUser', { systemUsers: [{ Password: 'pass-word-2', Token: `${name}-token2-0123456789`, Group: 'Green', uid: row.Uid }] });
+    step('updateSystemUser', { answer: updated });
+    await waitFor('remove');
     const removed = await change('removeSystemUser', { systemUsers: [{ uid: row.Uid }] });
     step('removeSystemUser', { answer: removed });
     await refused();

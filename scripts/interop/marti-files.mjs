@@ -4,10 +4,9 @@
 // schemas (the JSON CloudTAK expects from a TAK Server) with Value.Check.
 //
 // Where a schema asks for another type than Outpost's interface fixes (the
-// sync record's PrimaryKey and Size are integers there, strings in
-// node-tak's Package and Content), the step reports the paths that differ
-// as "deviations" and the Go test decides which it accepts; everything else
-// must match.
+// search's Size is an integer there, a string in node-tak's Package), the
+// step reports the paths that differ as "deviations" and the Go test
+// decides which it accepts; everything else must match.
 //
 // Steps, each printed as one JSON line {"step": ..., "ok": true|false, ...}:
 //   meta          Files.meta(): GET /Marti/sync/{hash}/metadata, the record

@@ -7,7 +7,8 @@
 //   version     GET /Marti/api/version through TAKAPI.fetch (node-tak has no
 //               method of its own for it)
 //   groups      Group.list(): the __ANON__ group
-//   contacts    Contacts.list(): the connected client OUTPOST_CONTACT_UID
+//   contacts    Contacts.list(): the connected client OUTPOST_CONTACT_UID,
+//               the list checked against node-tak's Contact schema
 //   cot         Query.single(): the latest event of that client
 //   history     Query.historyFeats(): its events of the last hour
 //               (GET /Marti/api/cot/xml/{uid}/all?secago=3600) as GeoJSON
@@ -16,7 +17,8 @@
 //   mpupload    Files.uploadPackage(): POST /Marti/sync/missionupload, multipart
 //   list        Package.list(): GET /Marti/sync/search
 //   download    Files.download(): GET /Marti/sync/content, the bytes compared
-//   video       Video.create() then Video.list()
+//   video       Video.create(), list(), update(), get() and delete(), each
+//               answer checked against node-tak's VideoConnection schemas
 // A step that fails because of node-tak itself (not the server) is reported
 // with "clientLimit": <why>, and the Go test decides what it accepts.
 //
@@ -24,7 +26,10 @@
 // CERT, KEY (PEM files; HTTPS only), OUTPOST_CONTACT_UID, OUTPOST_CREATOR_UID.
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
-import { url, out, errText, connect } from './takapi.mjs';
+import { Type } from '@sinclair/typebox';
+import { Contact } from '@tak-ps/node-tak/lib/api/contacts';
+import { VideoConnection, VideoConnectionList } from '@tak-ps/node-tak/lib/api/video';
+import { url, out, errText, check, connect } from './takapi.mjs';
 
 const contactUID = process.env.OUTPOST_CONTACT_UID || '';
 // The uid uploads act for: one per identity (a uid used over HTTPS belongs to
@@ -72,6 +77,7 @@ await step('groups', async () => {
 
 await step('contacts', async () => {
     const list = await api.Contacts.list();
+    check(Type.Array(Contact), list, 'contacts');
     const c = list.find((x) => x.uid === contactUID);
     if (!c || !c.callsign) throw new Error(`contact ${contactUID} missing: ${JSON.stringify(list)}`);
     return { callsign: c.callsign };
@@ -137,8 +143,16 @@ await step('video', async () => {
         active: true, alias: 'node-tak camera',
         feeds: [{ active: true, alias: 'main', url: 'rtsp://cam.example:8554/main' }],
     });
+    check(VideoConnection, created, 'created video connection');
     const list = await api.Video.list();
+    check(VideoConnectionList, list, 'video connections');
     if (!list.videoConnections.some((c) => c.uuid === created.uuid)) throw new Error(`created ${created.uuid} not listed`);
+    const updated = await api.Video.update({ ...created, alias: 'node-tak camera 2' });
+    check(VideoConnection, updated, 'updated video connection');
+    if (updated.alias !== 'node-tak camera 2') throw new Error(`update: ${JSON.stringify(updated)}`);
+    await api.Video.delete(created.uuid);
+    const after = await api.Video.list();
+    if (after.videoConnections.some((c) => c.uuid === created.uuid)) throw new Error(`deleted ${created.uuid} still listed`);
     return { uuid: created.uuid };
 });
 out('done', true);
