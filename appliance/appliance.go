@@ -356,6 +356,7 @@ func (a *Appliance) buildListeners() {
 	if cfg.EnrollPort >= 0 {
 		a.enroll = marti.NewEnrollmentHandler(marti.EnrollOptions{
 			Authority: a.pki, Accounts: a.store.Accounts(), Guard: a.guard, Logger: a.log,
+			TokenKey: []byte(cfg.EnrollTokenKey),
 		})
 		l := a.newHTTPListener(ListenerEnroll, tlsNet(cfg.EnrollPort, a.pki.EnrollmentTLSConfig(), httpConns),
 			a.enroll, httpLimits{idle: cfg.SSLSockTimeout, bodyTimeout: cfg.HTTPBodyTimeout, maxBody: 64 << 10})

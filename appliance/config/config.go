@@ -135,6 +135,7 @@ type Config struct {
 	SecretKey             string // SecretKey
 	WebsocketKey          string // websocketkey
 	Password              string // password: PKCS#12 password of client packages
+	EnrollTokenKey        string // enrollTokenKey in secrets.yaml only: HS256 key of POST /oauth/token's tokens
 	FederationKeyPassword string // federationKeyPassword
 	FederationCert        string // federationCert
 	FederationKey         string // federationKey

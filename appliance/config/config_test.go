@@ -294,7 +294,7 @@ func TestEnsureSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gen) != 2 || c.SecretKey == "" || c.Password == "" || c.WebsocketKey != "configured-key-123" {
+	if len(gen) != 3 || c.SecretKey == "" || c.Password == "" || c.EnrollTokenKey == "" || c.WebsocketKey != "configured-key-123" {
 		t.Fatalf("generated %v secret=%d pw=%d ws=%q", gen, len(c.SecretKey), len(c.Password), c.WebsocketKey)
 	}
 	st, err := os.Stat(path)
@@ -315,7 +315,7 @@ func TestEnsureSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gen2) != 1 || gen2[0] != "websocketkey" || c2.SecretKey != c.SecretKey || c2.Password != c.Password {
+	if len(gen2) != 1 || gen2[0] != "websocketkey" || c2.SecretKey != c.SecretKey || c2.Password != c.Password || c2.EnrollTokenKey != c.EnrollTokenKey {
 		t.Fatalf("second run generated %v; secrets must persist", gen2)
 	}
 	// Two fresh data dirs never share secrets.
@@ -324,7 +324,7 @@ func TestEnsureSecrets(t *testing.T) {
 	if _, _, err := c3.EnsureSecrets(); err != nil {
 		t.Fatal(err)
 	}
-	if c3.SecretKey == c.SecretKey || c3.Password == c.Password {
+	if c3.SecretKey == c.SecretKey || c3.Password == c.Password || c3.EnrollTokenKey == c.EnrollTokenKey {
 		t.Error("secrets repeat across installations")
 	}
 	// A corrupt secrets file is an error, not a silent regeneration.

@@ -18,7 +18,8 @@ import (
 // SecretsFile is where generated secrets are kept, inside the data directory.
 const SecretsFile = "secrets.yaml"
 
-// EnsureSecrets fills SecretKey, websocketkey and password when the
+// EnsureSecrets fills SecretKey, websocketkey, password and the enrollment
+// token key (enrollTokenKey, generated only: no configuration key) when the
 // configuration leaves them empty: from <DataDir>/secrets.yaml when an
 // earlier run generated them, otherwise with new random values that are then
 // written there (mode 0600). It returns the keys it generated now. Values are
@@ -43,6 +44,9 @@ func (c *Config) EnsureSecrets() (generated []string, path string, err error) {
 		// The package password is typed by hand on some devices: keep it
 		// readable (URL-safe base64, 16 characters, 96 bits).
 		{"password", &c.Password, 12},
+		// Signs the enrollment port's access tokens (protocol.md §8
+		// "Password login for TAK libraries"); never configured by hand.
+		{"enrollTokenKey", &c.EnrollTokenKey, 32},
 	}
 	changed := false
 	for _, t := range targets {

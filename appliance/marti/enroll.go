@@ -40,6 +40,7 @@ package marti
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
 	"errors"
@@ -72,6 +73,10 @@ type EnrollOptions struct {
 	KeystorePassword string
 	// Now is the handler's clock (tests); default time.Now.
 	Now func() time.Time
+	// TokenKey signs the access tokens of POST /oauth/token (HS256; the
+	// generated secret enrollTokenKey); empty: a random key of this
+	// process (tokens die with it).
+	TokenKey []byte
 }
 
 // Limits of the enrollment handler.
@@ -92,6 +97,11 @@ const (
 //	GET  /Marti/api/tls/profile/enrollment  204: no enrollment profile is configured
 //	GET  /Marti/api/tls/config/qr           PNG of iTAK's server code (no credential in it)
 //	GET  /Marti/api/tls/enrollment-package  the enrollment-only package (?device=, default wintak)
+//	POST /oauth/token                       password login of TAK libraries: a JWT (enroll_oauth.go)
+//
+// The four GET routes also take that JWT instead of Basic credentials
+// (Authorization: Bearer, or the cookie access_token); the signing routes
+// never do.
 //
 // The password may be an enrollment invitation's token of that user
 // (protocol.md §8 "Enrolling with an invitation"): accepted by every route,
@@ -120,6 +130,14 @@ func NewEnrollmentHandler(opts EnrollOptions) *EnrollmentHandler {
 		log:  opts.Logger.With("component", "enroll"),
 	}
 	h.busyLog = logx.NewLimiter(h.log, 5, 10*time.Second)
+	h.tokenKey = opts.TokenKey
+	if len(h.tokenKey) == 0 {
+		h.tokenKey = make([]byte, 32)
+		if _, err := rand.Read(h.tokenKey); err != nil {
+			h.log.Error("no key for access tokens", "err", err)
+			return h
+		}
+	}
 	if opts.Authority == nil || opts.Accounts == nil {
 		h.log.Error("enrollment handler has no certificate authority or no store; every request fails")
 		return h
@@ -130,19 +148,22 @@ func NewEnrollmentHandler(opts EnrollOptions) *EnrollmentHandler {
 	for _, rt := range []struct {
 		method, path string
 		serve        func(w http.ResponseWriter, r *http.Request, c *enrollCall)
+		token        bool // an access token is accepted (read-only routes)
 	}{
-		{http.MethodGet, "/Marti/api/tls/config", h.config},
-		{http.MethodPost, "/Marti/api/tls/signClient", h.signClientV1},
-		{http.MethodPost, "/Marti/api/tls/signClient/v2", h.signClientV2},
-		{http.MethodGet, "/Marti/api/tls/profile/enrollment", h.profileEnrollment},
-		{http.MethodGet, "/Marti/api/tls/config/qr", h.configQR},
-		{http.MethodGet, qr.EnrollmentPackagePath, h.enrollmentPackage},
+		{http.MethodGet, "/Marti/api/tls/config", h.config, true},
+		{http.MethodPost, "/Marti/api/tls/signClient", h.signClientV1, false},
+		{http.MethodPost, "/Marti/api/tls/signClient/v2", h.signClientV2, false},
+		{http.MethodGet, "/Marti/api/tls/profile/enrollment", h.profileEnrollment, true},
+		{http.MethodGet, "/Marti/api/tls/config/qr", h.configQR, true},
+		{http.MethodGet, qr.EnrollmentPackagePath, h.enrollmentPackage, true},
 	} {
 		// A trailing slash is a spelling some servers accept; GET also
 		// answers HEAD (ServeMux).
-		h.rules.Handle(rt.method+" "+rt.path, access.Password, h.authenticated(rt.serve))
-		h.rules.Handle(rt.method+" "+rt.path+"/{$}", access.Password, h.authenticated(rt.serve))
+		h.rules.Handle(rt.method+" "+rt.path, access.Password, h.authenticated(rt.serve, rt.token))
+		h.rules.Handle(rt.method+" "+rt.path+"/{$}", access.Password, h.authenticated(rt.serve, rt.token))
 	}
+	// The handler checks the credentials itself (username and password).
+	h.rules.Handle(http.MethodPost+" "+OAuthTokenPath, access.Password, http.HandlerFunc(h.oauthToken))
 	return h
 }
 
@@ -152,6 +173,7 @@ type EnrollmentHandler struct {
 	log       *slog.Logger
 	busyLog   *logx.Limiter // "too many password checks" and refusal lines
 	configXML []byte
+	tokenKey  []byte         // HS256 key of the access tokens
 	mux       *httpapi.Mux   // nil when enrollment is not configured
 	rules     *access.Routes // every route with its rule; nil with mux
 }
@@ -180,8 +202,9 @@ func (h *EnrollmentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authenticated wraps a route: the request must have arrived over TLS and
-// carry the Basic credentials of a system user.
-func (h *EnrollmentHandler) authenticated(serve func(w http.ResponseWriter, r *http.Request, c *enrollCall)) http.HandlerFunc {
+// carry the Basic credentials of a system user, or (token: the read-only
+// routes) an access token of POST /oauth/token.
+func (h *EnrollmentHandler) authenticated(serve func(w http.ResponseWriter, r *http.Request, c *enrollCall), token bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		remote := clientAddr(r.RemoteAddr)
 		if r.TLS == nil {
@@ -190,7 +213,11 @@ func (h *EnrollmentHandler) authenticated(serve func(w http.ResponseWriter, r *h
 			enrollError(w, http.StatusForbidden, "enrollment requires TLS")
 			return
 		}
-		user, invitation, ok := h.authenticate(w, r, remote)
+		check := h.authenticate
+		if token {
+			check = h.tokenOrBasic
+		}
+		user, invitation, ok := check(w, r, remote)
 		if !ok {
 			return
 		}
@@ -214,6 +241,12 @@ func (h *EnrollmentHandler) authenticate(w http.ResponseWriter, r *http.Request,
 		enrollError(w, http.StatusUnauthorized, "authentication required")
 		return store.User{}, "", false
 	}
+	return h.checkCredentials(w, r, remote, name, password)
+}
+
+// checkCredentials is authenticate's check of a name and password (or
+// invitation token), shared with POST /oauth/token.
+func (h *EnrollmentHandler) checkCredentials(w http.ResponseWriter, r *http.Request, remote, name, password string) (user store.User, invitation string, ok bool) {
 	logName := logx.Clip(name)
 	blocked, err := h.opts.Guard.Check(httpapi.ClientAddr(r), "user:"+name, func() (err error) {
 		inv, err := h.opts.Accounts.CheckEnrollInvitation(r.Context(), name, password, h.opts.Now())
