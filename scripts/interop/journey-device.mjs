@@ -6,20 +6,19 @@
 //  1. reads host, username and token from the tak://com.atakmap.app/enroll
 //     link (nothing else is given to it: no port, no certificate, no CA);
 //  2. enrolls on the enrollment port ATAK assumes, 8446, with node-tak's own
-//     enrollment code (Credentials.generate: GET /Marti/api/tls/config, a CSR
-//     made with its subject entries, POST /Marti/api/tls/signClient/v2), the
-//     token standing in for the password;
+//     classes, unmodified: TAKAPI.init with APIAuthPassword logs in (POST
+//     /oauth/token, the token standing in for the password; the login does
+//     not spend it), then Credentials.generate (GET /Marti/api/tls/config
+//     with the login's cookie, a CSR made with its subject entries, POST
+//     /Marti/api/tls/signClient/v2 with Basic credentials, which spends the
+//     token);
 //  3. connects to the streaming port ATAK assumes for SSL, 8089, with the
 //     certificate it was given (node-tak's TAK client), sends its position
 //     every second and waits for PEER_UID's position.
 //
-// node-tak's password auth normally logs in through an OAuth endpoint first
-// (/oauth/token, which Outpost does not serve) and then sends a cookie; a
-// device sends HTTP Basic credentials on every enrollment request, as ATAK
-// and pytak do, so the auth below adds them and skips that login. The server
-// is trusted on first use (NODE_TLS_REJECT_UNAUTHORIZED=0 for the enrollment
-// request, as a device shown a new server's fingerprint accepts it); the
-// test checks the server certificate itself.
+// The server is trusted on first use (NODE_TLS_REJECT_UNAUTHORIZED=0 for
+// the enrollment requests, as a device shown a new server's fingerprint
+// accepts it); the test checks the server certificate itself.
 //
 // Prints one JSON line per step with its duration in milliseconds; exits 0
 // when all pass, 1 otherwise. Environment: TAK_URL (the QR text), DEVICE_UID,
@@ -38,15 +37,6 @@ function fail(msg) {
     process.exit(1);
 }
 const env = (k) => process.env[k] || fail(`missing environment variable ${k}`);
-
-class BasicAuth extends APIAuthPassword {
-    async init() { /* no OAuth login: Basic credentials on each request */ }
-    async fetch(api, url, opts) {
-        opts.headers = { ...(opts.headers || {}), Authorization: 'Basic ' + btoa(`${this.username}:${this.password}`) };
-        opts.nocookies = true;
-        return super.fetch(api, url, opts);
-    }
-}
 
 function readQR(text) {
     let u;
@@ -72,7 +62,7 @@ async function main() {
     const qr = readQR(env('TAK_URL'));
     step('qr-read', { host: qr.host, username: qr.username });
 
-    const api = new TAKAPI(new URL(`https://${qr.host}:8446`), new BasicAuth(qr.username, qr.token));
+    const api = await TAKAPI.init(new URL(`https://${qr.host}:8446`), new APIAuthPassword(qr.username, qr.token));
     const { cert, key } = await api.Credentials.generate();
     if (!cert.includes('BEGIN CERTIFICATE') || !key.includes('PRIVATE KEY')) {
         fail('the enrollment gave no certificate and key');
