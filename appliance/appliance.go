@@ -20,6 +20,7 @@ import (
 	"outpost/appliance/broker"
 	"outpost/appliance/config"
 	"outpost/appliance/diskspace"
+	"outpost/appliance/federation"
 	"outpost/appliance/geo"
 	"outpost/appliance/logx"
 	"outpost/appliance/marti"
@@ -55,6 +56,7 @@ type Appliance struct {
 	broker      *broker.Broker
 	objects     *objects.Service // geo objects and emergencies
 	pki         *pki.Authority
+	fed         *federation.Federation // nil when federation is off
 	httpMetrics *httpMetrics
 
 	// Who may see and do what (access.go).
@@ -178,6 +180,9 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	}
 	a.buildListeners()
 	if err := a.buildMesh(ctx); err != nil {
+		return err
+	}
+	if err := a.buildFederation(); err != nil {
 		return err
 	}
 	for _, name := range a.names {

@@ -1,0 +1,113 @@
+package appliance
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"outpost/appliance/federation"
+)
+
+// ListenerFederation is the federation v2 listener (docs/federation.md).
+const ListenerFederation = federation.ListenerName
+
+// maxPEMFile bounds the certificate and key files read for federation.
+const maxPEMFile = 1 << 20
+
+// buildFederation creates federation when configured (not yet bound): it
+// needs federationTrust, the CAs of its federates. Its identity is
+// federationCert and federationKey, or else the server's certificate.
+func (a *Appliance) buildFederation() error {
+	cfg := &a.cfg
+	if cfg.FederationTrust == "" || (cfg.FederationPort < 0 && len(cfg.Federates) == 0) {
+		a.add(ListenerFederation, -1, nil)
+		return nil
+	}
+	trusted, err := readTrust(cfg.FederationTrust)
+	if err != nil {
+		return fmt.Errorf("config federationTrust: %w", err)
+	}
+	cert := a.pki.ServerCertificate()
+	if cfg.FederationCert != "" {
+		if cert, err = readKeyPair(cfg.FederationCert, cfg.FederationKey, cfg.FederationKeyPassword); err != nil {
+			return fmt.Errorf("config federationCert/federationKey: %w", err)
+		}
+	}
+	name := cfg.FederationName
+	if name == "" {
+		name = a.pki.ServerName()
+	}
+	var outs []federation.Outbound
+	names, addrs := cfg.FederateList()
+	for i := range names {
+		outs = append(outs, federation.Outbound{Name: names[i], Address: addrs[i]})
+	}
+	fc := federation.Config{Certificate: cert, Trusted: trusted, Federates: outs, Name: name,
+		ServerID: "outpost-" + NodeID(cfg.SecretKey), MaxHops: int64(cfg.FederationMaxHops),
+		MaxEventBytes: cfg.MaxMessageBytes, MaxEventsPerSecond: 0, Broker: a.broker, Logger: a.log}
+	if cfg.FederationPort >= 0 {
+		fc.Addr = a.addr(cfg.FederationPort)
+	}
+	a.fed = federation.New(fc)
+	a.add(ListenerFederation, 0, a.fed)
+	return nil
+}
+
+// readTrust reads a PEM file of CA certificates.
+func readTrust(path string) (*x509.CertPool, error) {
+	b, err := readSmall(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, errors.New("no PEM certificate in " + path)
+	}
+	return pool, nil
+}
+
+// readKeyPair reads a PEM certificate (with its chain) and its PEM key,
+// decrypting a key encrypted the legacy PEM way with password.
+func readKeyPair(certPath, keyPath, password string) (tls.Certificate, error) {
+	cb, err := readSmall(certPath)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	kb, err := readSmall(keyPath)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	if blk, _ := pem.Decode(kb); blk != nil && x509.IsEncryptedPEMBlock(blk) { //nolint:staticcheck // the legacy format is what such keys are in
+		if password == "" {
+			return tls.Certificate{}, errors.New("the key is encrypted: set federationKeyPassword")
+		}
+		der, err := x509.DecryptPEMBlock(blk, []byte(password)) //nolint:staticcheck
+		if err != nil {
+			return tls.Certificate{}, fmt.Errorf("decrypting the key: %w", err)
+		}
+		kb = pem.EncodeToMemory(&pem.Block{Type: blk.Type, Bytes: der})
+	}
+	return tls.X509KeyPair(cb, kb)
+}
+
+func readSmall(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > maxPEMFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxPEMFile)
+	}
+	b := make([]byte, st.Size())
+	_, err = io.ReadFull(f, b)
+	return b, err
+}
