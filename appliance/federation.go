@@ -111,3 +111,12 @@ func readSmall(path string) ([]byte, error) {
 	_, err = io.ReadFull(f, b)
 	return b, err
 }
+
+// FederationStats returns each federate's counters (nil when federation is
+// off).
+func (a *Appliance) FederationStats() []federation.FederateStats {
+	if a.fed == nil {
+		return nil
+	}
+	return a.fed.Stats()
+}

@@ -121,7 +121,11 @@ func (l *link) sessionClosed(c *conn) {
 		defer l.f.drv.Leave(c)
 	}
 	if c.uid == "" {
-		l.close()
+		select {
+		case <-l.done: // closed by close itself (which closes done first)
+		default:
+			l.close()
+		}
 		return
 	}
 	l.mu.Lock()
