@@ -51,7 +51,7 @@ var allowedImports = map[string][]string{
 	"appliance/sysinfo":             {},
 	"appliance/marti":               append([]string{"appliance/excheck", "appliance/cotsession", "appliance/access", "appliance/users"}, transportDeps...),
 	"appliance": {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti", "appliance/objects", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate", "web",
-		"appliance/access", "appliance/users", "appliance/admin", "appliance/cotsession", "appliance/diskspace", "appliance/mesh", "appliance/federation"},
+		"appliance/access", "appliance/users", "appliance/admin", "appliance/cotsession", "appliance/diskspace", "appliance/mesh", "appliance/federation", "appliance/federation/fedproto"},
 	"appliance/netx": {"appliance/logx"},
 	// Test support: imported by test files only (testOnly below).
 	"internal/testkit":  {},

@@ -111,8 +111,8 @@ type Federation struct {
 
 	attachMu sync.Mutex // serialises making the links of connecting federates
 	mu       sync.Mutex // guards stats and links
-	stats map[string]*fedStats
-	links map[string]*link // by federate name: the one link of each
+	stats    map[string]*fedStats
+	links    map[string]*link // by federate name: the one link of each
 }
 
 // recentWindow is how long a received event is remembered (copies over

@@ -33,8 +33,8 @@ func (c *conn) Cut() { c.Sess.Close(broker.ReasonShutdown) }
 // it, and the counters of its federate.
 type link struct {
 	f      *Federation
-	name   string // the federate's name (configured, or its certificate's common name)
-	addr   string // the federate's address (its connection's remote address, or the one dialled)
+	name   string                 // the federate's name (configured, or its certificate's common name)
+	addr   string                 // the federate's address (its connection's remote address, or the one dialled)
 	peerID atomic.Pointer[string] // the federate's server id, when it said (Subscription, Identity)
 	stats  *fedStats
 

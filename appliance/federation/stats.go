@@ -28,10 +28,10 @@ type FederateStats struct {
 	// loop), their hops were spent, a copy received lately, not a valid
 	// event, larger than clients can receive, too many remote contacts.
 	DroppedQueue, DroppedLoop, DroppedHops, DroppedDuplicate, DroppedMalformed, DroppedSize, DroppedContacts uint64
-	HopLimited  uint64 // events not sent on: their next hop would pass their limit
-	Ignored     uint64 // messages without an event (contact entries alone)
-	Reconnects  uint64 // outbound connections made again after a failure
-	LastContact int64  // unix seconds of the last message received; 0 never
+	HopLimited                                                                                               uint64 // events not sent on: their next hop would pass their limit
+	Ignored                                                                                                  uint64 // messages without an event (contact entries alone)
+	Reconnects                                                                                               uint64 // outbound connections made again after a failure
+	LastContact                                                                                              int64  // unix seconds of the last message received; 0 never
 }
 
 func (f *Federation) statsOf(name string) *fedStats {
