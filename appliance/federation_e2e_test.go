@@ -20,7 +20,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"outpost/appliance"
 	"outpost/appliance/apptest"
 	"outpost/appliance/config"
 	"outpost/appliance/cot"
@@ -79,7 +78,7 @@ func (ca *fedCA) issue(t *testing.T, name string) (certFile, keyFile string, pai
 	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
 	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: name},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
+		KeyUsage: x509.KeyUsageDigitalSignature, DNSNames: []string{name},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
@@ -160,8 +159,6 @@ func TestFederationTwoOutposts(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
 	pB := testkit.FreePort(t)
 	b := startFederated(t, ca, "bravo-server", pB)
-	tcpA0 := func() *takclient.Client { return nil }
-	_ = tcpA0
 	// A's client speaks before A even exists as a federate of B.
 	a := startFederated(t, ca, "alpha-server", testkit.FreePort(t), "B="+fedAddr(pB))
 	ca1 := a.DialTCP(t)
@@ -358,5 +355,4 @@ func TestFederationBadInput(t *testing.T) {
 			break
 		}
 	}
-	_ = appliance.ListenerFederation
 }
