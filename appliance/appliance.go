@@ -288,6 +288,7 @@ func (a *Appliance) buildListeners() {
 			Console: web.FS(), BasemapPath: cfg.BasemapPath, BasemapDir: filepath.Join(cfg.DataDir, "basemaps"),
 			PublicHost: cfg.PublicHost,
 			CertOffer:  a.certOffer(nodeID),
+			Federation: a.federationView,
 		})
 		a.add(ListenerREST, cfg.RESTPort, a.newHTTPListener(ListenerREST,
 			netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}}, a.mgmt, api))

@@ -120,3 +120,11 @@ func (a *Appliance) FederationStats() []federation.FederateStats {
 	}
 	return a.fed.Stats()
 }
+
+// federationView is GET /api/federation's list (nil when federation is off).
+func (a *Appliance) federationView() any {
+	if a.fed == nil {
+		return nil
+	}
+	return a.fed.Stats()
+}

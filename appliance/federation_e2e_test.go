@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"outpost/appliance"
 	"outpost/appliance/apptest"
 	"outpost/appliance/config"
 	"outpost/appliance/cot"
@@ -203,6 +204,31 @@ func TestFederationTwoOutposts(t *testing.T) {
 	sa, sb := fedStats(a, "B"), fedStats(b, "alpha-server")
 	if !sa.Connected || !sb.Connected || sa.EventsOut == 0 || sa.EventsIn == 0 || sb.Published == 0 || sa.Reconnects != 0 {
 		t.Fatalf("counters: A's of B %+v, B's of A %+v", sa, sb)
+	}
+	// The management API shows the same to an administrator.
+	res := testkit.Do(t, nil, "GET", a.URL(t, appliance.ListenerREST, "/api/federation"), nil, "Authorization", "Bearer "+adminToken(t, a))
+	var view struct {
+		Enabled   bool                       `json:"enabled"`
+		Federates []federation.FederateStats `json:"federates"`
+	}
+	res.JSON(t, &view)
+	if res.Status != 200 || !view.Enabled || len(view.Federates) != 1 || view.Federates[0].Name != "B" || !view.Federates[0].Connected || view.Federates[0].EventsOut == 0 {
+		t.Fatalf("GET /api/federation: %d %s", res.Status, res.Body)
+	}
+	if res := testkit.Do(t, nil, "GET", a.URL(t, appliance.ListenerREST, "/api/federation"), nil); res.Status != 401 {
+		t.Fatalf("GET /api/federation without a token: %d %s", res.Status, res.Body)
+	}
+}
+
+// Without federationTrust federation is off: no listener, and the API says so.
+func TestFederationOff(t *testing.T) {
+	a := apptest.Start(t, nil)
+	if _, on := a.Addrs()[appliance.ListenerFederation]; on {
+		t.Fatal("a federation listener without federationTrust")
+	}
+	res := testkit.Do(t, nil, "GET", a.URL(t, appliance.ListenerREST, "/api/federation"), nil, "Authorization", "Bearer "+adminToken(t, a))
+	if res.Status != 200 || strings.TrimSpace(string(res.Body)) != `{"enabled":false,"federates":[]}` {
+		t.Fatalf("GET /api/federation: %d %s", res.Status, res.Body)
 	}
 }
 

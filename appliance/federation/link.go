@@ -36,7 +36,10 @@ type link struct {
 	name   string                 // the federate's name (configured, or its certificate's common name)
 	addr   string                 // the federate's address (its connection's remote address, or the one dialled)
 	peerID atomic.Pointer[string] // the federate's server id, when it said (Subscription, Identity)
-	stats  *fedStats
+	// sending: the federate receives our events (its ClientEventStream is
+	// open, on the listener's side).
+	sending atomic.Bool
+	stats   *fedStats
 
 	own *conn
 

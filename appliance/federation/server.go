@@ -89,12 +89,15 @@ func (s *service) ClientEventStream(sub *fedproto.Subscription, stream fedproto.
 	if err != nil {
 		return err
 	}
+	l.sending.Store(true)
 	err = l.sendLoop(stream.Context(), stream.Send)
 	s.f.detach(l, err)
 	return nil
 }
 
-// ServerEventStream receives the federate's events.
+// ServerEventStream receives the federate's events. The federate closing
+// its side (EOF) ends only this stream, as on the official server, while
+// the link still sends on ClientEventStream; any other end ends the link.
 func (s *service) ServerEventStream(stream fedproto.FederatedChannel_ServerEventStreamServer) error {
 	l, err := s.linkFor(stream.Context(), "")
 	if err != nil {
@@ -107,10 +110,13 @@ func (s *service) ServerEventStream(stream fedproto.FederatedChannel_ServerEvent
 	case <-l.done:
 		err = errors.New("link closed") // returning ends the stream; recvLoop's Recv returns then
 	}
-	s.f.detach(l, err)
 	if errors.Is(err, io.EOF) {
+		if !l.sending.Load() {
+			s.f.detach(l, err)
+		}
 		return stream.SendAndClose(&fedproto.Subscription{Identity: s.f.identity(fedproto.Identity_FEDERATION_TAK_SERVER)})
 	}
+	s.f.detach(l, err)
 	return nil
 }
 

@@ -17,21 +17,27 @@ type fedStats struct {
 
 // FederateStats is a snapshot of one federate's counters.
 type FederateStats struct {
-	Name      string
-	Connected bool   // a link is up now
-	Links     int64  // links made since start
-	EventsIn  uint64 // events received
-	Published uint64 // of them, published to local clients
-	EventsOut uint64 // events sent
-	// Received events dropped, by reason: the queue to the federate was
-	// full (outbound), this server was already in their provenance (a
+	Name      string `json:"name"`
+	Connected bool   `json:"connected"` // a link is up now
+	Links     int64  `json:"links"`     // links made since start
+	EventsIn  uint64 `json:"eventsIn"`  // events received
+	Published uint64 `json:"published"` // of them, published to local clients
+	EventsOut uint64 `json:"eventsOut"` // events sent
+	// Events dropped, by reason: the queue to the federate was full
+	// (outbound); received: this server was already in their provenance (a
 	// loop), their hops were spent, a copy received lately, not a valid
 	// event, larger than clients can receive, too many remote contacts.
-	DroppedQueue, DroppedLoop, DroppedHops, DroppedDuplicate, DroppedMalformed, DroppedSize, DroppedContacts uint64
-	HopLimited                                                                                               uint64 // events not sent on: their next hop would pass their limit
-	Ignored                                                                                                  uint64 // messages without an event (contact entries alone)
-	Reconnects                                                                                               uint64 // outbound connections made again after a failure
-	LastContact                                                                                              int64  // unix seconds of the last message received; 0 never
+	DroppedQueue     uint64 `json:"droppedQueue"`
+	DroppedLoop      uint64 `json:"droppedLoop"`
+	DroppedHops      uint64 `json:"droppedHops"`
+	DroppedDuplicate uint64 `json:"droppedDuplicate"`
+	DroppedMalformed uint64 `json:"droppedMalformed"`
+	DroppedSize      uint64 `json:"droppedSize"`
+	DroppedContacts  uint64 `json:"droppedContacts"`
+	HopLimited       uint64 `json:"hopLimited"`  // events not sent on: their next hop would pass their limit
+	Ignored          uint64 `json:"ignored"`     // messages without an event (contact entries alone)
+	Reconnects       uint64 `json:"reconnects"`  // outbound connections made again after a failure
+	LastContact      int64  `json:"lastContact"` // unix seconds of the last message received; 0 never
 }
 
 func (f *Federation) statsOf(name string) *fedStats {

@@ -25,6 +25,7 @@ import fig_pb2 as pb
 import fig_pb2_grpc as rpc
 
 done = threading.Event()
+finish = threading.Event()  # the client's streams stay open until it is set
 
 
 def say(**kw):
@@ -72,7 +73,8 @@ def run_client(a):
     groups = stub.ServerFederateGroupsStream(sub)
     first = next(groups)
     say(groups=list(first.federateGroups), ready=pb.ServerHealth.ServingStatus.Name(first.streamUpdate.status))
-    stub.ClientFederateGroupsStream.future(iter([pb.FederateGroups(federateGroups=["__ANON__"])]))
+    # Calls are kept referenced: grpc cancels a call whose object is collected.
+    mine = stub.ClientFederateGroupsStream.future(iter([pb.FederateGroups(federateGroups=["__ANON__"])]))
     events = stub.ClientEventStream(sub)
 
     def receive():
@@ -86,14 +88,19 @@ def run_client(a):
 
     def outgoing():
         yield position(a.send_uid)
-        done.wait(a.timeout)
+        finish.wait(a.timeout)
 
-    stub.ServerEventStream.future(outgoing())
+    sending = stub.ServerEventStream.future(outgoing())
+    ok = done.wait(a.timeout)
+    # The official client checks health an interval after its streams are
+    # open; by then the link exists.
     health = stub.HealthCheck(pb.ClientHealth(status=pb.ClientHealth.SERVING), timeout=30)
     say(health=pb.ServerHealth.ServingStatus.Name(health.status))
-    ok = done.wait(a.timeout)
+    finish.set()
     events.cancel()
     groups.cancel()
+    sending.cancel()
+    mine.cancel()
     return ok
 
 
