@@ -7,13 +7,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"time"
 
 	"outpost/appliance/federation"
+	"outpost/appliance/netx"
 )
 
 // ListenerFederation is the federation v2 listener (docs/federation.md).
 const ListenerFederation = federation.ListenerName
+
+// Limits of the federation listener: connections per source address and
+// in total (handshakes in flight alike), and the handshake's time (a
+// federate may be far away).
+const (
+	fedConnsPerSource   = 8
+	fedConns            = 64
+	fedHandshakeTimeout = 10 * time.Second
+)
 
 // maxPEMFile bounds the certificate and key files read for federation.
 const maxPEMFile = 1 << 20
@@ -51,6 +63,13 @@ func (a *Appliance) buildFederation() error {
 		MaxEventBytes: cfg.MaxMessageBytes, MaxEventsPerSecond: 0, Broker: a.broker, Logger: a.log}
 	if cfg.FederationPort >= 0 {
 		fc.Addr = a.addr(cfg.FederationPort)
+		// The connection intake of every port (architecture.md "The five
+		// listeners"), with limits of its own: federates are few.
+		conns, handshakes := netx.NewLimits(fedConnsPerSource, fedConns), netx.NewLimits(fedConnsPerSource, fedConns)
+		fc.Listen = func(addr string, tc *tls.Config) (net.Listener, error) {
+			return netx.Listen(netx.Config{Name: ListenerFederation, Addr: addr, Conns: []*netx.Limits{conns}, TLS: tc,
+				HandshakeTimeout: max(cfg.SSLHandshakeTimeout, fedHandshakeTimeout), Handshakes: handshakes, Logger: a.log})
+		}
 	}
 	a.fed = federation.New(fc)
 	a.add(ListenerFederation, 0, a.fed)

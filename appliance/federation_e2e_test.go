@@ -121,6 +121,9 @@ func startFederated(t *testing.T, ca *fedCA, name string, port int, federates ..
 
 func fedAddr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
+// fedListener is the bound address of a's federation listener.
+func fedListener(t *testing.T, a *apptest.App) string { return a.Addr(t, appliance.ListenerFederation) }
+
 // fedStats returns the counters of federate name on a.
 func fedStats(a *apptest.App, name string) federation.FederateStats {
 	for _, s := range a.FederationStats() {
@@ -158,10 +161,9 @@ func quietCount(c *takclient.Client, match func(*cot.Event) bool) int {
 // level counters show the events in and out.
 func TestFederationTwoOutposts(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	pB := testkit.FreePort(t)
-	b := startFederated(t, ca, "bravo-server", pB)
+	b := startFederated(t, ca, "bravo-server", 0)
 	// A's client speaks before A even exists as a federate of B.
-	a := startFederated(t, ca, "alpha-server", testkit.FreePort(t), "B="+fedAddr(pB))
+	a := startFederated(t, ca, "alpha-server", 0, "B="+fedListener(t, b))
 	ca1 := a.DialTCP(t)
 	if err := ca1.Send(takclient.SA("ALPHA-1", "ALPHA", 10, 20)); err != nil {
 		t.Fatal(err)
@@ -237,10 +239,10 @@ func TestFederationOff(t *testing.T) {
 // to A's sender; copies over the second path are dropped and counted.
 func TestFederationLoopOfThree(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	pA, pB, pC := testkit.FreePort(t), testkit.FreePort(t), testkit.FreePort(t)
-	a := startFederated(t, ca, "alpha", pA, "B="+fedAddr(pB))
-	b := startFederated(t, ca, "bravo", pB, "C="+fedAddr(pC))
-	c := startFederated(t, ca, "charlie", pC, "A="+fedAddr(pA))
+	pA := testkit.FreePort(t) // C connects to A before A exists
+	c := startFederated(t, ca, "charlie", 0, "A="+fedAddr(pA))
+	b := startFederated(t, ca, "bravo", 0, "C="+fedListener(t, c))
+	a := startFederated(t, ca, "alpha", pA, "B="+fedListener(t, b))
 	for _, x := range []struct {
 		app  *apptest.App
 		peer string
@@ -282,12 +284,11 @@ func TestFederationLoopOfThree(t *testing.T) {
 // chain to the trusted CA, or that has none, is refused at the handshake.
 func TestFederationRefusesUntrusted(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	p := testkit.FreePort(t)
-	startFederated(t, ca, "bravo", p)
+	b := startFederated(t, ca, "bravo", 0)
 	other := newFedCA(t, "Someone else")
 	_, _, stranger := other.issue(t, "stranger")
 	for name, certs := range map[string][]tls.Certificate{"untrusted": {stranger}, "none": nil} {
-		conn, err := tls.Dial("tcp", fedAddr(p), &tls.Config{InsecureSkipVerify: true, Certificates: certs, NextProtos: []string{"h2"}})
+		conn, err := tls.Dial("tcp", fedListener(t, b), &tls.Config{InsecureSkipVerify: true, Certificates: certs, NextProtos: []string{"h2"}})
 		if err == nil {
 			// TLS 1.3: the server's verdict on the client arrives with its first read.
 			conn.SetReadDeadline(time.Now().Add(fedWait))
@@ -306,12 +307,11 @@ func TestFederationRefusesUntrusted(t *testing.T) {
 // link carries the good ones.
 func TestFederationBadInput(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	p := testkit.FreePort(t)
-	b := startFederated(t, ca, "bravo", p)
+	b := startFederated(t, ca, "bravo", 0)
 	_, _, pair := ca.issue(t, "tester")
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.cert)
-	cc, err := grpc.NewClient(fedAddr(p), grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{
+	cc, err := grpc.NewClient(fedListener(t, b), grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{
 		Certificates: []tls.Certificate{pair}, RootCAs: pool, InsecureSkipVerify: true})))
 	if err != nil {
 		t.Fatal(err)
@@ -380,5 +380,46 @@ func TestFederationBadInput(t *testing.T) {
 			}
 			break
 		}
+	}
+}
+
+// TestFederationReconnects: A connects to B's address before B runs, and
+// again after B went away and another server took its place: the link
+// comes back each time (back-off), counted, and events cross on the new
+// link, the replay bringing what was sent while it was down.
+func TestFederationReconnects(t *testing.T) {
+	ca := newFedCA(t, "Federation CA")
+	pB := testkit.FreePort(t)
+	a := startFederated(t, ca, "alpha", 0, "B="+fedAddr(pB))
+	local := a.DialTCP(t)
+	b1 := startFederated(t, ca, "bravo", pB)
+	c1 := b1.DialTCP(t)
+	if err := c1.Send(takclient.SA("B1-USER", "FIRST", 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := local.WaitFor(func(e *cot.Event) bool { return e.UID == "B1-USER" }, fedWait); err != nil {
+		t.Fatalf("first link: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b1.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The remote user departs with the link.
+	if _, err := local.WaitFor(func(e *cot.Event) bool { return e.Type == "t-x-d-d" }, fedWait); err != nil {
+		t.Fatalf("no departure when the link ended: %v", err)
+	}
+	testkit.WaitForWithin(t, fedWait, "A to see the link down", func() bool { return !fedStats(a, "B").Connected })
+	// While B is away, A's client moves.
+	if err := local.Send(takclient.SA("A-USER", "ALPHA", 5, 5)); err != nil {
+		t.Fatal(err)
+	}
+	b2 := startFederated(t, ca, "bravo", pB)
+	c2 := b2.DialTCP(t)
+	if _, err := c2.WaitFor(func(e *cot.Event) bool { return e.UID == "A-USER" && e.Point.Lat == 5 }, fedWait); err != nil {
+		t.Fatalf("the new B did not get A's position (replay on the new link): %v", err)
+	}
+	if st := fedStats(a, "B"); !st.Connected || st.Reconnects < 1 || st.Links != 2 {
+		t.Fatalf("A's counters of B: %+v", st)
 	}
 }

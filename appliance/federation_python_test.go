@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -118,15 +117,14 @@ func TestFederationPythonPeer(t *testing.T) {
 	pyCert, pyKey, _ := ca.issue(t, "python-peer")
 
 	t.Run("python connects", func(t *testing.T) {
-		p := testkit.FreePort(t)
-		b := startFederated(t, ca, "bravo", p)
+		b := startFederated(t, ca, "bravo", 0)
 		local := b.DialTCP(t)
 		if err := local.Send(takclient.SA("OUT-1", "OUTPOSTER", 1, 2)); err != nil {
 			t.Fatal(err)
 		}
 		// The position is sent before the peer connects: it comes with the replay.
 		testkit.WaitFor(t, "B to hold OUT-1", func() bool { return len(b.Broker().Clients()) > 0 })
-		peer := startPyPeer(t, python, "client", fedAddr(p), "--cert", pyCert, "--key", pyKey, "--ca", ca.trust(),
+		peer := startPyPeer(t, python, "client", fedListener(t, b), "--cert", pyCert, "--key", pyKey, "--ca", ca.trust(),
 			"--server-name", "bravo", "--send-uid", "PY-1", "--expect-uid", "OUT-1")
 		ev, err := local.WaitFor(func(e *cot.Event) bool { return e.UID == "PY-1" }, fedWait)
 		if err != nil {
@@ -147,11 +145,16 @@ func TestFederationPythonPeer(t *testing.T) {
 	})
 
 	t.Run("outpost connects", func(t *testing.T) {
-		p := testkit.FreePort(t)
-		peer := startPyPeer(t, python, "server", strconv.Itoa(p), "--cert", pyCert, "--key", pyKey, "--ca", ca.trust(),
+		peer := startPyPeer(t, python, "server", "0", "--cert", pyCert, "--key", pyKey, "--ca", ca.trust(),
 			"--name", "python-server", "--send-uid", "PY-2", "--expect-uid", "OUT-2")
-		testkit.WaitForWithin(t, fedWait, "the python server to listen", func() bool { return peer.find("listening", func(any) bool { return true }) != nil })
-		a := startFederated(t, ca, "alpha", testkit.FreePort(t), "py="+fedAddr(p))
+		var port float64
+		testkit.WaitForWithin(t, fedWait, "the python server to listen", func() bool {
+			if m := peer.find("listening", func(any) bool { return true }); m != nil {
+				port, _ = m["listening"].(float64)
+			}
+			return port > 0
+		})
+		a := startFederated(t, ca, "alpha", 0, "py="+fedAddr(int(port)))
 		local := a.DialTCP(t)
 		if _, err := local.WaitFor(func(e *cot.Event) bool { return e.UID == "PY-2" }, fedWait); err != nil {
 			t.Fatalf("A's client did not get the Python server's position: %v", err)

@@ -38,7 +38,12 @@ type Outbound struct {
 type Config struct {
 	// Addr is the listener's address (host:port); empty: no listener, only
 	// outbound connections.
-	Addr        string
+	Addr string
+	// Listen, when set, binds Addr with tlsConfig and returns a listener
+	// whose connections finished their TLS handshake (the appliance's
+	// connection intake, with its limits); nil: a plain TCP listener and
+	// gRPC's own TLS.
+	Listen      func(addr string, tlsConfig *tls.Config) (net.Listener, error)
 	Certificate tls.Certificate // this server's federation identity, both ways
 	Trusted     *x509.CertPool  // the CAs whose federates are let in (and connected to)
 	Federates   []Outbound
@@ -115,6 +120,10 @@ type Federation struct {
 	links    map[string]*link // by federate name: the one link of each
 }
 
+// maxStreams bounds the calls open at once on one federate's connection
+// (a link uses six).
+const maxStreams = 16
+
 // recentWindow is how long a received event is remembered (copies over
 // another path of a loop arrive within it).
 const recentWindow = time.Minute
@@ -140,12 +149,20 @@ func (f *Federation) Listen() error {
 	if f.cfg.Addr == "" {
 		return nil
 	}
-	ln, err := net.Listen("tcp", f.cfg.Addr)
+	creds := credentials.NewTLS(f.serverTLS())
+	var ln net.Listener
+	var err error
+	if f.cfg.Listen != nil {
+		ln, err = f.cfg.Listen(f.cfg.Addr, f.serverTLS())
+		creds = handshaken{}
+	} else {
+		ln, err = net.Listen("tcp", f.cfg.Addr)
+	}
 	if err != nil {
 		return err
 	}
 	f.ln = ln
-	f.srv = grpc.NewServer(grpc.Creds(credentials.NewTLS(f.serverTLS())), grpc.MaxRecvMsgSize(f.cfg.MaxMessage),
+	f.srv = grpc.NewServer(grpc.Creds(creds), grpc.MaxRecvMsgSize(f.cfg.MaxMessage), grpc.MaxConcurrentStreams(maxStreams),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.ConnectionTimeout(10*time.Second))
 	fedproto.RegisterFederatedChannelServer(f.srv, &service{f: f})

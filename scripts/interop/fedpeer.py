@@ -140,9 +140,9 @@ def run_server(a):
     rpc.add_FederatedChannelServicer_to_server(Servicer(a), server)
     creds = grpc.ssl_server_credentials([(read(a.key), read(a.cert))], root_certificates=read(a.ca),
                                         require_client_auth=True)
-    server.add_secure_port("127.0.0.1:%d" % a.port, creds)
+    port = server.add_secure_port("127.0.0.1:%d" % a.port, creds)
     server.start()
-    say(listening=a.port)
+    say(listening=port)
     ok = done.wait(a.timeout)
     time.sleep(0.5)  # let the last answers go
     server.stop(1)
@@ -152,7 +152,7 @@ def run_server(a):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("mode", choices=["client", "server"])
-    p.add_argument("target", help="host:port (client) or port (server)")
+    p.add_argument("target", help="host:port (client) or port (server; 0: any free one)")
     p.add_argument("--cert", required=True)
     p.add_argument("--key", required=True)
     p.add_argument("--ca", required=True)
