@@ -118,6 +118,9 @@ type Federation struct {
 	mu       sync.Mutex // guards stats and links
 	stats    map[string]*fedStats
 	links    map[string]*link // by federate name: the one link of each
+
+	remoteMu sync.Mutex        // guards remote
+	remote   map[string]remote // remote contacts' uids: where their positions came from (recent.go)
 }
 
 // maxStreams bounds the calls open at once on one federate's connection
@@ -134,7 +137,7 @@ func New(cfg Config) *Federation {
 	log := cfg.Logger.With("listener", ListenerName)
 	f := &Federation{cfg: cfg, log: log, warn: logx.NewLimiter(log, 20, 10*time.Second),
 		recent: newRecent(recentWindow, 64<<10), stop: make(chan struct{}),
-		stats: map[string]*fedStats{}, links: map[string]*link{}}
+		stats: map[string]*fedStats{}, links: map[string]*link{}, remote: map[string]remote{}}
 	f.drv = cotsession.New[*conn](cotsession.Config{Name: ListenerName, MaxEventsPerSecond: cfg.MaxEventsPerSecond,
 		MaxBytesPerSecond: cfg.MaxBytesPerSecond, ServerUID: cfg.ServerID, Broker: cfg.Broker, Logger: log,
 		Warn: f.warn, Now: cfg.Now, MaxMessage: cfg.MaxEventBytes})

@@ -87,6 +87,11 @@ func (l *link) join(uid, addr string, directedOnly bool) *conn {
 	l.f.drv.Join(&c.Session, broker.SessionInfo{Addr: addr, Link: linkKey(l.name), DirectedOnly: directedOnly,
 		Wake: func() { c.pending.Store(true); l.wakeUp() }, Closed: func(broker.Reason) { l.sessionClosed(c) }},
 		cotsession.Identity{})
+	select {
+	case <-c.Sess.Done(): // joined a broker that is closing: its hook gave the place back
+		return nil
+	default:
+	}
 	if !l.f.drv.Add(c) {
 		c.Sess.Close(broker.ReasonShutdown)
 		return nil
@@ -136,6 +141,7 @@ func (l *link) sessionClosed(c *conn) {
 		delete(l.contacts, c.uid)
 	}
 	l.mu.Unlock()
+	l.f.forgetRemote(c.uid, l)
 }
 
 // close ends the link: its sessions close (their remote contacts depart),
@@ -229,7 +235,11 @@ func (l *link) send(ev *cot.Event, destCallsign, destUID string) {
 	}
 	self := &fedproto.FederateProvenance{FederationServerId: l.f.cfg.ServerID, FederationServerName: l.f.cfg.Name}
 	fe := &fedproto.FederatedEvent{FederateGroups: []string{anonGroup}}
-	if o := l.f.recent.get(eventKey(ev), l.f.cfg.Now()); o != nil {
+	o := l.f.recent.get(eventKey(ev), l.f.cfg.Now())
+	if o == nil {
+		o = l.f.remoteOrigin(ev.UID) // a remote contact's position, replayed after the memory let it go
+	}
+	if o != nil {
 		if peer := l.peer(); peer != "" && slices.ContainsFunc(o.provenance, func(p *fedproto.FederateProvenance) bool {
 			return p.GetFederationServerId() == peer
 		}) {
@@ -302,6 +312,7 @@ func (l *link) receive(fe *fedproto.FederatedEvent, size int) {
 			l.stats.dropContacts.Add(1)
 			return
 		}
+		l.f.rememberRemote(ev.UID, l, o)
 	}
 	if _, stop := c.Handle(&cot.Message{Event: ev, Size: max(size, 1)}, nil); stop {
 		return

@@ -99,3 +99,37 @@ func eventKey(ev *cot.Event) uint64 {
 	h.Write(b[:])
 	return h.Sum64()
 }
+
+// remote is where a remote contact's position reports came from: a
+// contact's replayed position (Broker.Join's replay to another link, maybe
+// long after the memory of recent events let it go) still goes out with
+// its provenance, so it never comes back as if it were local.
+type remote struct {
+	l *link
+	o *origin
+}
+
+// rememberRemote records the origin of uid's latest position report,
+// received on l.
+func (f *Federation) rememberRemote(uid string, l *link, o *origin) {
+	f.remoteMu.Lock()
+	f.remote[uid] = remote{l, o}
+	f.remoteMu.Unlock()
+}
+
+// forgetRemote drops uid's origin when l's contact for it is gone.
+func (f *Federation) forgetRemote(uid string, l *link) {
+	f.remoteMu.Lock()
+	if r, ok := f.remote[uid]; ok && r.l == l {
+		delete(f.remote, uid)
+	}
+	f.remoteMu.Unlock()
+}
+
+// remoteOrigin is the origin of uid's latest position report when uid is
+// a remote contact (nil otherwise).
+func (f *Federation) remoteOrigin(uid string) *origin {
+	f.remoteMu.Lock()
+	defer f.remoteMu.Unlock()
+	return f.remote[uid].o
+}
