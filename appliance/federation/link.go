@@ -273,7 +273,18 @@ func (l *link) receive(fe *fedproto.FederatedEvent, size int) {
 	now := l.f.cfg.Now()
 	g := fe.GetEvent()
 	if g == nil {
-		l.stats.ignored.Add(1) // a contact entry alone: contacts cross with their position reports
+		// A contact entry alone: contacts cross with their position
+		// reports; one that was deleted on the federate departs here.
+		if ct := fe.GetContact(); ct.GetOperation() == fedproto.CRUD_DELETE {
+			l.mu.Lock()
+			c := l.contacts[ct.GetUid()]
+			l.mu.Unlock()
+			if c != nil {
+				c.Sess.Close(broker.ReasonClientClosed)
+				return
+			}
+		}
+		l.stats.ignored.Add(1)
 		return
 	}
 	if slices.ContainsFunc(fe.GetFederateProvenance(), func(p *fedproto.FederateProvenance) bool {

@@ -101,3 +101,29 @@ func TestSendQueueFull(t *testing.T) {
 		t.Fatalf("dropped %d, want at least 10", got)
 	}
 }
+
+// A received position makes a remote contact (a session the broker lists);
+// the federate's contact entry deleting it makes it depart.
+func TestReceiveContact(t *testing.T) {
+	f, l := testLink(t, 0)
+	g := toGeoEvent(sa("R-1", 7), "", "")
+	l.receive(&fedproto.FederatedEvent{Event: g}, 100)
+	clients := func() int { return len(f.cfg.Broker.Clients()) }
+	if clients() != 1 || l.stats.published.Load() != 1 {
+		t.Fatalf("clients %d, published %d", clients(), l.stats.published.Load())
+	}
+	l.receive(&fedproto.FederatedEvent{Contact: &fedproto.ContactListEntry{Operation: fedproto.CRUD_UPDATE, Uid: "R-1"}}, 10)
+	if clients() != 1 || l.stats.ignored.Load() != 1 {
+		t.Fatalf("an update removed the contact: clients %d", clients())
+	}
+	l.receive(&fedproto.FederatedEvent{Contact: &fedproto.ContactListEntry{Operation: fedproto.CRUD_DELETE, Uid: "R-1"}}, 10)
+	if clients() != 0 {
+		t.Fatalf("the deleted contact is still listed: %d", clients())
+	}
+	l.mu.Lock()
+	n := len(l.contacts)
+	l.mu.Unlock()
+	if n != 0 || f.remoteOrigin("R-1") != nil {
+		t.Fatalf("contacts %d, origin %v", n, f.remoteOrigin("R-1"))
+	}
+}
