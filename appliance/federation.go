@@ -25,6 +25,7 @@ const (
 	fedConnsPerSource   = 8
 	fedConns            = 64
 	fedHandshakeTimeout = 10 * time.Second
+	fedRateFactor       = 10
 )
 
 // maxPEMFile bounds the certificate and key files read for federation.
@@ -60,7 +61,12 @@ func (a *Appliance) buildFederation() error {
 	}
 	fc := federation.Config{Certificate: cert, Trusted: trusted, Federates: outs, Name: name,
 		ServerID: "outpost-" + NodeID(cfg.SecretKey), MaxHops: int64(cfg.FederationMaxHops),
-		MaxEventBytes: cfg.MaxMessageBytes, MaxEventsPerSecond: 0, Broker: a.broker, Logger: a.log}
+		MaxEventBytes: cfg.MaxMessageBytes, Broker: a.broker, Logger: a.log,
+		// Each session of a link (a remote contact, or the rest of what the
+		// federate sends) is paced like a client with ten times a client's
+		// rates: a federate that floods is made to wait, its link's other
+		// traffic with it (docs/federation.md "Events").
+		MaxEventsPerSecond: fedRateFactor * cfg.ClientEventsPerSecond, MaxBytesPerSecond: fedRateFactor * cfg.ClientBytesPerSecond}
 	if cfg.FederationPort >= 0 {
 		fc.Addr = a.addr(cfg.FederationPort)
 		// The connection intake of every port (architecture.md "The five
