@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"time"
 
+	"outpost/appliance/admin"
+	"outpost/appliance/config"
 	"outpost/appliance/federation"
 	"outpost/appliance/netx"
 )
@@ -152,4 +155,68 @@ func (a *Appliance) federationView() any {
 		return nil
 	}
 	return a.fed.Stats()
+}
+
+// FederationSummary is what an operator exchanges with a federate's
+// administrator (docs/federation.md "Certificates"): this server's
+// federation identity and the CAs and federates it is configured with.
+type FederationSummary struct {
+	Name        string // federationName, or the server's name
+	ServerID    string // the id in provenance
+	Subject     string // the federation certificate's subject
+	Fingerprint string // its SHA-256 fingerprint
+	Trusted     []TrustedCA
+	Federates   []federation.Outbound
+}
+
+// TrustedCA is one CA of federationTrust.
+type TrustedCA struct {
+	Subject, Fingerprint string
+}
+
+// DescribeFederation reads the federation identity and trust the
+// configuration names, without a running server (`outpost federate list`).
+func DescribeFederation(cfg config.Config, log *slog.Logger) (FederationSummary, error) {
+	if err := admin.PrepareData(&cfg, log); err != nil {
+		return FederationSummary{}, err
+	}
+	auth, err := admin.OpenAuthority(&cfg, log)
+	if err != nil {
+		return FederationSummary{}, err
+	}
+	cert := auth.ServerCertificate()
+	if cfg.FederationCert != "" {
+		if cert, err = readKeyPair(cfg.FederationCert, cfg.FederationKey, cfg.FederationKeyPassword); err != nil {
+			return FederationSummary{}, fmt.Errorf("config federationCert/federationKey: %w", err)
+		}
+	}
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil {
+		return FederationSummary{}, err
+	}
+	s := FederationSummary{Name: cfg.FederationName, ServerID: "outpost-" + NodeID(cfg.SecretKey),
+		Subject: leaf.Subject.String(), Fingerprint: federation.Fingerprint(leaf.Raw)}
+	if s.Name == "" {
+		s.Name = auth.ServerName()
+	}
+	if cfg.FederationTrust != "" {
+		b, err := readSmall(cfg.FederationTrust)
+		if err != nil {
+			return s, fmt.Errorf("config federationTrust: %w", err)
+		}
+		for rest := b; ; {
+			var blk *pem.Block
+			if blk, rest = pem.Decode(rest); blk == nil {
+				break
+			}
+			if c, err := x509.ParseCertificate(blk.Bytes); err == nil {
+				s.Trusted = append(s.Trusted, TrustedCA{Subject: c.Subject.String(), Fingerprint: federation.Fingerprint(c.Raw)})
+			}
+		}
+	}
+	names, addrs := cfg.FederateList()
+	for i := range names {
+		s.Federates = append(s.Federates, federation.Outbound{Name: names[i], Address: addrs[i]})
+	}
+	return s, nil
 }

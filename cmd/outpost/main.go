@@ -51,16 +51,17 @@ type cmdContext struct {
 }
 
 var commands = map[string]command{
-	"run":     {"run the server (the default)", plain(cmdRun)},
-	"version": {"print version and commit", plain(cmdVersion)},
-	"backup":  {"backup FILE: write a consistent copy of the database while the server runs", plain(cmdBackup)},
-	"config":  {"list every configuration key with its environment variable and flag", plain(cmdConfig)},
-	"status":  {"print what a running server is doing (its /metrics, for people)", plain(cmdStatus)},
-	"cert":    {"cert issue|revoke|list|enrollment-package: client certificates and connection packages", setupCert},
-	"user":    {"user add|delete|list|role|groups: system users (who may enroll for a certificate), their roles and groups", setupUser},
-	"group":   {"group add|list|remove: groups (TAK channels)", setupGroup},
-	"token":   {"token create|list|revoke: API users and their bearer tokens (management API)", setupToken},
-	"audit":   {"audit [--since D] [--user NAME]: management API calls made as system users", setupAudit},
+	"run":      {"run the server (the default)", plain(cmdRun)},
+	"version":  {"print version and commit", plain(cmdVersion)},
+	"backup":   {"backup FILE: write a consistent copy of the database while the server runs", plain(cmdBackup)},
+	"config":   {"list every configuration key with its environment variable and flag", plain(cmdConfig)},
+	"status":   {"print what a running server is doing (its /metrics, for people)", plain(cmdStatus)},
+	"cert":     {"cert issue|revoke|list|enrollment-package: client certificates and connection packages", setupCert},
+	"user":     {"user add|delete|list|role|groups: system users (who may enroll for a certificate), their roles and groups", setupUser},
+	"group":    {"group add|list|remove: groups (TAK channels)", setupGroup},
+	"token":    {"token create|list|revoke: API users and their bearer tokens (management API)", setupToken},
+	"audit":    {"audit [--since D] [--user NAME]: management API calls made as system users", setupAudit},
+	"federate": {"federate list: this server's federation identity and fingerprint, trusted CAs, federates", setupFederate},
 
 	"service":     {"service install|uninstall|start|stop|restart|status: the system service (systemd or Windows)", setupService},
 	"healthcheck": {"exit 0 only when /Alive answers and every enabled listener accepts connections", setupHealthcheck},
