@@ -423,3 +423,43 @@ func TestFederationReconnects(t *testing.T) {
 		t.Fatalf("A's counters of B: %+v", st)
 	}
 }
+
+// TestFederationChain: A–B–C in a line (A connects to B, C connects to B).
+// A's client and C's client see each other's position through B, and a
+// chat from A addressed to C's client's callsign crosses both links to
+// reach that client alone; the hop count grows on the way.
+func TestFederationChain(t *testing.T) {
+	ca := newFedCA(t, "Federation CA")
+	b := startFederated(t, ca, "bravo", 0)
+	a := startFederated(t, ca, "alpha", 0, "B="+fedListener(t, b))
+	c := startFederated(t, ca, "charlie", 0, "B="+fedListener(t, b))
+	ca1, cc, cb := a.DialTCP(t), c.DialTCP(t), b.DialTCP(t)
+	if err := ca1.Send(takclient.SA("CHAIN-A", "ALPHA", 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cc.Send(takclient.SA("CHAIN-C", "CHARLIE", 3, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cc.WaitFor(func(e *cot.Event) bool { return e.UID == "CHAIN-A" }, fedWait); err != nil {
+		t.Fatalf("C's client did not get A's position through B: %v", err)
+	}
+	if _, err := ca1.WaitFor(func(e *cot.Event) bool { return e.UID == "CHAIN-C" }, fedWait); err != nil {
+		t.Fatalf("A's client did not get C's position through B: %v", err)
+	}
+	if _, err := cb.WaitFor(func(e *cot.Event) bool { return e.UID == "CHAIN-C" }, fedWait); err != nil {
+		t.Fatalf("B's client did not get C's position: %v", err)
+	}
+	if err := ca1.Send(takclient.Chat("GeoChat.CHAIN-A.CHARLIE.1", "two hops", cot.Dest{Callsign: "CHARLIE"})); err != nil {
+		t.Fatal(err)
+	}
+	chat, err := cc.WaitFor(func(e *cot.Event) bool { return e.Type == "b-t-f" }, fedWait)
+	if err != nil || !strings.Contains(string(chat.Detail.XML), "two hops") {
+		t.Fatalf("chat to CHARLIE over two links: %v %v", chat, err)
+	}
+	if n := quietCount(cb, func(e *cot.Event) bool { return e.Type == "b-t-f" }); n != 0 {
+		t.Fatalf("B's client got %d chats addressed to CHARLIE", n)
+	}
+	if st := fedStats(c, "B"); st.DroppedDuplicate != 0 || st.DroppedLoop != 0 {
+		t.Fatalf("C dropped copies or loops in a chain: %+v", st)
+	}
+}
