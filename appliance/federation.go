@@ -35,11 +35,12 @@ const (
 const maxPEMFile = 1 << 20
 
 // buildFederation creates federation when configured (not yet bound): it
-// needs federationTrust, the CAs of its federates. Its identity is
+// needs federationTrust, the CAs of its federates, and a federationPort
+// (-1 turns it off). Its identity is
 // federationCert and federationKey, or else the server's certificate.
 func (a *Appliance) buildFederation() error {
 	cfg := &a.cfg
-	if cfg.FederationTrust == "" || (cfg.FederationPort < 0 && len(cfg.Federates) == 0) {
+	if cfg.FederationTrust == "" || cfg.FederationPort < 0 {
 		a.add(ListenerFederation, -1, nil)
 		return nil
 	}
@@ -62,7 +63,7 @@ func (a *Appliance) buildFederation() error {
 	for i := range names {
 		outs = append(outs, federation.Outbound{Name: names[i], Address: addrs[i]})
 	}
-	fc := federation.Config{Certificate: cert, Trusted: trusted, Federates: outs, Name: name,
+	fc := federation.Config{Addr: a.addr(cfg.FederationPort), Certificate: cert, Trusted: trusted, Federates: outs, Name: name,
 		ServerID: "outpost-" + NodeID(cfg.SecretKey), MaxHops: int64(cfg.FederationMaxHops),
 		MaxEventBytes: cfg.MaxMessageBytes, Broker: a.broker, Logger: a.log,
 		// Each session of a link (a remote contact, or the rest of what the
@@ -70,15 +71,12 @@ func (a *Appliance) buildFederation() error {
 		// rates: a federate that floods is made to wait, its link's other
 		// traffic with it (docs/federation.md "Events").
 		MaxEventsPerSecond: fedRateFactor * cfg.ClientEventsPerSecond, MaxBytesPerSecond: fedRateFactor * cfg.ClientBytesPerSecond}
-	if cfg.FederationPort >= 0 {
-		fc.Addr = a.addr(cfg.FederationPort)
-		// The connection intake of every port (architecture.md "The five
-		// listeners"), with limits of its own: federates are few.
-		conns, handshakes := netx.NewLimits(fedConnsPerSource, fedConns), netx.NewLimits(fedConnsPerSource, fedConns)
-		fc.Listen = func(addr string, tc *tls.Config) (net.Listener, error) {
-			return netx.Listen(netx.Config{Name: ListenerFederation, Addr: addr, Conns: []*netx.Limits{conns}, TLS: tc,
-				HandshakeTimeout: max(cfg.SSLHandshakeTimeout, fedHandshakeTimeout), Handshakes: handshakes, Logger: a.log})
-		}
+	// The connection intake of every port (architecture.md "The five
+	// listeners"), with limits of its own: federates are few.
+	conns, handshakes := netx.NewLimits(fedConnsPerSource, fedConns), netx.NewLimits(fedConnsPerSource, fedConns)
+	fc.Listen = func(addr string, tc *tls.Config) (net.Listener, error) {
+		return netx.Listen(netx.Config{Name: ListenerFederation, Addr: addr, Conns: []*netx.Limits{conns}, TLS: tc,
+			HandshakeTimeout: max(cfg.SSLHandshakeTimeout, fedHandshakeTimeout), Handshakes: handshakes, Logger: a.log})
 	}
 	a.fed = federation.New(fc)
 	a.add(ListenerFederation, 0, a.fed)

@@ -217,6 +217,23 @@ func TestFederationTwoOutposts(t *testing.T) {
 	if res.Status != 200 || !view.Enabled || len(view.Federates) != 1 || view.Federates[0].Name != "B" || !view.Federates[0].Connected || view.Federates[0].EventsOut == 0 {
 		t.Fatalf("GET /api/federation: %d %s", res.Status, res.Body)
 	}
+	// The console's server page lists the listener, measured on.
+	res = testkit.Do(t, nil, "GET", a.URL(t, appliance.ListenerREST, "/api/server"), nil, "Authorization", "Bearer "+adminToken(t, a))
+	var server struct {
+		Services []struct {
+			Name    string `json:"name"`
+			Enabled bool   `json:"enabled"`
+			Status  string `json:"status"`
+		} `json:"services"`
+	}
+	res.JSON(t, &server)
+	found := false
+	for _, s := range server.Services {
+		found = found || (s.Name == "Federation_server_service" && s.Enabled && s.Status == "on")
+	}
+	if !found {
+		t.Fatalf("GET /api/server lacks the federation service: %s", res.Body)
+	}
 	if res := testkit.Do(t, nil, "GET", a.URL(t, appliance.ListenerREST, "/api/federation"), nil); res.Status != 401 {
 		t.Fatalf("GET /api/federation without a token: %d %s", res.Status, res.Body)
 	}

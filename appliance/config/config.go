@@ -161,7 +161,7 @@ type Config struct {
 	UDPPort          int           // udpPort: unicast CoT over UDP (-1 disables)
 
 	// Federation (docs/federation.md).
-	FederationPort    int      // federationPort: federation v2 listener (-1 disables; it runs only with federationTrust)
+	FederationPort    int      // federationPort: federation v2 listener (-1: federation off; it runs only with federationTrust)
 	FederationTrust   string   // federationTrust: PEM file of the CAs whose federates are trusted
 	Federates         []string // federates: outbound federates, name=host:port
 	FederationName    string   // federationName: this server's name to federates (default: serverName)
