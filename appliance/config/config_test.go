@@ -241,6 +241,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"federate bad port", nil, nil, "federates: [\"bravo=10.0.0.2:0\"]\nfederationTrust: /x\n", "federates"},
 		{"federate named twice", nil, nil, "federates: [\"b=h:1\", \"b=h:2\"]\nfederationTrust: /x\n", "federates"},
 		{"federates without trust", nil, nil, "federates: [\"b=h:1\"]\n", "federationTrust"},
+		{"federates with federation off", nil, nil, "federates: [\"b=h:1\"]\nfederationTrust: /x\nfederationPort: -1\n", "federationPort"},
 		{"federation cert without key", nil, nil, "federationCert: /c.pem\n", "federationCert"},
 		{"federation hops", nil, nil, "federationMaxHops: 65\n", "federationMaxHops"},
 	}

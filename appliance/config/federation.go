@@ -51,6 +51,9 @@ func (c *Config) checkFederation() error {
 	if len(c.Federates) > 0 && c.FederationTrust == "" {
 		return keyErr("federationTrust", "must name the CA file of the federates")
 	}
+	if len(c.Federates) > 0 && c.FederationPort < 0 {
+		return keyErr("federationPort", "is -1 (federation off) while federates are configured")
+	}
 	if (c.FederationCert == "") != (c.FederationKey == "") {
 		return keyErr("federationCert", "federationCert and federationKey go together")
 	}
