@@ -63,7 +63,7 @@ func (a *Appliance) buildFederation() error {
 	for i := range names {
 		outs = append(outs, federation.Outbound{Name: names[i], Address: addrs[i]})
 	}
-	fc := federation.Config{Addr: a.addr(cfg.FederationPort), Certificate: cert, Trusted: trusted, Federates: outs, Name: name,
+	fc := federation.Config{Addr: a.addr(cfg.FederationPort), Certificate: cert, Trusted: trusted, Allow: cfg.FederationAllow, Federates: outs, Name: name,
 		ServerID: "outpost-" + NodeID(cfg.SecretKey), MaxHops: int64(cfg.FederationMaxHops),
 		MaxEventBytes: cfg.MaxMessageBytes, Broker: a.broker, Logger: a.log,
 		// Each session of a link (a remote contact, or the rest of what the

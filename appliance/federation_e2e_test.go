@@ -480,3 +480,42 @@ func TestFederationChain(t *testing.T) {
 		t.Fatalf("C dropped copies or loops in a chain: %+v", st)
 	}
 }
+
+// TestFederationAllow: with federationAllow, a certificate of the trusted
+// CA gets in only when its common name or fingerprint is listed; others are
+// refused at the handshake.
+func TestFederationAllow(t *testing.T) {
+	ca := newFedCA(t, "Federation CA")
+	_, _, byName := ca.issue(t, "alpha")
+	_, _, byPrint := ca.issue(t, "partner")
+	_, _, user := ca.issue(t, "some-atak-user")
+	certFile, keyFile, _ := ca.issue(t, "bravo")
+	leaf, err := x509.ParseCertificate(byPrint.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := apptest.Start(t, func(c *config.Config) {
+		c.FederationPort, c.FederationTrust, c.FederationCert, c.FederationKey = 0, ca.trust(), certFile, keyFile
+		c.FederationAllow = []string{"alpha", strings.ToLower(federation.Fingerprint(leaf.Raw))}
+	})
+	try := func(cert tls.Certificate) error {
+		conn, err := tls.Dial("tcp", fedListener(t, b), &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2"}})
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		// TLS 1.3: the server's verdict arrives with the first read; an
+		// admitted client reads the server's HTTP/2 settings.
+		conn.SetReadDeadline(time.Now().Add(fedWait))
+		_, err = conn.Read(make([]byte, 1))
+		return err
+	}
+	for name, cert := range map[string]tls.Certificate{"by name": byName, "by fingerprint": byPrint} {
+		if err := try(cert); err != nil {
+			t.Errorf("%s: refused: %v", name, err)
+		}
+	}
+	if err := try(user); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("a trusted CA's other certificate: want refused at the handshake, got %v", err)
+	}
+}

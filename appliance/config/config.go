@@ -163,6 +163,7 @@ type Config struct {
 	// Federation (docs/federation.md).
 	FederationPort    int      // federationPort: federation v2 listener (-1: federation off; it runs only with federationTrust)
 	FederationTrust   string   // federationTrust: PEM file of the CAs whose federates are trusted
+	FederationAllow   []string // federationAllow: federates let in by certificate common name or SHA-256 fingerprint (empty: any of the trusted CAs)
 	Federates         []string // federates: outbound federates, name=host:port
 	FederationName    string   // federationName: this server's name to federates (default: serverName)
 	FederationMaxHops int      // federationMaxHops: hop limit of events that start here (0: none)

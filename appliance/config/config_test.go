@@ -244,6 +244,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"federates with federation off", nil, nil, "federates: [\"b=h:1\"]\nfederationTrust: /x\nfederationPort: -1\n", "federationPort"},
 		{"federation cert without key", nil, nil, "federationCert: /c.pem\n", "federationCert"},
 		{"federation hops", nil, nil, "federationMaxHops: 65\n", "federationMaxHops"},
+		{"federation allow empty entry", nil, nil, "federationAllow: [\"\"]\n", "federationAllow"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -54,6 +54,11 @@ func (c *Config) checkFederation() error {
 	if len(c.Federates) > 0 && c.FederationPort < 0 {
 		return keyErr("federationPort", "is -1 (federation off) while federates are configured")
 	}
+	for _, a := range c.FederationAllow {
+		if a == "" || len(a) > 128 {
+			return keyErr("federationAllow", fmt.Sprintf("%q is not a common name or fingerprint", a))
+		}
+	}
 	if (c.FederationCert == "") != (c.FederationKey == "") {
 		return keyErr("federationCert", "federationCert and federationKey go together")
 	}

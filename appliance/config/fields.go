@@ -106,6 +106,7 @@ var fields = []field{
 	{"federationKey", "OUTPOST_FEDERATION_KEY", "", "federation key file", false, func(c *Config) any { return &c.FederationKey }},
 	{"federationPort", "OUTPOST_FEDERATION_PORT", "federation-port", "federation v2 (gRPC, mutual TLS) port; federation runs only when federationTrust is set (-1 turns it off)", false, func(c *Config) any { return &c.FederationPort }},
 	{"federationTrust", "OUTPOST_FEDERATION_TRUST", "federation-trust", "PEM file of the certificate authorities whose federates are let in and connected to", false, func(c *Config) any { return &c.FederationTrust }},
+	{"federationAllow", "OUTPOST_FEDERATION_ALLOW", "federation-allow", "federates let in, by certificate common name or SHA-256 fingerprint (comma-separated; empty: any certificate of the trusted CAs)", false, func(c *Config) any { return &c.FederationAllow }},
 	{"federates", "OUTPOST_FEDERATES", "federates", "federates to connect to, name=host:port (comma-separated)", false, func(c *Config) any { return &c.Federates }},
 	{"federationName", "OUTPOST_FEDERATION_NAME", "", "this server's name to its federates (default: serverName)", false, func(c *Config) any { return &c.FederationName }},
 	{"federationMaxHops", "OUTPOST_FEDERATION_MAX_HOPS", "", "hop limit of the events this server's clients send to federates (0: none)", false, func(c *Config) any { return &c.FederationMaxHops }},

@@ -46,7 +46,11 @@ type Config struct {
 	Listen      func(addr string, tlsConfig *tls.Config) (net.Listener, error)
 	Certificate tls.Certificate // this server's federation identity, both ways
 	Trusted     *x509.CertPool  // the CAs whose federates are let in (and connected to)
-	Federates   []Outbound
+	// Allow, when not empty, admits only the federates whose certificate's
+	// common name or SHA-256 fingerprint it lists (a trusted CA may sign
+	// more than federates: a TAK server's CA signs its users too).
+	Allow     []string
+	Federates []Outbound
 
 	Name     string // this server's name in its Identity and provenance
 	ServerID string // this server's federation id (provenance: a loop is an event that carries it)

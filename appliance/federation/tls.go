@@ -18,8 +18,9 @@ import (
 // server), and the certificate may be a server's or a client's: federation
 // uses one certificate both ways.
 
-// verifyChain checks a peer's certificate chain against the trusted CAs.
-func verifyChain(trusted *x509.CertPool, now func() time.Time) func([][]byte, [][]*x509.Certificate) error {
+// verifyChain checks a peer's certificate chain against the trusted CAs
+// and, when allow is not nil, that allow admits its certificate.
+func verifyChain(trusted *x509.CertPool, now func() time.Time, allow func(*x509.Certificate) bool) func([][]byte, [][]*x509.Certificate) error {
 	return func(raw [][]byte, _ [][]*x509.Certificate) error {
 		if len(raw) == 0 {
 			return errors.New("federate sent no certificate")
@@ -41,7 +42,28 @@ func verifyChain(trusted *x509.CertPool, now func() time.Time) func([][]byte, []
 		if err != nil {
 			return fmt.Errorf("federate certificate not trusted: %w", err)
 		}
+		if allow != nil && !allow(certs[0]) {
+			return fmt.Errorf("federate certificate %q (%s) is not in federationAllow", certs[0].Subject.CommonName, Fingerprint(certs[0].Raw))
+		}
 		return nil
+	}
+}
+
+// allowed reports whether a federate's certificate is admitted by the
+// Allow list: its common name or its SHA-256 fingerprint is listed (nil
+// when the list is empty: every certificate of a trusted CA).
+func (f *Federation) allowed() func(*x509.Certificate) bool {
+	if len(f.cfg.Allow) == 0 {
+		return nil
+	}
+	return func(c *x509.Certificate) bool {
+		fp := Fingerprint(c.Raw)
+		for _, a := range f.cfg.Allow {
+			if a == c.Subject.CommonName || strings.EqualFold(strings.ReplaceAll(a, ":", ""), strings.ReplaceAll(fp, ":", "")) {
+				return true
+			}
+		}
+		return false
 	}
 }
 
@@ -53,7 +75,7 @@ func (f *Federation) serverTLS() *tls.Config {
 		MinVersion:            tls.VersionTLS12,
 		Certificates:          []tls.Certificate{f.cfg.Certificate},
 		ClientAuth:            tls.RequireAnyClientCert,
-		VerifyPeerCertificate: verifyChain(f.cfg.Trusted, f.cfg.Now),
+		VerifyPeerCertificate: verifyChain(f.cfg.Trusted, f.cfg.Now, f.allowed()),
 		NextProtos:            []string{"h2"},
 	}
 }
@@ -64,7 +86,7 @@ func (f *Federation) clientTLS() *tls.Config {
 		MinVersion:            tls.VersionTLS12,
 		Certificates:          []tls.Certificate{f.cfg.Certificate},
 		InsecureSkipVerify:    true, // verified by verifyChain against the trusted CAs, without host names
-		VerifyPeerCertificate: verifyChain(f.cfg.Trusted, f.cfg.Now),
+		VerifyPeerCertificate: verifyChain(f.cfg.Trusted, f.cfg.Now, nil),
 		NextProtos:            []string{"h2"},
 	}
 }
