@@ -398,6 +398,16 @@ func TestFederationBadInput(t *testing.T) {
 			break
 		}
 	}
+	// The tester goes and comes back: the link is down, then up again
+	// (each of a link's two streams ending counts it down once).
+	cancel()
+	testkit.WaitForWithin(t, fedWait, "B to see the tester gone", func() bool { return !fedStats(b, "tester").Connected })
+	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel2()
+	if _, err := cli.ClientEventStream(ctx2, &fedproto.Subscription{Identity: &fedproto.Identity{Name: "tester"}}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitForWithin(t, fedWait, "B to see the tester back", func() bool { return fedStats(b, "tester").Connected })
 }
 
 // TestFederationReconnects: A connects to B's address before B runs, and

@@ -259,10 +259,14 @@ func (f *Federation) attach(name, peerID, addr string) (*link, error) {
 	return l, nil
 }
 
-// detach ends l and forgets it.
+// detach ends l and forgets it; the first call of each link counts (the
+// two event streams of a link both detach it).
 func (f *Federation) detach(l *link, why error) {
 	l.close()
 	l.wait()
+	if l.detached.Swap(true) {
+		return
+	}
 	f.mu.Lock()
 	if f.links[l.name] == l {
 		delete(f.links, l.name)

@@ -38,8 +38,9 @@ type link struct {
 	peerID atomic.Pointer[string] // the federate's server id, when it said (Subscription, Identity)
 	// sending: the federate receives our events (its ClientEventStream is
 	// open, on the listener's side).
-	sending atomic.Bool
-	stats   *fedStats
+	sending  atomic.Bool
+	detached atomic.Bool // Federation.detach ran
+	stats    *fedStats
 
 	own *conn
 
