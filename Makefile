@@ -11,7 +11,7 @@ BIN     := bin/outpost
 CROSS := linux/arm/6:linux-armv6 linux/arm/7:linux-armv7 linux/arm64:linux-arm64 \
          linux/amd64:linux-amd64 windows/amd64:windows-amd64.exe
 
-.PHONY: all run build console test deps vet race hostile large large-blob large-sync cross deb release smoke pkgtest lint bench bench-full fuzz soak clean
+.PHONY: all run build console test deps vet race hostile journey large large-blob large-sync cross deb release smoke pkgtest lint bench bench-full fuzz soak clean
 
 # Debian architecture=binary of each package (armhf carries the GOARM=6
 # build: it runs on every Raspberry Pi, ARMv6 included).
@@ -58,6 +58,11 @@ race:
 # (they are excluded from the -race run by a build tag). RELIABILITY.md.
 hostile:
 	CGO_ENABLED=0 $(GO) test -count=1 -timeout 10m ./appliance/hostile
+
+## journey: the five-minute journey alone, printing the seconds each step took (README "Five
+## minutes to a connected team"); `make test` runs it too, within the -race run
+journey:
+	CGO_ENABLED=0 OUTPOST_INTEROP=1 OUTPOST_REQUIRE_TOOLS=1 $(GO) test -count=1 -run TestFiveMinuteJourney -v ./appliance/journey
 
 ## soak: the long versions of the hostile-client tests, then the growth soak: mixed CoT load, REST,
 ## missions and uploads for DURATION (default 10m), failing if memory, goroutines, open files or the

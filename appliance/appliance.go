@@ -211,6 +211,7 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	go func() { defer a.background.Done(); a.watchAccess(watchCtx) }()
 	a.opened.Store(true)
 	a.log.Info("Outpost is ready", "version", Version(), "data_dir", cfg.DataDir, "public_host", cfg.PublicHost)
+	a.logWelcome(ctx) // welcome.go
 	return nil
 }
 
@@ -279,6 +280,7 @@ func (a *Appliance) buildListeners() {
 			PublicHost: cfg.PublicHost, Version: Version(), StartTime: a.started, DataDir: cfg.DataDir,
 			AuthTimeout: cfg.ChannelAuthTimeout, MaxUnauthenticatedPerSource: cfg.ChannelUnauthenticatedPerSource,
 			Logs: a.tap, Logger: a.log,
+			Addresses: ReachAddresses(cfg), AdminTokenFile: filepath.Join(cfg.DataDir, AdminTokenFile),
 		})
 		a.mgmt = mgmt.New(mgmt.Options{
 			Broker: a.broker, Accounts: a.store.Accounts(), Files: a.store.Files(), Missions: a.store.Missions(), Events: a.store.Events(),

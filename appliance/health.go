@@ -53,8 +53,38 @@ func Healthcheck(ctx context.Context, cfg config.Config, timeout time.Duration) 
 	case "::":
 		host = "::1"
 	}
-	httpHost, httpPort := cfg.HTTPListen()
 	var out []Check
+	for _, t := range probeTargets(&cfg, host) {
+		c := Check{Listener: t.name, Addr: t.addr}
+		switch {
+		case t.port == 0:
+			c.Err = errPortAtStart
+		case t.name == ListenerREST:
+			_, c.Err = checkAlive(ctx, t.addr, timeout)
+		default:
+			c.Err = checkDial(ctx, t.addr, timeout)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+var errPortAtStart = errors.New("port 0 is chosen at start; configure a fixed port to check it")
+
+// probeTarget is one enabled listener as a prober reaches it.
+type probeTarget struct {
+	name     string
+	port     int
+	addr     string // host:port
+	loopback bool   // the HTTP listener on loopback only (httpAccess), probed there
+}
+
+// probeTargets lists the enabled listeners at host, the HTTP listener at
+// its own host when httpAccess keeps it on loopback. Healthcheck and Doctor
+// probe these.
+func probeTargets(cfg *config.Config, host string) []probeTarget {
+	httpHost, httpPort := cfg.HTTPListen()
+	var out []probeTarget
 	for _, l := range []struct {
 		name string
 		port int
@@ -65,21 +95,13 @@ func Healthcheck(ctx context.Context, cfg config.Config, timeout time.Duration) 
 		if l.port < 0 {
 			continue
 		}
+		t := probeTarget{name: l.name, port: l.port}
 		h := host
 		if l.name == ListenerHTTP && httpHost != cfg.Bind {
-			h = httpHost // httpAccess: loopback
+			h, t.loopback = httpHost, true // httpAccess: loopback
 		}
-		addr := net.JoinHostPort(h, strconv.Itoa(l.port))
-		c := Check{Listener: l.name, Addr: addr}
-		switch {
-		case l.port == 0:
-			c.Err = errors.New("port 0 is chosen at start; configure a fixed port to check it")
-		case l.name == ListenerREST:
-			c.Err = checkAlive(ctx, addr, timeout)
-		default:
-			c.Err = checkDial(ctx, addr, timeout)
-		}
-		out = append(out, c)
+		t.addr = net.JoinHostPort(h, strconv.Itoa(l.port))
+		out = append(out, t)
 	}
 	return out
 }
@@ -93,23 +115,25 @@ func checkDial(ctx context.Context, addr string, timeout time.Duration) error {
 	return conn.Close()
 }
 
-// checkAlive asks the management API's /Alive (api.md §4.1).
-func checkAlive(ctx context.Context, addr string, timeout time.Duration) error {
+// checkAlive asks the management API's /Alive (api.md §4.1) and returns
+// the server's clock as its Date header says (zero when absent).
+func checkAlive(ctx context.Context, addr string, timeout time.Duration) (time.Time, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/Alive", nil)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("/Alive: %w", err)
+		return time.Time{}, fmt.Errorf("/Alive: %w", err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("/Alive answered %s: %s", resp.Status, strings.TrimSpace(string(body)))
+		return time.Time{}, fmt.Errorf("/Alive answered %s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
-	return nil
+	date, _ := http.ParseTime(resp.Header.Get("Date"))
+	return date, nil
 }

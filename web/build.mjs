@@ -69,7 +69,4 @@ for (const [name, file] of notices) {
   const pkg = JSON.parse(readFileSync(join(root, "node_modules", dirname(file), "package.json"), "utf8"));
   text += `== ${name} ${pkg.version}\n\n${readFileSync(join(root, "node_modules", file), "utf8").trim()}\n\n`;
 }
-const qr = readFileSync(join(root, "node_modules/qrcode-generator/dist/qrcode.mjs"), "utf8").split("\n").slice(0, 16);
-const qrPkg = JSON.parse(readFileSync(join(root, "node_modules/qrcode-generator/package.json"), "utf8"));
-text += `== qrcode-generator ${qrPkg.version} (licence: ${qrPkg.license})\n\n${qr.join("\n")}\n`;
 writeFileSync(join(out, "assets", "LICENSES.txt"), text);

@@ -83,7 +83,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	mbtiles := filepath.Join(dir, "grid.mbtiles")
 	testkit.WriteMBTiles(t, mbtiles, testkit.MBTilesMeta("Test grid", 0, 3), testkit.PyramidTiles(t, 3))
 
-	p := testkit.Start(t, filepath.Join(dir, "data"), "--log-level", "info")
+	// The TLS listeners too: the Start page lists every port.
+	p := testkit.Start(t, filepath.Join(dir, "data"), "--log-level", "info", "--https-port", "0", "--ssl-cot-port", "0", "--enroll-port", "0", "--key-type", "ecdsa-p256")
 	base := "http://" + p.Addr(t, "rest") + "/"
 	tok, err := os.ReadFile(filepath.Join(p.DataDir, appliance.AdminTokenFile))
 	if err != nil {
@@ -126,6 +127,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	cmd.Dir = filepath.Join(testkit.ModuleRoot(t), "web")
 	cmd.Env = append(os.Environ(),
 		"OUTPOST_URL="+base, "OUTPOST_COT="+p.Addr(t, "cot-tcp"), "OUTPOST_TOKEN="+token,
+		"OUTPOST_TOKEN_FILE="+filepath.Join(p.DataDir, appliance.AdminTokenFile),
 		"OUTPOST_USER="+user, "OUTPOST_PASSWORD="+password, "OUTPOST_MBTILES="+mbtiles,
 		"OUTPOST_PLAIN_USER="+plain, "OUTPOST_PLAIN_PASSWORD="+plainPassword,
 		"OUTPOST_ARTIFACTS="+shots, "OUTPOST_CHROMIUM="+chromium, "OUTPOST_GEO="+geo, "OUTPOST_MISSION="+mission)
@@ -139,9 +141,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	var result struct {
-		ClientAppearMs int `json:"clientAppearMs"`
-		ProgressSeen   int `json:"progressSeen"`
-		PackageBytes   int `json:"packageBytes"`
+		ClientAppearMs int    `json:"clientAppearMs"`
+		ProgressSeen   int    `json:"progressSeen"`
+		PackageBytes   int    `json:"packageBytes"`
+		InviteToken    string `json:"inviteToken"`
 	}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
@@ -160,6 +163,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	t.Logf("client on the map after %d ms; upload progress seen at %d%%; package %d bytes",
 		result.ClientAppearMs, result.ProgressSeen, result.PackageBytes)
+
+	// The ATAK code as the console drew it scans: a decoder that is not
+	// ours reads the user and the token the page showed.
+	img, err := os.ReadFile(filepath.Join(shots, "invite-atak-code.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := testkit.DecodeQR(t, img); !strings.HasPrefix(code, "tak://com.atakmap.app/enroll?") ||
+		!strings.Contains(code, "username=alpha&") || result.InviteToken == "" || !strings.HasSuffix(code, "&token="+result.InviteToken) {
+		t.Fatalf("the console's ATAK code reads %q (token shown %q)", code, result.InviteToken)
+	}
 
 	// What the console set is what the server holds.
 	var users struct {

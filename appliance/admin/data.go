@@ -42,12 +42,19 @@ func PrepareData(cfg *config.Config, log *slog.Logger) error {
 // described by the configuration. The server certificate names the public
 // host, the machine's host name and every local address.
 func OpenAuthority(cfg *config.Config, log *slog.Logger) (*pki.Authority, error) {
+	return pki.Open(authorityConfig(cfg, log))
+}
+
+// authorityConfig is the certificate authority's configuration: its files,
+// and the server certificate's names (the public host, the machine's host
+// name and every local address).
+func authorityConfig(cfg *config.Config, log *slog.Logger) pki.Config {
 	sans := []string{cfg.PublicHost, "localhost"}
 	if h, err := os.Hostname(); err == nil && h != "" {
 		sans = append(sans, h)
 	}
 	sans = append(sans, config.LocalAddresses()...)
-	return pki.Open(pki.Config{
+	return pki.Config{
 		CertsDir:           cfg.CertsPath,
 		KeyFile:            cfg.KeyDir,
 		CertFile:           cfg.PemDir,
@@ -66,7 +73,7 @@ func OpenAuthority(cfg *config.Config, log *slog.Logger) (*pki.Authority, error)
 		EnrollPort:         publishedPort(cfg.EnrollPort, 8446),
 		HTTPSPort:          publishedPort(cfg.HTTPSPort, 8443),
 		Logger:             log,
-	})
+	}
 }
 
 // publishedPort is the port written into client packages: the configured

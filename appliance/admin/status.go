@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -36,19 +35,31 @@ func (s Sample) Label(k string) string { return s.Labels[k] }
 // address; with the first-run admin token when there is one). It is what
 // `outpost status` prints.
 func Status(ctx context.Context, cfg config.Config) ([]Sample, error) {
+	return StatusOf(ctx, cfg, "", "")
+}
+
+// StatusOf is Status asking host (default: the bind address, loopback when
+// it binds every address) with the token in tokenFile (default: the first
+// run's admin.token); `outpost doctor` asks the public host.
+func StatusOf(ctx context.Context, cfg config.Config, host, tokenFile string) ([]Sample, error) {
 	if cfg.RESTPort <= 0 {
 		return nil, fmt.Errorf("the management listener is disabled or on a random port (restPort %d): no server to ask", cfg.RESTPort)
 	}
-	host := cfg.Bind
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host = "127.0.0.1"
+	if host == "" {
+		host = cfg.Bind
+		if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+			host = "127.0.0.1"
+		}
+	}
+	if tokenFile == "" {
+		tokenFile = filepath.Join(cfg.DataDir, AdminTokenFile)
 	}
 	url := "http://" + net.JoinHostPort(host, strconv.Itoa(cfg.RESTPort)) + "/metrics"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	if tok, err := os.ReadFile(filepath.Join(cfg.DataDir, AdminTokenFile)); err == nil {
+	if tok, err := readInput(tokenFile); err == nil {
 		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
 	}
 	client := &http.Client{Timeout: 10 * time.Second}

@@ -55,6 +55,7 @@ import (
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/pki"
+	"outpost/appliance/qr"
 	"outpost/appliance/store"
 )
 
@@ -89,6 +90,12 @@ const (
 //	POST /Marti/api/tls/signClient          CSR -> PKCS#12 (signedCert, ca0), KeystorePassword
 //	POST /Marti/api/tls/signClient/v2       CSR -> JSON {signedCert, ca0, ca1} or XML <enrollment>
 //	GET  /Marti/api/tls/profile/enrollment  204: no enrollment profile is configured
+//	GET  /Marti/api/tls/config/qr           PNG of iTAK's server code (no credential in it)
+//	GET  /Marti/api/tls/enrollment-package  the enrollment-only package (?device=, default wintak)
+//
+// The password may be an enrollment invitation's token of that user
+// (protocol.md §8 "Enrolling with an invitation"): accepted by every route,
+// spent (one use) only when a certificate is signed.
 //
 // The certificate's CN is always the authenticated user's name, whatever the
 // CSR's subject says. Every password check passes the password guard
@@ -128,6 +135,8 @@ func NewEnrollmentHandler(opts EnrollOptions) *EnrollmentHandler {
 		{http.MethodPost, "/Marti/api/tls/signClient", h.signClientV1},
 		{http.MethodPost, "/Marti/api/tls/signClient/v2", h.signClientV2},
 		{http.MethodGet, "/Marti/api/tls/profile/enrollment", h.profileEnrollment},
+		{http.MethodGet, "/Marti/api/tls/config/qr", h.configQR},
+		{http.MethodGet, qr.EnrollmentPackagePath, h.enrollmentPackage},
 	} {
 		// A trailing slash is a spelling some servers accept; GET also
 		// answers HEAD (ServeMux).
@@ -156,6 +165,9 @@ type enrollCall struct {
 	user   store.User
 	remote string // client address (no port)
 	uid    string // clientUid query parameter, clipped for logs
+	// invitation is the id of the invitation whose token was the password
+	// ("" for the user's password): signing spends one of its uses.
+	invitation string
 }
 
 func (h *EnrollmentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -178,26 +190,43 @@ func (h *EnrollmentHandler) authenticated(serve func(w http.ResponseWriter, r *h
 			enrollError(w, http.StatusForbidden, "enrollment requires TLS")
 			return
 		}
-		user, ok := h.authenticate(w, r, remote)
+		user, invitation, ok := h.authenticate(w, r, remote)
 		if !ok {
 			return
 		}
-		serve(w, r, &enrollCall{user: user, remote: remote, uid: logx.Clip(clientUID(r))})
+		serve(w, r, &enrollCall{user: user, remote: remote, uid: logx.Clip(clientUID(r)), invitation: invitation})
 	}
 }
 
 // authenticate checks the Basic credentials under the password guard. It
 // writes the refusal itself and reports whether the request may go on.
-func (h *EnrollmentHandler) authenticate(w http.ResponseWriter, r *http.Request, remote string) (store.User, bool) {
+//
+// The password is an invitation's token or the user's password: the token
+// is looked up first (one indexed lookup of its hash, no slow hashing), and
+// anything that is not a usable invitation of this user goes on to the
+// password check, so a wrong token costs the guesser what a wrong password
+// does, inside the same guard. invitation is the id of the invitation used
+// ("" for a password); the token itself is never logged.
+func (h *EnrollmentHandler) authenticate(w http.ResponseWriter, r *http.Request, remote string) (user store.User, invitation string, ok bool) {
 	name, password, ok := r.BasicAuth()
 	if !ok {
 		w.Header().Set("WWW-Authenticate", enrollRealm)
 		enrollError(w, http.StatusUnauthorized, "authentication required")
-		return store.User{}, false
+		return store.User{}, "", false
 	}
 	logName := logx.Clip(name)
-	var user store.User
 	blocked, err := h.opts.Guard.Check(httpapi.ClientAddr(r), "user:"+name, func() (err error) {
+		inv, err := h.opts.Accounts.CheckEnrollInvitation(r.Context(), name, password, h.opts.Now())
+		switch {
+		case err == nil:
+			invitation = inv.ID
+			if user, err = h.opts.Accounts.UserByUID(r.Context(), inv.UserUID); errors.Is(err, store.ErrNotFound) {
+				err = store.ErrBadCredentials // deleted in between
+			}
+			return err
+		case !errors.Is(err, store.ErrBadCredentials):
+			return err
+		}
 		user, err = h.opts.Accounts.VerifyPassword(r.Context(), name, password)
 		return err
 	})
@@ -205,28 +234,28 @@ func (h *EnrollmentHandler) authenticate(w http.ResponseWriter, r *http.Request,
 	switch {
 	case errors.As(err, &ref):
 		h.refuseBlocked(w, remote, logName, ref.Wait, ref.Error())
-		return store.User{}, false
+		return store.User{}, "", false
 	case errors.Is(err, store.ErrBadCredentials):
-		h.log.Warn("enrollment login failed", "user", logName, "remote", remote, "reason", "bad user name or password", "address_blocked", blocked)
+		h.log.Warn("enrollment login failed", "user", logName, "remote", remote, "reason", "bad user name, password or invitation token", "address_blocked", blocked)
 		w.Header().Set("WWW-Authenticate", enrollRealm)
 		// Same answer for an unknown user and a wrong password.
 		enrollError(w, http.StatusUnauthorized, "bad user name or password")
-		return store.User{}, false
+		return store.User{}, "", false
 	case errors.Is(err, context.Canceled):
-		return store.User{}, false // the client went away; nothing to answer
+		return store.User{}, "", false // the client went away; nothing to answer
 	case errors.Is(err, store.ErrBusy):
 		// The process-wide password gate (store) is full: every login,
 		// from anywhere, right or wrong, slows down together.
 		h.busyLog.Warn("enrollment login deferred: too many password checks right now", "remote", remote)
 		w.Header().Set("Retry-After", "1")
 		enrollError(w, http.StatusTooManyRequests, "the server is busy checking passwords; retry in a second")
-		return store.User{}, false
+		return store.User{}, "", false
 	case err != nil:
 		h.log.Error("enrollment login could not be checked", "user", logName, "remote", remote, "err", err)
 		enrollError(w, http.StatusServiceUnavailable, "credentials cannot be checked right now")
-		return store.User{}, false
+		return store.User{}, "", false
 	}
-	return user, true
+	return user, invitation, true
 }
 
 func (h *EnrollmentHandler) refuseBlocked(w http.ResponseWriter, remote, user string, wait time.Duration, why string) {
@@ -295,13 +324,13 @@ func (h *EnrollmentHandler) signClientV2(w http.ResponseWriter, r *http.Request,
 	if !ok {
 		return
 	}
-	ca := h.opts.Authority.CACert()
+	chain := h.opts.Authority.CAChain()
 	var body []byte
 	if format.xml {
-		body = enrollmentXML(cert, ca)
+		body = enrollmentXML(cert, chain)
 	} else {
 		var err error
-		body, err = enrollmentJSON(cert, ca, serverLeaf(h.opts.Authority))
+		body, err = enrollmentJSON(cert, chain, serverLeaf(h.opts.Authority))
 		if err != nil {
 			h.log.Error("enrollment answer failed", "user", logx.Clip(c.user.Name), "remote", c.remote, "err", err)
 			enrollError(w, http.StatusInternalServerError, "the answer could not be built")
@@ -345,11 +374,22 @@ func (h *EnrollmentHandler) sign(w http.ResponseWriter, r *http.Request, c *enro
 	if err := checkCSR(csr); err != nil {
 		return fail(http.StatusBadRequest, err.Error(), nil)
 	}
+	if c.invitation != "" {
+		// One use is spent before signing: of two requests racing for an
+		// invitation's last use, one gets a certificate, the other 401.
+		if err := h.opts.Accounts.SpendEnrollInvitation(r.Context(), c.invitation, h.opts.Now()); err != nil {
+			if errors.Is(err, store.ErrBadCredentials) {
+				w.Header().Set("WWW-Authenticate", enrollRealm)
+				return fail(http.StatusUnauthorized, "bad user name or password", errors.New("the invitation was used up, revoked or expired meanwhile"))
+			}
+			return fail(http.StatusServiceUnavailable, "credentials cannot be checked right now", err)
+		}
+	}
 	cert, err := h.opts.Authority.SignCSR(csr, c.user.Name)
 	if err != nil {
 		return fail(http.StatusInternalServerError, "the certificate could not be signed", err)
 	}
-	h.log.Info("client certificate enrolled", "user", user, "client_uid", c.uid,
+	h.log.Info("client certificate enrolled", "user", user, "client_uid", c.uid, "invitation", c.invitation,
 		"version", logx.Clip(r.URL.Query().Get("version")), "serial", cert.SerialNumber.String(),
 		"remote", c.remote, "format", format, "not_after", cert.NotAfter)
 	return cert, true

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"outpost/appliance/pki"
@@ -150,34 +151,38 @@ func certificateConfigXML(a *pki.Authority) []byte {
 }
 
 // enrollmentXML is the v2 answer for ATAK: <enrollment> with <signedCert> and
-// one <ca> per CA certificate, nothing else and no white space between the
-// elements (ATAK reads every child node as a certificate).
-func enrollmentXML(cert, ca *x509.Certificate) []byte {
+// one <ca> per CA certificate (the issuing CA first, then its issuers),
+// nothing else and no white space between the elements (ATAK reads every
+// child node as a certificate).
+func enrollmentXML(cert *x509.Certificate, chain []*x509.Certificate) []byte {
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><enrollment><signedCert>`)
 	b.WriteString(certBase64(cert))
-	b.WriteString(`</signedCert><ca>`)
-	b.WriteString(certBase64(ca))
-	b.WriteString(`</ca></enrollment>`)
+	b.WriteString(`</signedCert>`)
+	for _, ca := range chain {
+		b.WriteString(`<ca>`)
+		b.WriteString(certBase64(ca))
+		b.WriteString(`</ca>`)
+	}
+	b.WriteString(`</enrollment>`)
 	return b.Bytes()
 }
 
-// enrollmentAnswer is the v2 JSON answer. ca0 is the CA that issued
-// signedCert (CertManagerApi numbers the issuing chain from ca0). ca1 is the
-// server certificate: iTAK wants it in the answer (goatak sends it as a caN
-// entry; OpenTAKServer, whose chain has one certificate, fills ca1 with the
-// CA again), and clients that trust every caN entry gain nothing they would
-// not trust through the CA.
-type enrollmentAnswer struct {
-	SignedCert string `json:"signedCert"`
-	CA0        string `json:"ca0"`
-	CA1        string `json:"ca1,omitempty"`
-}
-
-func enrollmentJSON(cert, ca, server *x509.Certificate) ([]byte, error) {
-	ans := enrollmentAnswer{SignedCert: certBase64(cert), CA0: certBase64(ca)}
+// enrollmentJSON is the v2 JSON answer: "signedCert", then "ca0", "ca1", …
+// for the CA chain (CertManagerApi numbers the issuing chain from ca0: the
+// CA that issued signedCert, then its issuer, up to an imported CA's root),
+// then one more caN entry with the server certificate: iTAK wants it in the
+// answer (goatak sends it as a caN entry; OpenTAKServer, whose chain has one
+// certificate, fills ca1 with the CA again), and clients that trust every caN
+// entry gain nothing they would not trust through the CA. For Outpost's own
+// CA that is {signedCert, ca0: CA, ca1: server}.
+func enrollmentJSON(cert *x509.Certificate, chain []*x509.Certificate, server *x509.Certificate) ([]byte, error) {
+	ans := map[string]string{"signedCert": certBase64(cert)}
+	for i, ca := range chain {
+		ans["ca"+strconv.Itoa(i)] = certBase64(ca)
+	}
 	if server != nil {
-		ans.CA1 = certBase64(server)
+		ans["ca"+strconv.Itoa(len(chain))] = certBase64(server)
 	}
 	b, err := json.Marshal(ans)
 	if err != nil {

@@ -58,7 +58,12 @@ type ChannelOptions struct {
 	Services func() []Service
 	// PublicHost is the address clients use (serviceInfo's ip).
 	PublicHost string
-	Version    string
+	// Addresses are this machine's other addresses clients may use, and
+	// AdminTokenFile the first run's token file: GET /api/server shows
+	// them on the console's front page (README "First start").
+	Addresses      []string
+	AdminTokenFile string
+	Version        string
 	// StartTime is when the appliance started (connectUpdate); zero means
 	// when the channel was made.
 	StartTime time.Time

@@ -197,6 +197,10 @@ func New(opts Options) *API {
 	// Roles and groups (groups.go).
 	rt.Handle("PUT /api/users/{uid}/role", access.Admin, a.putRole)
 	rt.Handle("PUT /api/users/{uid}/groups", access.Admin, a.putGroups)
+	// Enrollment invitations (invitations.go).
+	rt.Handle("POST /api/users/{uid}/invitations", access.Admin, a.postInvitation)
+	rt.Handle("GET /api/invitations", access.Admin, a.listInvitations)
+	rt.Handle("DELETE /api/invitations/{id}", access.Admin, a.deleteInvitation)
 	rt.Handle("GET /api/groups", access.Any, a.listGroups)
 	rt.Handle("POST /api/groups", access.Admin, a.postGroup)
 	rt.Handle("DELETE /api/groups/{name}", access.Admin, a.deleteGroup)

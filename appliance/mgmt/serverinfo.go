@@ -48,6 +48,8 @@ type serverAnswer struct {
 	Started    string          `json:"started"`
 	Uptime     int64           `json:"uptimeSeconds"`
 	PublicHost string          `json:"publicHost"`
+	Addresses  []string        `json:"addresses"`      // the machine's other addresses clients may use
+	TokenFile  string          `json:"adminTokenFile"` // where the first start wrote the admin token
 	Clients    int             `json:"clients"`
 	Services   []serverService `json:"services"`
 	Health     healthInfo      `json:"health"`
@@ -70,6 +72,7 @@ func (a *API) serverInfo(w http.ResponseWriter, r *http.Request) {
 		Version: c.opts.Version, Started: httpapi.FormatTime(c.opts.StartTime),
 		Uptime: int64(time.Since(c.opts.StartTime) / time.Second), PublicHost: c.opts.PublicHost,
 		Services: []serverService{}, Health: c.healthNow(),
+		Addresses: append([]string{}, c.opts.Addresses...), TokenFile: c.opts.AdminTokenFile,
 	}
 	if c.opts.Clients != nil {
 		out.Clients = len(c.opts.Clients())

@@ -73,7 +73,8 @@ type Authority struct {
 	// Set once by Open, read-only afterwards.
 	caCert     *x509.Certificate
 	caKey      crypto.Signer
-	caPEM      []byte
+	caPEM      []byte              // caCert and caChain, PEM
+	caChain    []*x509.Certificate // caCert's issuers up to the root, when caCert is an imported intermediate
 	serverCert tls.Certificate
 	clientCAs  *x509.CertPool
 	sans       sanSet
@@ -93,6 +94,45 @@ type Authority struct {
 // certificate on first run (no CA file). See the package documentation for the
 // files it writes.
 func Open(cfg Config) (*Authority, error) {
+	a, err := newAuthority(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg = a.cfg
+	// A CLI process may open the same directory while the server starts: the
+	// lock keeps two first runs from creating two CAs, and a reader from
+	// seeing server.key and server.pem from different issuances.
+	unlock, err := lockFile(cfg.CAFile)
+	if err != nil {
+		return nil, err
+	}
+	err = a.openCA()
+	if err == nil {
+		err = a.openServer()
+	}
+	unlock()
+	if err != nil {
+		return nil, err
+	}
+	if err := a.openCRL(); err != nil {
+		return nil, err
+	}
+	a.clientCAs = x509.NewCertPool()
+	a.clientCAs.AddCert(a.caCert)
+	if err := a.openPreviousCA(); err != nil {
+		return nil, err
+	}
+	a.buildTLSConfigs()
+	a.log.Info("certificate authority ready",
+		"certs_dir", cfg.CertsDir, "ca", cfg.CAFile, "server_cert", cfg.CertFile,
+		"crl", cfg.CRLFile, "client_packages", cfg.ClientPackagesDir,
+		"ca_not_after", a.caCert.NotAfter, "server_not_after", a.serverCert.Leaf.NotAfter)
+	return a, nil
+}
+
+// newAuthority resolves cfg and makes the directories; it reads no
+// certificate yet.
+func newAuthority(cfg Config) (*Authority, error) {
 	if err := cfg.resolve(); err != nil {
 		return nil, err
 	}
@@ -120,31 +160,6 @@ func Open(cfg Config) (*Authority, error) {
 	if err := os.MkdirAll(cfg.ClientPackagesDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create client package directory %s: %w", cfg.ClientPackagesDir, err)
 	}
-	// A CLI process may open the same directory while the server starts: the
-	// lock keeps two first runs from creating two CAs, and a reader from
-	// seeing server.key and server.pem from different issuances.
-	unlock, err := lockFile(cfg.CAFile)
-	if err != nil {
-		return nil, err
-	}
-	err = a.openCA()
-	if err == nil {
-		err = a.openServer()
-	}
-	unlock()
-	if err != nil {
-		return nil, err
-	}
-	if err := a.openCRL(); err != nil {
-		return nil, err
-	}
-	a.clientCAs = x509.NewCertPool()
-	a.clientCAs.AddCert(a.caCert)
-	a.buildTLSConfigs()
-	a.log.Info("certificate authority ready",
-		"certs_dir", cfg.CertsDir, "ca", cfg.CAFile, "server_cert", cfg.CertFile,
-		"crl", cfg.CRLFile, "client_packages", cfg.ClientPackagesDir,
-		"ca_not_after", a.caCert.NotAfter, "server_not_after", a.serverCert.Leaf.NotAfter)
 	return a, nil
 }
 
@@ -233,10 +248,11 @@ func (a *Authority) openCA() error {
 	if !haveKey {
 		return fmt.Errorf("%s exists but its private key %s is missing", cfg.CAFile, cfg.CAKeyFile)
 	}
-	cert, pemBytes, err := readCertFile(cfg.CAFile)
+	certs, err := readCertsFile(cfg.CAFile)
 	if err != nil {
 		return fmt.Errorf("load CA certificate: %w", err)
 	}
+	cert, chain := certs[0], certs[1:]
 	key, err := readKeyFile(cfg.CAKeyFile)
 	if err != nil {
 		return fmt.Errorf("load CA key: %w", err)
@@ -250,8 +266,15 @@ func (a *Authority) openCA() error {
 	if now := a.now(); now.After(cert.NotAfter) {
 		return fmt.Errorf("%s: CA certificate expired on %s; every client must be re-provisioned with a new CA", cfg.CAFile, cert.NotAfter.UTC().Format(time.RFC3339))
 	}
-	a.caCert, a.caKey, a.caPEM = cert, key, pemBytes
-	a.log.Info("loaded CA", "file", cfg.CAFile, "subject", cert.Subject.CommonName)
+	if err := checkChain(cert, chain, a.now()); err != nil {
+		return fmt.Errorf("%s: %w", cfg.CAFile, err)
+	}
+	a.caCert, a.caKey, a.caChain, a.caPEM = cert, key, chain, bundlePEM(cert, chain)
+	attrs := []any{"file", cfg.CAFile, "subject", cert.Subject.CommonName}
+	if len(chain) > 0 {
+		attrs = append(attrs, "root", chain[len(chain)-1].Subject.CommonName, "chain_length", len(chain)+1)
+	}
+	a.log.Info("loaded CA", attrs...)
 	return nil
 }
 
@@ -332,46 +355,79 @@ func (a *Authority) openServer() error {
 		a.log.Error("could not write a new server certificate; serving with the current one, which does not name them",
 			"file", cfg.CertFile, "missing", missing, "err", err)
 	}
-	a.serverCert = tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}
+	a.serverCert = a.tlsCertificate(cert, key)
 	a.log.Info("loaded server certificate", "file", cfg.CertFile, "subject", cert.Subject.CommonName,
 		"dns", cert.DNSNames, "ip", cert.IPAddresses)
 	return a.ensureServerCompanions(key, cert)
 }
 
 func (a *Authority) issueServer() error {
-	cfg := &a.cfg
-	key, err := newKey(cfg.KeyType)
-	if err != nil {
-		return err
-	}
-	tmpl := serverTemplate(cfg.ServerName, a.sans, a.now(), key.Public())
-	cert, err := a.signCert(tmpl, key.Public(), a.caCert, a.caKey)
-	if err != nil {
-		return fmt.Errorf("issue server certificate: %w", err)
-	}
-	kp, err := keyPEM(key)
-	if err != nil {
-		return err
-	}
-	p12, err := a.serverP12(key, cert)
+	files, tc, err := a.newServerFiles()
 	if err != nil {
 		return err
 	}
 	// One set: a failure while writing (a full disk) leaves the old key
 	// and certificate, which still belong together.
-	if err := atomicfile.WriteAll(
-		atomicfile.File{Path: cfg.KeyFile, Data: kp, Perm: 0o600},
-		atomicfile.File{Path: cfg.UnencryptedKeyFile, Data: kp, Perm: 0o600},
-		atomicfile.File{Path: cfg.CertFile, Data: certPEM(cert), Perm: 0o644},
-		atomicfile.File{Path: cfg.P12File, Data: p12, Perm: 0o600},
-	); err != nil {
+	if err := atomicfile.WriteAll(files...); err != nil {
 		return err
 	}
-	a.serverCert = tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}
+	a.serverCert = tc
+	a.logServerIssued()
+	return nil
+}
+
+func (a *Authority) logServerIssued() {
+	cfg, cert := &a.cfg, a.serverCert.Leaf
 	a.log.Info("issued server certificate", "file", cfg.CertFile, "key_file", cfg.KeyFile,
 		"p12_file", cfg.P12File, "subject", cert.Subject.CommonName,
 		"dns", cert.DNSNames, "ip", cert.IPAddresses, "not_after", cert.NotAfter)
-	return nil
+}
+
+// newServerFiles makes a server key and certificate signed by the CA and
+// returns the files that hold them (key, unencrypted key copy, certificate,
+// server.p12) without writing them, and the TLS certificate to serve.
+func (a *Authority) newServerFiles() ([]atomicfile.File, tls.Certificate, error) {
+	cfg := &a.cfg
+	key, err := newKey(cfg.KeyType)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	tmpl := serverTemplate(cfg.ServerName, a.sans, a.now(), key.Public())
+	if tmpl.NotAfter.After(a.caCert.NotAfter) {
+		tmpl.NotAfter = a.caCert.NotAfter // never outlive the issuer (an imported CA may expire sooner)
+	}
+	cert, err := a.signCert(tmpl, key.Public(), a.caCert, a.caKey)
+	if err != nil {
+		return nil, tls.Certificate{}, fmt.Errorf("issue server certificate: %w", err)
+	}
+	kp, err := keyPEM(key)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	p12, err := a.serverP12(key, cert)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	return []atomicfile.File{
+		{Path: cfg.KeyFile, Data: kp, Perm: 0o600},
+		{Path: cfg.UnencryptedKeyFile, Data: kp, Perm: 0o600},
+		{Path: cfg.CertFile, Data: certPEM(cert), Perm: 0o644},
+		{Path: cfg.P12File, Data: p12, Perm: 0o600},
+	}, a.tlsCertificate(cert, key), nil
+}
+
+// tlsCertificate is what the listeners serve: the server certificate, then
+// the CA and its issuers when the CA is not itself a root, so a client that
+// trusts only an organisation's root can build the path. A self-signed root
+// is never sent (the client has it or the handshake fails anyway).
+func (a *Authority) tlsCertificate(cert *x509.Certificate, key crypto.Signer) tls.Certificate {
+	tc := tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}
+	for _, c := range a.CAChain() {
+		if !selfSigned(c) {
+			tc.Certificate = append(tc.Certificate, c.Raw)
+		}
+	}
+	return tc
 }
 
 // ensureServerCompanions rewrites server.key.unencrypted and server.p12 when
@@ -404,8 +460,16 @@ func (a *Authority) ensureServerCompanions(key crypto.Signer, cert *x509.Certifi
 // CACert returns the CA certificate.
 func (a *Authority) CACert() *x509.Certificate { return a.caCert }
 
-// CAPEM returns the CA certificate as PEM.
+// CAPEM returns the CA certificate as PEM, followed by its issuers when it
+// is an imported intermediate (what ca.pem holds).
 func (a *Authority) CAPEM() []byte { return append([]byte(nil), a.caPEM...) }
+
+// CAChain returns the CA certificate followed by its issuers up to the root
+// (just the CA when it is its own root): what truststores and enrollment
+// answers carry, in that order (ca0, ca1, …).
+func (a *Authority) CAChain() []*x509.Certificate {
+	return append([]*x509.Certificate{a.caCert}, a.caChain...)
+}
 
 // ServerCertificate returns the server's TLS certificate (leaf set).
 func (a *Authority) ServerCertificate() tls.Certificate { return a.serverCert }

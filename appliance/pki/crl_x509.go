@@ -24,6 +24,10 @@ const crlNextUpdate = 7 * 24 * time.Hour
 // Open.
 const crlRenewBefore = crlNextUpdate / 2
 
+// crlRenewCheck is how often WatchCRL looks at crl.pem's nextUpdate (a
+// variable for tests).
+var crlRenewCheck = time.Hour
+
 // CRLPEM returns the revocation list as a standard X.509 CRL signed by the CA
 // (PEM "X509 CRL"). The JSON file stays the source of truth (api.md §2.15).
 func (a *Authority) CRLPEM() ([]byte, error) {
@@ -156,10 +160,17 @@ func (a *Authority) CRLPEMFile() string { return a.crlPEMPath }
 // WatchCRL polls the JSON file every interval (default 5 s) until ctx ends and
 // reloads it when its size or modification time changed, and in any case
 // every tenth poll (content hash compared), so a rewrite within the file
-// system's timestamp granularity is not missed. Run it in its own goroutine.
+// system's timestamp granularity is not missed. About every hour it also
+// signs crl.pem again when its nextUpdate comes near (keepCRLPEM), so the
+// X.509 list of a server that runs for weeks without a revocation does not
+// expire. Run it in its own goroutine.
 func (a *Authority) WatchCRL(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		interval = 5 * time.Second
+	}
+	renewEvery := int(crlRenewCheck / interval)
+	if renewEvery < 1 {
+		renewEvery = 1
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -171,6 +182,11 @@ func (a *Authority) WatchCRL(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if tick%renewEvery == 0 {
+			a.crl.fileMu.Lock() // not between a revocation's list and its crl.pem
+			a.keepCRLPEM()
+			a.crl.fileMu.Unlock()
 		}
 		st, err := os.Stat(a.cfg.CRLFile)
 		if err != nil {

@@ -2,13 +2,17 @@ package pki
 
 import (
 	"bytes"
+	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"math/big"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"outpost/internal/testkit"
 )
 
 // readCRLPEM reads and verifies crl.pem.
@@ -120,4 +124,27 @@ func TestOpenKeepsCurrentCRLPEM(t *testing.T) {
 			t.Fatal("the revocation list is not enforced")
 		}
 	})
+}
+
+// TestWatchCRLRenewsCRLPEM: a server that runs past half of crl.pem's
+// validity without a revocation signs it again, so it never expires.
+func TestWatchCRLRenewsCRLPEM(t *testing.T) {
+	cfg := testConfig(t, "")
+	var offset atomic.Int64
+	cfg.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	a := openTest(t, cfg)
+	_, first := readCRLPEM(t, a)
+	old := crlRenewCheck
+	crlRenewCheck = 10 * time.Millisecond
+	t.Cleanup(func() { crlRenewCheck = old })
+	offset.Store(int64(5 * 24 * time.Hour)) // past crlRenewBefore
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { a.WatchCRL(ctx, 10*time.Millisecond); close(done) }()
+	testkit.WaitFor(t, "crl.pem signed again", func() bool {
+		_, crl := readCRLPEM(t, a)
+		return crl.NextUpdate.After(first.NextUpdate)
+	})
+	stop()
+	<-done
 }

@@ -1,7 +1,11 @@
 // Package pki owns Outpost's certificate authority and everything built on it:
 //
 //   - the CA, the server certificate and their files under certsPath, with the
-//     spec's file names (api.md §5.12);
+//     spec's file names (api.md §5.12); the CA is made on the first start or
+//     imported (import.go: an organisation's root, or an intermediate whose
+//     chain up to the root ca.pem keeps after it, which the listeners send and
+//     truststores and enrollment answers carry); Inspect reads them for
+//     `outpost doctor` without changing anything;
 //   - client certificates (issued here or signed from an enrollment CSR) and
 //     their PKCS#12 containers;
 //   - the revocation list: the JSON file of api.md §2.15 is the source of truth,

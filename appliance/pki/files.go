@@ -22,6 +22,7 @@ const (
 	maxPEMFile   = 1 << 20  // certificates and keys
 	maxCRLFile   = 16 << 20 // crl.json
 	maxIndexFile = 64 << 20 // issued.json
+	maxChain     = 8        // certificates in a CA bundle (the CA and its issuers)
 )
 
 // Lock-file timing for files shared with another process. Locks are held for
@@ -117,12 +118,71 @@ func readCertFile(path string) (*x509.Certificate, []byte, error) {
 	}
 }
 
+// readCertsFile parses every CERTIFICATE block of a PEM file, in order; at
+// least one is required. Other blocks are skipped.
+func readCertsFile(path string) ([]*x509.Certificate, error) {
+	data, err := readFileLimited(path, maxPEMFile)
+	if err != nil {
+		return nil, err
+	}
+	certs, err := parseCerts(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return certs, nil
+}
+
+// parseCerts parses every CERTIFICATE block of PEM data, in order (at most
+// maxChain); at least one is required.
+func parseCerts(data []byte) ([]*x509.Certificate, error) {
+	var certs []*x509.Certificate
+	rest := data
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("certificate %d does not parse: %w", len(certs)+1, err)
+		}
+		if len(certs) == maxChain {
+			return nil, fmt.Errorf("more than %d certificates", maxChain)
+		}
+		certs = append(certs, cert)
+	}
+	if len(certs) == 0 {
+		return nil, errors.New("no PEM CERTIFICATE block found")
+	}
+	return certs, nil
+}
+
+// bundlePEM encodes certificates one after the other.
+func bundlePEM(first *x509.Certificate, rest []*x509.Certificate) []byte {
+	out := certPEM(first)
+	for _, c := range rest {
+		out = append(out, certPEM(c)...)
+	}
+	return out
+}
+
 // readKeyFile parses an unencrypted private key in PKCS#8, PKCS#1 or SEC 1 PEM.
 func readKeyFile(path string) (crypto.Signer, error) {
 	data, err := readFileLimited(path, maxPEMFile)
 	if err != nil {
 		return nil, err
 	}
+	return parseKey(path, data)
+}
+
+// parseKey parses the first private key block of PEM data; path names the
+// data in errors.
+func parseKey(path string, data []byte) (crypto.Signer, error) {
+	var err error
 	rest := data
 	for {
 		var block *pem.Block

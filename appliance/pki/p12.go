@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"outpost/appliance/atomicfile"
@@ -23,7 +24,7 @@ var p12Encoder = pkcs12.LegacyDES
 
 // clientP12 packs a client key, its certificate and the CA.
 func (a *Authority) clientP12(key crypto.Signer, cert *x509.Certificate) ([]byte, error) {
-	p12, err := p12Encoder.Encode(key, cert, []*x509.Certificate{a.caCert}, a.cfg.Password)
+	p12, err := p12Encoder.Encode(key, cert, a.CAChain(), a.cfg.Password)
 	if err != nil {
 		return nil, fmt.Errorf("encode PKCS#12 for %q: %w", cert.Subject.CommonName, err)
 	}
@@ -48,7 +49,7 @@ func (a *Authority) writeServerP12(key crypto.Signer, cert *x509.Certificate) er
 
 // serverP12 encodes server.p12's content.
 func (a *Authority) serverP12(key crypto.Signer, cert *x509.Certificate) ([]byte, error) {
-	p12, err := p12Encoder.Encode(key, cert, []*x509.Certificate{a.caCert}, a.cfg.Password)
+	p12, err := p12Encoder.Encode(key, cert, a.CAChain(), a.cfg.Password)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", a.cfg.P12File, err)
 	}
@@ -77,13 +78,16 @@ func (a *Authority) TrustStoreName() string {
 	return "truststore-" + fileToken(a.cfg.ServerName) + "-" + hex.EncodeToString(sum[:4])
 }
 
-// TrustStoreP12 returns a PKCS#12 holding only the CA certificate, marked as
-// a trust anchor, encrypted with Config.Password. It never holds a private key
+// TrustStoreP12 returns a PKCS#12 holding only the CA certificate (and,
+// for an imported intermediate, its issuers up to the root), marked as trust
+// anchors, encrypted with Config.Password. It never holds a private key
 // (protocol.md §9).
 func (a *Authority) TrustStoreP12() ([]byte, error) {
-	p12, err := p12Encoder.EncodeTrustStoreEntries([]pkcs12.TrustStoreEntry{
-		{Cert: a.caCert, FriendlyName: a.caCert.Subject.CommonName},
-	}, a.cfg.Password)
+	var entries []pkcs12.TrustStoreEntry
+	for _, c := range a.CAChain() {
+		entries = append(entries, pkcs12.TrustStoreEntry{Cert: c, FriendlyName: c.Subject.CommonName})
+	}
+	p12, err := p12Encoder.EncodeTrustStoreEntries(entries, a.cfg.Password)
 	if err != nil {
 		return nil, fmt.Errorf("encode truststore: %w", err)
 	}
@@ -91,16 +95,18 @@ func (a *Authority) TrustStoreP12() ([]byte, error) {
 }
 
 // KeyStoreP12 returns a PKCS#12 holding cert (without its key, which stays on
-// the client) and the CA, as certificate entries with the aliases TAK Server
-// uses in enrollment answers: "signedCert" and "ca0" (protocol.md §8).
+// the client) and the CA chain, as certificate entries with the aliases TAK
+// Server uses in enrollment answers: "signedCert", then "ca0" (the issuing
+// CA), "ca1" (its issuer), … (protocol.md §8).
 func (a *Authority) KeyStoreP12(cert *x509.Certificate, password string) ([]byte, error) {
 	if cert == nil {
 		return nil, errors.New("keystore: no certificate")
 	}
-	p12, err := p12Encoder.EncodeTrustStoreEntries([]pkcs12.TrustStoreEntry{
-		{Cert: cert, FriendlyName: "signedCert"},
-		{Cert: a.caCert, FriendlyName: "ca0"},
-	}, password)
+	entries := []pkcs12.TrustStoreEntry{{Cert: cert, FriendlyName: "signedCert"}}
+	for i, c := range a.CAChain() {
+		entries = append(entries, pkcs12.TrustStoreEntry{Cert: c, FriendlyName: "ca" + strconv.Itoa(i)})
+	}
+	p12, err := p12Encoder.EncodeTrustStoreEntries(entries, password)
 	if err != nil {
 		return nil, fmt.Errorf("encode enrollment keystore: %w", err)
 	}

@@ -144,6 +144,11 @@ func (a *Authority) connectHost() (string, error) {
 	return h, nil
 }
 
+// ConnectHost is the host clients are told to reach (PublicHost) as it
+// appears in connect strings and enrollment codes; an error when none is
+// configured or it cannot be written there (an IPv6 address).
+func (a *Authority) ConnectHost() (string, error) { return a.connectHost() }
+
 // pkgSpec is what the three layouts are built from.
 type pkgSpec struct {
 	device    Device

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/xml"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -483,6 +484,44 @@ func TestParseDevice(t *testing.T) {
 		got, err := ParseDevice(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseDevice(%q) = %q, %v", tc.in, got, err)
+		}
+	}
+}
+
+// TestTwoAppliancesPackagesSideBySide: the packages of two appliances, both
+// on the default server name, unzipped into one folder (what WinTAK does
+// with every truststore it imports) keep both truststores, each holding its
+// own appliance's CA.
+func TestTwoAppliancesPackagesSideBySide(t *testing.T) {
+	c1, c2 := testConfig(t, ""), testConfig(t, "")
+	c1.ServerName, c2.ServerName = "", ""
+	apps := []*Authority{openTest(t, c1), openTest(t, c2)}
+	for _, d := range []Device{DeviceATAK, DeviceITAK, DeviceWinTAK} {
+		folder := map[string][]byte{}
+		for _, a := range apps {
+			_, z, err := a.EnrollmentPackage(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, _ := unzip(t, z)
+			for name, data := range files {
+				if strings.HasPrefix(path.Base(name), "truststore-") {
+					folder[path.Base(name)] = data
+				}
+			}
+		}
+		if len(folder) != 2 {
+			t.Fatalf("%s: %d truststores side by side, want 2: %v", d, len(folder), slices.Collect(maps.Keys(folder)))
+		}
+		for _, a := range apps {
+			data, ok := folder[a.TrustStoreName()+".p12"]
+			if !ok {
+				t.Fatalf("%s: %s was overwritten", d, a.TrustStoreName())
+			}
+			certs, err := pkcs12.DecodeTrustStore(data, testPassword)
+			if err != nil || len(certs) != 1 || !certs[0].Equal(a.CACert()) {
+				t.Fatalf("%s: %s holds another CA (%v)", d, a.TrustStoreName(), err)
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ package store
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // primaryLock is a held lock file; nil when another process holds it.
@@ -45,3 +46,26 @@ func (l *primaryLock) release() {
 	unlockFile(l.f)
 	l.f.Close()
 }
+
+// WhileStopped runs fn holding the primary lock of the database at dbPath,
+// so that no server can open it meanwhile; it returns ErrInUse, without
+// running fn, while a server (or another command) has it open. Commands
+// that change what a server reads only at start (`outpost ca import`) use
+// it.
+func WhileStopped(dbPath string, fn func() error) error {
+	lock, err := tryPrimaryLock(dbPath)
+	if err != nil {
+		return err
+	}
+	if lock == nil {
+		return fmt.Errorf("%w: stop it first", ErrInUse)
+	}
+	defer lock.release()
+	matchOwner(filepath.Dir(dbPath), dbPath+".lock")
+	return fn()
+}
+
+// MatchOwner gives files the owner of dir when this process runs as root
+// (`sudo outpost ca import` must leave files the service user can read);
+// elsewhere it does nothing.
+func MatchOwner(dir string, files ...string) error { return matchOwner(dir, files...) }

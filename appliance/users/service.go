@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"outpost/appliance/fault"
 	"outpost/appliance/logx"
@@ -33,6 +34,8 @@ type Options struct {
 	// open follow (the appliance re-resolves them). It must not block.
 	Changed func(name string)
 	Logger  *slog.Logger
+	// Now is the clock of invitations (tests); default time.Now.
+	Now func() time.Time
 }
 
 // Service manages system users and groups.
@@ -67,6 +70,13 @@ func (u User) GroupNames() []string {
 		out[i] = m.Group
 	}
 	return out
+}
+
+func (s *Service) now() time.Time {
+	if s.opts.Now != nil {
+		return s.opts.Now()
+	}
+	return time.Now()
 }
 
 func (s *Service) changed(name string) {

@@ -59,12 +59,15 @@ var commands = map[string]command{
 	"cert":     {"cert issue|revoke|list|enrollment-package: client certificates and connection packages", setupCert},
 	"user":     {"user add|delete|list|role|groups: system users (who may enroll for a certificate), their roles and groups", setupUser},
 	"group":    {"group add|list|remove: groups (TAK channels)", setupGroup},
+	"invite":   {"invite NAME | --list | --revoke ID: one-time enrollment tokens and the QR codes ATAK, iTAK and WinTAK join with", setupInvite},
 	"token":    {"token create|list|revoke: API users and their bearer tokens (management API)", setupToken},
 	"audit":    {"audit [--since D] [--user NAME]: management API calls made as system users", setupAudit},
 	"federate": {"federate list: this server's federation identity and fingerprint, trusted CAs, federates", setupFederate},
+	"ca":       {"ca import --cert CA.pem --key KEY.pem [--chain ISSUERS.pem]: bring your own CA (the server must be stopped)", setupCA},
 
 	"service":     {"service install|uninstall|start|stop|restart|status: the system service (systemd or Windows)", setupService},
 	"healthcheck": {"exit 0 only when /Alive answers and every enabled listener accepts connections", setupHealthcheck},
+	"doctor":      {"doctor [--host H] [--token-file F]: check a running server as a client would (ports, certificate, CRL, clock, disk) and say what to fix", setupDoctor},
 	"restore":     {"restore FILE: replace the database with a checked backup (the server must be stopped)", plain(cmdRestore)},
 }
 

@@ -62,7 +62,11 @@ export function mountLogin(root, reason) {
       { class: "field" },
       h("span", null, "API token"),
       h("input", { name: "token", type: "password", autocomplete: "off", required: true, spellcheck: "false" }),
-      h("small", null, "An API token (outpost token create NAME makes one; the first start writes admin.token in the data directory) or a system user's own token."),
+      h(
+        "small",
+        { id: "token-hint" },
+        "An API token or a system user's own token. The first start writes the administrator's token to admin.token in the data directory (/var/lib/outpost/admin.token for the .deb, outpost-data/admin.token for make run; the server's log names the file); outpost token create NAME makes more.",
+      ),
     ),
     h("button", { type: "submit", class: "primary" }, "Sign in with token"),
   );

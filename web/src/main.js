@@ -1,5 +1,5 @@
 // The console's shell: sign-in, the page bar and the hash router
-// (#/map, #/clients, #/users, #/packages, #/missions, #/emergencies,
+// (#/start, #/map, #/clients, #/users, #/packages, #/missions, #/emergencies,
 // #/server, #/account). Pages marked admin are for administrators only
 // (access.md "Roles"): a user neither sees them in the bar nor reaches
 // them by their address, which leads to the map instead.
@@ -15,10 +15,14 @@ import { mountMap } from "./map.js";
 import { mountMissions } from "./missions.js";
 import { mountPackages } from "./packages.js";
 import { mountServer } from "./server.js";
+import { mountStart } from "./start.js";
 import { h, setChildren } from "./ui.js";
 import { mountUsers } from "./users.js";
 
+// The first page a role may see is where it lands: an administrator on
+// Start (how devices connect, the next steps), a user on the map.
 const PAGES = [
+  { id: "start", title: "Start", mount: mountStart, admin: true },
   { id: "map", title: "Map", mount: mountMap },
   { id: "clients", title: "Clients", mount: mountClients, admin: true },
   { id: "users", title: "System users", mount: mountUsers, admin: true },

@@ -1,31 +1,33 @@
 // The System users page (administrators only): list with each user's role
 // and groups, create (with client certificates and a connection package),
-// change a role, set groups, download the package or show it as a QR code,
-// rotate a token, delete (which revokes the user's certificates); and the
-// Groups section (groups.js).
-import qrcode from "qrcode-generator";
+// change a role, set groups, download the package, invite a device
+// (invitations.js: one-time enrollment token and the ATAK, iTAK and WinTAK
+// codes), rotate a token, delete (which revokes the user's certificates);
+// the enrollment invitations; and the Groups section (groups.js).
 import { api, currentSession, download, refreshSession } from "./api.js";
+import { inviteDevice, invitationsSection } from "./invitations.js";
 import { editMemberships, groupsSection, membershipsText } from "./groups.js";
 import { confirmAction, field, h, modal, randomToken, section, select, setChildren, showError, table, toast } from "./ui.js";
 
 export function mountUsers(root) {
   const list = h("div", { id: "users-list" });
   const groups = groupsSection(() => load());
-  // A change of users or memberships changes the groups' member lists too.
-  const reload = () => (load(), groups.load());
+  const invitations = invitationsSection();
+  // A change of users or memberships changes the groups' member lists too,
+  // and a deleted user's invitations go with it.
+  const reload = () => (load(), groups.load(), invitations.load());
   const form = createForm(reload);
   root.append(
     section("Create a system user", null, form),
     section("System users", [h("button", { type: "button", onclick: () => load() }, "Refresh")], list),
+    invitations.el,
     groups.el,
   );
 
   async function load() {
     try {
-      const [users, pkgs] = await Promise.all([api("GET", "ManageSystemUser/getAll"), api("GET", "DataPackageTable")]);
-      const byName = new Map(pkgs.json_list.map((p) => [p.Name, p]));
+      const users = await api("GET", "ManageSystemUser/getAll");
       const rows = users.SystemUsers.map((u) => {
-        const pkg = u.certificatePackageName ? byName.get(u.certificatePackageName) : null;
         return h(
           "tr",
           { dataset: { user: u.username } },
@@ -49,7 +51,7 @@ export function mountUsers(root) {
             u.certificatePackageName
               ? h("button", { type: "button", class: "small download-package", onclick: () => downloadPackage(u) }, "Download package")
               : null,
-            pkg ? h("button", { type: "button", class: "small", onclick: () => showQR(u, pkg) }, "QR code") : null,
+            h("button", { type: "button", class: "small invite", onclick: () => inviteDevice(u, () => invitations.load()) }, "Invite a device"),
             h("button", { type: "button", class: "small", onclick: () => rotate(u) }, "Rotate token"),
             h("button", { type: "button", class: "small danger", onclick: () => remove(u, reload) }, "Delete"),
             ),
@@ -145,44 +147,6 @@ async function downloadPackage(u) {
   } catch (e) {
     showError("Download package", e);
   }
-}
-
-/**
- * The package's address on the client API's HTTP port, as a QR code for a
- * phone on the mesh. Only when that port is on: it has no authentication,
- * so the code itself is the secret.
- */
-async function showQR(u, pkg) {
-  let server;
-  try {
-    server = await api("GET", "api/server");
-  } catch (e) {
-    showError("QR code", e);
-    return;
-  }
-  const http = server.services.find((s) => s.name === "HTTP_TAK_service");
-  if (!http || !http.enabled) {
-    modal("QR code", h("p", null, "The client API's HTTP port is off, so a phone cannot fetch the package by a link. Download the package and hand it over instead."), [
-      { label: "Close", primary: true, onclick: (close) => close() },
-    ]);
-    return;
-  }
-  const url = `http://${server.publicHost}:${http.port}/Marti/sync/content?hash=${pkg.Hash}`;
-  const qr = qrcode(0, "M");
-  qr.addData(url);
-  qr.make();
-  const img = h("img", { src: qr.createDataURL(6, 4), alt: "QR code of the package link", class: "qr" });
-  modal(
-    `Connection package of ${u.username}`,
-    h(
-      "div",
-      { class: "qr-box" },
-      img,
-      h("p", { class: "mono small" }, url),
-      h("p", { class: "note" }, "Scan on the phone to download the package, then open it with ATAK or iTAK. Anyone who scans this code can fetch the package, which holds the user's key: show it only to that user."),
-    ),
-    [{ label: "Close", primary: true, onclick: (close) => close() }],
-  );
 }
 
 /**

@@ -17,7 +17,7 @@ const shots = env.OUTPOST_ARTIFACTS;
 const withGeo = env.OUTPOST_GEO === "1"; // the /ManageGeoObject and /ManageEmergency routes
 const result = { steps: [] };
 const plainUser = env.OUTPOST_PLAIN_USER; // a system user with the role user, no group, certificates
-const adminPages = ["clients", "users", "server"];
+const adminPages = ["start", "clients", "users", "server"];
 const everyonesPages = ["map", "packages", "missions", "emergencies", "account"];
 
 function log(msg) {
@@ -125,6 +125,7 @@ async function run() {
   // 1. Sign in with a wrong, then the right password.
   await page.goto(base);
   await page.waitForSelector("#login-password");
+  check((await page.textContent("#token-hint")).includes("admin.token"), "the sign-in page says where the admin token is");
   await shot("01-sign-in");
   await page.fill("#login-password input[name=username]", env.OUTPOST_USER);
   await page.fill("#login-password input[name=password]", "not the password");
@@ -133,12 +134,27 @@ async function run() {
   check((await page.textContent(".login .error")).includes("Wrong user name or password"), "wrong password message");
   await page.fill("#login-password input[name=password]", env.OUTPOST_PASSWORD);
   await page.click("#login-password button");
-  await page.waitForSelector("#map.leaflet-container");
+  // An administrator lands on Start: where devices reach the server, which
+  // port serves what, the admin token's file and the next steps.
+  await page.locator("#start-ports tr[data-service]").first().waitFor();
   check((await page.textContent(".who .who-name")) === env.OUTPOST_USER, "signed-in user shown");
   check((await page.textContent("#who-role")) === "admin", "administrator's role shown");
   for (const id of [...adminPages, ...everyonesPages]) check((await page.locator(`#nav-${id}`).count()) === 1, `an administrator sees the ${id} page`);
   check(!(await page.evaluate(() => location.href)).includes(env.OUTPOST_PASSWORD), "no secret in the URL");
-  log("signed in with name and password");
+  const server = await adminApi("api/server");
+  check((await page.textContent("#start-public-host")) === server.publicHost, `Start shows the public host ${server.publicHost}`);
+  const others = await page.textContent("#start-addresses");
+  check(server.addresses.every((a) => others.includes(a)), `Start shows the other addresses ${server.addresses}: ${others}`);
+  for (const s of server.services.filter((x) => x.enabled)) {
+    const row = await page.textContent(`#start-ports tr[data-service=${s.name}]`);
+    check(row.includes(String(s.port)), `Start shows port ${s.port} of ${s.name}: ${row}`);
+  }
+  check((await page.textContent("#start-token-file")) === env.OUTPOST_TOKEN_FILE, "Start names the admin token's file");
+  check((await page.textContent("#start-steps")).includes("outpost invite NAME --qr"), "Start says what to do next");
+  await shot("01b-start");
+  await page.click("#nav-map");
+  await page.waitForSelector("#map.leaflet-container");
+  log("signed in with name and password; Start shows the addresses, ports, token file and next steps");
 
   // 2. A TAK client connects over TCP and appears on the map at its place.
   const viper = await cotClient();
@@ -260,16 +276,39 @@ async function run() {
   check(dl.suggestedFilename().endsWith(".zip"), `package name ${dl.suggestedFilename()}`);
   result.packageBytes = pkg.length;
   await shot("06-system-users");
-  await row.locator("button", { hasText: "QR code" }).click();
-  await page.waitForSelector("dialog.modal img.qr");
-  await shot("07-package-qr");
+  // Invite a device: the dialog shows ATAK's and iTAK's codes, WinTAK's
+  // link and the token once; the ATAK code is saved as drawn on the page
+  // (console_browser_test.go reads it back with zbarimg).
+  await row.locator("button.invite").click();
+  await page.selectOption("#invite-form select[name=expires]", "7d");
+  await page.fill("#invite-form input[name=uses]", "2");
   await page.click("dialog.modal button.primary");
+  await page.waitForSelector("dialog.modal .invite-codes img.qr", { timeout: 30000 });
+  await page.waitForFunction(() => [...document.querySelectorAll("dialog.modal img.qr")].every((i) => i.complete && i.naturalWidth > 0));
+  const inviteToken = await page.inputValue("dialog.modal .token-value");
+  check(inviteToken.length === 43, `invitation token shown once (${inviteToken.length} characters)`);
+  const codeTexts = await page.locator("dialog.modal .code-text").allTextContents();
+  check(codeTexts.length === 3 && codeTexts[0].startsWith("tak://com.atakmap.app/enroll?") && codeTexts[0].includes(inviteToken), `ATAK code text ${codeTexts[0]}`);
+  check(codeTexts[1].endsWith(",SSL") && !codeTexts[1].includes(inviteToken), `iTAK code text ${codeTexts[1]}`);
+  check(codeTexts[2].includes("/Marti/api/tls/enrollment-package?device=wintak") && !codeTexts[2].includes(inviteToken), `WinTAK link ${codeTexts[2]}`);
+  await page.locator("dialog.modal figure.invite-code img.qr").first().screenshot({ path: join(shots, "invite-atak-code.png") });
+  result.inviteToken = inviteToken;
+  await shot("07-invitation");
+  await page.click("dialog.modal button.primary");
+  const invRow = page.locator("#invitations-list tr[data-state=active]", { hasText: "alpha" });
+  await invRow.waitFor();
+  check((await invRow.textContent()).includes("2 of 2"), "the invitation is listed with its uses");
+  await shot("08-invitations");
+  await invRow.locator("button.revoke").click();
+  await page.click("dialog.modal button.primary"); // confirm
+  await page.locator("#invitations-list tr[data-state=revoked]", { hasText: "alpha" }).waitFor();
+  log("invitation created (ATAK and iTAK codes, WinTAK link, token shown once), listed and revoked");
   await row.locator("button", { hasText: "Rotate token" }).click();
   await page.click("dialog.modal button.primary"); // confirm
   await page.waitForSelector("dialog.modal .token-value");
   check((await page.inputValue("dialog.modal .token-value")) !== token, "rotated token differs");
   await page.click("dialog.modal button.primary");
-  log(`system user created with certificates; package downloaded (${pkg.length} bytes); QR shown; token rotated`);
+  log(`system user created with certificates; package downloaded (${pkg.length} bytes); token rotated`);
 
   // 6b. Groups: create one, and delete a throw-away one after the warning
   // that its members lose it and its data is unshared.
@@ -452,7 +491,7 @@ async function run() {
     await page.evaluate((id) => (location.hash = `#/${id}`), id);
     await page.waitForFunction(() => location.hash === "#/map");
     await page.waitForSelector("#map.leaflet-container");
-    check((await page.locator("#create-user, #server-version").count()) === 0, `#/${id} leads a user to the map`);
+    check((await page.locator("#create-user, #server-version, #start-reach").count()) === 0, `#/${id} leads a user to the map`);
   }
   await page.click("#nav-account");
   await page.locator("#account-groups tr[data-group=Red]").waitFor();
