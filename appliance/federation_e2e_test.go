@@ -217,6 +217,14 @@ func TestFederationTwoOutposts(t *testing.T) {
 	if res.Status != 200 || !view.Enabled || len(view.Federates) != 1 || view.Federates[0].Name != "B" || !view.Federates[0].Connected || view.Federates[0].EventsOut == 0 {
 		t.Fatalf("GET /api/federation: %d %s", res.Status, res.Body)
 	}
+	// Prometheus has the same counters.
+	res = testkit.Do(t, nil, "GET", a.URL(t, appliance.ListenerREST, "/metrics"), nil)
+	for _, want := range []string{`outpost_federate_connected{federate="B"} 1`, `outpost_federate_events_total{direction="out",federate="B"}`,
+		`outpost_federate_dropped_total{federate="B",reason="duplicate"} 0`, `outpost_cot_refused_events_total{cause="uid_taken",listener="federation"} 0`} {
+		if res.Status != 200 || !strings.Contains(string(res.Body), want) {
+			t.Fatalf("/metrics lacks %s (status %d)", want, res.Status)
+		}
+	}
 	// The console's server page lists the listener, measured on.
 	res = testkit.Do(t, nil, "GET", a.URL(t, appliance.ListenerREST, "/api/server"), nil, "Authorization", "Bearer "+adminToken(t, a))
 	var server struct {

@@ -120,6 +120,10 @@ func (c relayCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		case *federation.Federation:
 			collectFederation(counter, gauge, l.Stats())
+			st := l.SessionStats()
+			counter(mRefused, st.OversizeEvents, name, "too_large")
+			counter(mRefused, st.Impostors, name, "uid_taken")
+			counter(mPaced, st.Paced, name)
 			continue
 		default:
 			continue

@@ -3,6 +3,8 @@ package federation
 import (
 	"sort"
 	"sync/atomic"
+
+	"outpost/appliance/cotsession"
 )
 
 // fedStats are one federate's counters, kept across its links (plain
@@ -67,3 +69,8 @@ func (f *Federation) Stats() []FederateStats {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// SessionStats are the counters of the links' CoT sessions (cotsession):
+// events the relay refused (too large, a uid bound to a local
+// certificate), malformed ones, pacing.
+func (f *Federation) SessionStats() cotsession.Stats { return f.drv.Stats() }
