@@ -20,6 +20,7 @@ import (
 	"outpost/appliance/broker"
 	"outpost/appliance/config"
 	"outpost/appliance/diskspace"
+	"outpost/appliance/federation"
 	"outpost/appliance/geo"
 	"outpost/appliance/logx"
 	"outpost/appliance/marti"
@@ -55,6 +56,7 @@ type Appliance struct {
 	broker      *broker.Broker
 	objects     *objects.Service // geo objects and emergencies
 	pki         *pki.Authority
+	fed         *federation.Federation // nil when federation is off
 	httpMetrics *httpMetrics
 
 	// Who may see and do what (access.go).
@@ -180,6 +182,9 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	if err := a.buildMesh(ctx); err != nil {
 		return err
 	}
+	if err := a.buildFederation(); err != nil {
+		return err
+	}
 	for _, name := range a.names {
 		if err := a.listeners[name].Listen(); err != nil {
 			return err
@@ -285,6 +290,7 @@ func (a *Appliance) buildListeners() {
 			Console: web.FS(), BasemapPath: cfg.BasemapPath, BasemapDir: filepath.Join(cfg.DataDir, "basemaps"),
 			PublicHost: cfg.PublicHost,
 			CertOffer:  a.certOffer(nodeID),
+			Federation: a.federationView,
 		})
 		a.add(ListenerREST, cfg.RESTPort, a.newHTTPListener(ListenerREST,
 			netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}}, a.mgmt, api))

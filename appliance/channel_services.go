@@ -30,9 +30,15 @@ func (a *Appliance) services() []mgmt.Service {
 		{ListenerHTTP, "HTTP_TAK_service", "TCP_DataPackage_service"}, {ListenerHTTPS, "HTTPS_TAK_service", "SSL_DataPackage_service"},
 		{ListenerREST, "REST_API_service", "Rest_API_service"}, {ListenerEnroll, "Enrollment_service", ""},
 	}
+	if a.fed != nil {
+		// Federation when it is on; off, the channel reports
+		// FreeTAKServer's Federation_server_service as "off" on port 0.
+		names = append(names, struct{ listener, service, fts string }{ListenerFederation, "Federation_server_service", ""})
+	}
 	_, httpPort := a.cfg.HTTPListen()
 	ports := map[string]int{ListenerCoTTCP: a.cfg.CoTPort, ListenerCoTTLS: a.cfg.SSLCoTPort, ListenerHTTP: httpPort,
-		ListenerHTTPS: a.cfg.HTTPSPort, ListenerREST: a.cfg.RESTPort, ListenerEnroll: a.cfg.EnrollPort}
+		ListenerHTTPS: a.cfg.HTTPSPort, ListenerREST: a.cfg.RESTPort, ListenerEnroll: a.cfg.EnrollPort,
+		ListenerFederation: a.cfg.FederationPort}
 	out := make([]mgmt.Service, 0, len(names))
 	for _, n := range names {
 		s := mgmt.Service{Name: n.service, Port: ports[n.listener], FTSName: n.fts}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"outpost/appliance/broker"
+	"outpost/appliance/federation"
 	"outpost/appliance/marti"
 	"outpost/appliance/mesh"
 	"outpost/appliance/netx"
@@ -63,6 +64,10 @@ var (
 	mMeshDevices   = desc("mesh_devices", "Mesh and UDP device addresses heard within meshIdleTimeout, by listener.", "listener")
 	mMeshDatagrams = desc("mesh_datagrams_total", "Datagrams read (in) and sent (out, once per interface), by listener.", "listener", "direction")
 	mMeshDropped   = desc("mesh_dropped_total", "Datagrams dropped, by listener and reason: in (size, loop, duplicate, budget, malformed) and out (too_large, send_error).", "listener", "reason")
+	mFedConnected  = desc("federate_connected", "1 while a federation link to the federate is up.", "federate")
+	mFedEvents     = desc("federate_events_total", "Federation events received (in), published to local clients (published) and sent (out), by federate.", "federate", "direction")
+	mFedDropped    = desc("federate_dropped_total", "Federation events dropped, by federate and reason: queue (outbound queue full), loop, hops, duplicate, malformed, too_large, contacts, hop_limited (not sent on).", "federate", "reason")
+	mFedReconnects = desc("federate_reconnects_total", "Outbound federation connections made again after a failure, by federate.", "federate")
 	mDiskFloor     = desc("disk_floor_bytes", "Hard floor of free space (diskFloor): below it every write that grows the database gets 507.")
 )
 
@@ -112,6 +117,13 @@ func (c relayCollector) Collect(ch chan<- prometheus.Metric) {
 			ns = l.Stats()
 		case interface{ Stats() mesh.Stats }:
 			collectMesh(counter, gauge, name, l.Stats())
+			continue
+		case *federation.Federation:
+			collectFederation(counter, gauge, l.Stats())
+			st := l.SessionStats()
+			counter(mRefused, st.OversizeEvents, name, "too_large")
+			counter(mRefused, st.Impostors, name, "uid_taken")
+			counter(mPaced, st.Paced, name)
 			continue
 		default:
 			continue
@@ -249,4 +261,26 @@ func collectMesh(counter func(*prometheus.Desc, uint64, ...string), gauge func(*
 	}
 	counter(mRefused, st.OversizeEvents, name, "too_large")
 	counter(mRefused, st.Impostors, name, "uid_taken")
+}
+
+// collectFederation reports each federate's counters.
+func collectFederation(counter func(*prometheus.Desc, uint64, ...string), gauge func(*prometheus.Desc, float64, ...string), sts []federation.FederateStats) {
+	for _, st := range sts {
+		up := 0.0
+		if st.Connected {
+			up = 1
+		}
+		gauge(mFedConnected, up, st.Name)
+		counter(mFedEvents, st.EventsIn, st.Name, "in")
+		counter(mFedEvents, st.Published, st.Name, "published")
+		counter(mFedEvents, st.EventsOut, st.Name, "out")
+		for _, d := range []struct {
+			reason string
+			n      uint64
+		}{{"queue", st.DroppedQueue}, {"loop", st.DroppedLoop}, {"hops", st.DroppedHops}, {"duplicate", st.DroppedDuplicate},
+			{"malformed", st.DroppedMalformed}, {"too_large", st.DroppedSize}, {"contacts", st.DroppedContacts}, {"hop_limited", st.HopLimited}} {
+			counter(mFedDropped, d.n, st.Name, d.reason)
+		}
+		counter(mFedReconnects, st.Reconnects, st.Name)
+	}
 }

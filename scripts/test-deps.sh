@@ -14,6 +14,8 @@
 #                                Debian's Chromium; its own browser downloads are not used)
 #   iproute2, util-linux         ip and unshare: the mesh tests' network namespaces
 #   zbar-tools                   zbarimg: QR codes read back by a decoder not ours (invitations)
+#   python3-grpcio,              the federation peer not written in Go (scripts/interop/fedpeer.py,
+#   python3-grpc-tools           its code generated from our .proto at test time)
 # and the npm packages of the interoperability tests (scripts/interop) and of
 # the console (web: esbuild, playwright-core).
 set -euo pipefail
@@ -37,6 +39,8 @@ need ip iproute2
 need unshare util-linux
 need zbarimg zbar-tools
 [ -f /usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf ] || need_apt+=(fonts-liberation)
+/usr/bin/python3 -c 'import grpc' >/dev/null 2>&1 || need_apt+=(python3-grpcio)
+/usr/bin/python3 -c 'import grpc_tools.protoc' >/dev/null 2>&1 || need_apt+=(python3-grpc-tools)
 if [ ${#need_apt[@]} -gt 0 ]; then
   # shellcheck disable=SC2207
   need_apt=($(printf '%s\n' "${need_apt[@]}" | sort -u))

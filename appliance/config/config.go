@@ -160,6 +160,14 @@ type Config struct {
 	MeshIdleTimeout  time.Duration // meshIdleTimeout: a device silent this long is forgotten
 	MeshDirectPort   int           // meshDirectPort: port of a device that events addressed to it go to (0: none)
 	UDPPort          int           // udpPort: unicast CoT over UDP (-1 disables)
+
+	// Federation (docs/federation.md).
+	FederationPort    int      // federationPort: federation v2 listener (-1: federation off; it runs only with federationTrust)
+	FederationTrust   string   // federationTrust: PEM file of the CAs whose federates are trusted
+	FederationAllow   []string // federationAllow: federates let in by certificate common name or SHA-256 fingerprint (empty: any of the trusted CAs)
+	Federates         []string // federates: outbound federates, name=host:port
+	FederationName    string   // federationName: this server's name to federates (default: serverName)
+	FederationMaxHops int      // federationMaxHops: hop limit of events that start here (0: none)
 }
 
 // MaxChannelUnauthenticatedPerSource is the largest
@@ -253,6 +261,7 @@ func Defaults() Config {
 		MeshIdleTimeout:            5 * time.Minute,
 		MeshDirectPort:             4242,
 		UDPPort:                    -1,
+		FederationPort:             9001,
 	}
 }
 

@@ -235,6 +235,16 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"mesh idle too short", nil, nil, "meshIdleTimeout: 1s\n", "meshIdleTimeout"},
 		{"mesh direct port", nil, nil, "meshDirectPort: 70000\n", "meshDirectPort"},
 		{"udp port", []string{"--udp-port", "-2"}, nil, "", "udpPort"},
+		{"federation port", []string{"--federation-port", "70000"}, nil, "", "federationPort"},
+		{"federate without address", nil, nil, "federates: [bravo]\nfederationTrust: /x\n", "federates"},
+		{"federate without port", nil, map[string]string{"OUTPOST_FEDERATES": "bravo=10.0.0.2", "OUTPOST_FEDERATION_TRUST": "/x"}, "", "federates"},
+		{"federate bad port", nil, nil, "federates: [\"bravo=10.0.0.2:0\"]\nfederationTrust: /x\n", "federates"},
+		{"federate named twice", nil, nil, "federates: [\"b=h:1\", \"b=h:2\"]\nfederationTrust: /x\n", "federates"},
+		{"federates without trust", nil, nil, "federates: [\"b=h:1\"]\n", "federationTrust"},
+		{"federates with federation off", nil, nil, "federates: [\"b=h:1\"]\nfederationTrust: /x\nfederationPort: -1\n", "federationPort"},
+		{"federation cert without key", nil, nil, "federationCert: /c.pem\n", "federationCert"},
+		{"federation hops", nil, nil, "federationMaxHops: 65\n", "federationMaxHops"},
+		{"federation allow empty entry", nil, nil, "federationAllow: [\"\"]\n", "federationAllow"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

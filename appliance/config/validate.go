@@ -146,6 +146,9 @@ func (c *Config) Validate() error {
 	if err := c.checkMissionBudgets(); err != nil {
 		return err
 	}
+	if err := c.checkFederation(); err != nil {
+		return err
+	}
 	if err := c.checkMesh(); err != nil {
 		return err
 	}

@@ -148,3 +148,15 @@ func removeChildren(content []byte, name string) []byte {
 		}
 	}
 }
+
+// WithoutDetail returns e without the children of <detail> called name (e
+// itself when there are none): federation sends <track> in fields of its
+// own (docs/federation.md "Events").
+func (e *Event) WithoutDetail(name string) *Event {
+	if !bytes.Contains(e.Detail.XML, []byte("<"+name)) {
+		return e
+	}
+	c := *e
+	c.Detail.XML = removeChildren(e.Detail.XML, name)
+	return &c
+}

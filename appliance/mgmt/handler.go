@@ -73,6 +73,11 @@ type Options struct {
 	Logger  *slog.Logger
 	Now     func() time.Time // clock of tokens and the limiter (tests)
 
+	// Federation returns each federate's state and counters for GET
+	// /api/federation (a JSON-able list; nil when federation is off). Nil:
+	// the route is not served.
+	Federation func() any
+
 	// Console holds the web console's built files (web.FS()), served at /
 	// and /assets/ (console.go). Nil: no console.
 	Console fs.FS
@@ -175,6 +180,9 @@ func New(opts Options) *API {
 	rt.Handle("GET /api/map/event", access.Any, a.mapEventByUID)
 	rt.Handle("GET /api/server", access.Admin, a.serverInfo)
 	rt.Handle("GET /api/logs", access.Admin, a.serverLogs)
+	if opts.Federation != nil {
+		rt.Handle("GET /api/federation", access.Admin, a.federation) // federation.go
+	}
 
 	rt.Handle("GET /api/users", access.Admin, a.getAllUsers)
 	rt.Handle("GET /ManageSystemUser/getAll", access.Admin, a.getAllUsers)

@@ -1,0 +1,69 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// FederateList returns the outbound federates (name, host:port). Validate
+// has checked them.
+func (c *Config) FederateList() (names, addrs []string) {
+	for _, f := range c.Federates {
+		n, a, _ := parseFederate(f)
+		names, addrs = append(names, n), append(addrs, a)
+	}
+	return names, addrs
+}
+
+// parseFederate parses one federates entry, name=host:port.
+func parseFederate(s string) (name, addr string, err error) {
+	name, addr, ok := strings.Cut(s, "=")
+	if !ok || name == "" || len(name) > 64 || strings.ContainsAny(name, " \t") {
+		return "", "", fmt.Errorf("%q is not name=host:port", s)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return "", "", fmt.Errorf("%q is not name=host:port", s)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return "", "", fmt.Errorf("%q: %q is not a port", s, port)
+	}
+	return name, addr, nil
+}
+
+func (c *Config) checkFederation() error {
+	if c.FederationPort < -1 || c.FederationPort > 65535 {
+		return keyErr("federationPort", fmt.Sprintf("%d is not a port (use 1-65535, 0 for any free port, -1 to disable)", c.FederationPort))
+	}
+	seen := map[string]bool{}
+	for _, f := range c.Federates {
+		n, _, err := parseFederate(f)
+		if err != nil {
+			return keyErr("federates", err.Error())
+		}
+		if seen[n] {
+			return keyErr("federates", fmt.Sprintf("%q is named twice", n))
+		}
+		seen[n] = true
+	}
+	if len(c.Federates) > 0 && c.FederationTrust == "" {
+		return keyErr("federationTrust", "must name the CA file of the federates")
+	}
+	if len(c.Federates) > 0 && c.FederationPort < 0 {
+		return keyErr("federationPort", "is -1 (federation off) while federates are configured")
+	}
+	for _, a := range c.FederationAllow {
+		if a == "" || len(a) > 128 {
+			return keyErr("federationAllow", fmt.Sprintf("%q is not a common name or fingerprint", a))
+		}
+	}
+	if (c.FederationCert == "") != (c.FederationKey == "") {
+		return keyErr("federationCert", "federationCert and federationKey go together")
+	}
+	if c.FederationMaxHops < 0 || c.FederationMaxHops > 64 {
+		return keyErr("federationMaxHops", "must be between 0 (no limit) and 64")
+	}
+	return nil
+}

@@ -1,0 +1,220 @@
+package appliance
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"outpost/appliance/admin"
+	"outpost/appliance/config"
+	"outpost/appliance/federation"
+	"outpost/appliance/netx"
+)
+
+// ListenerFederation is the federation v2 listener (docs/federation.md).
+const ListenerFederation = federation.ListenerName
+
+// Limits of the federation listener: connections per source address and
+// in total (handshakes in flight alike), and the handshake's time (a
+// federate may be far away).
+const (
+	fedConnsPerSource   = 8
+	fedConns            = 64
+	fedHandshakeTimeout = 10 * time.Second
+	fedRateFactor       = 10
+)
+
+// maxPEMFile bounds the certificate and key files read for federation.
+const maxPEMFile = 1 << 20
+
+// buildFederation creates federation when configured (not yet bound): it
+// needs federationTrust, the CAs of its federates, and a federationPort
+// (-1 turns it off). Its identity is
+// federationCert and federationKey, or else the server's certificate.
+func (a *Appliance) buildFederation() error {
+	cfg := &a.cfg
+	if cfg.FederationTrust == "" || cfg.FederationPort < 0 {
+		a.add(ListenerFederation, -1, nil)
+		return nil
+	}
+	trusted, err := readTrust(cfg.FederationTrust)
+	if err != nil {
+		return fmt.Errorf("config federationTrust: %w", err)
+	}
+	cert := a.pki.ServerCertificate()
+	if cfg.FederationCert != "" {
+		if cert, err = readKeyPair(cfg.FederationCert, cfg.FederationKey, cfg.FederationKeyPassword); err != nil {
+			return fmt.Errorf("config federationCert/federationKey: %w", err)
+		}
+	}
+	name := cfg.FederationName
+	if name == "" {
+		name = a.pki.ServerName()
+	}
+	var outs []federation.Outbound
+	names, addrs := cfg.FederateList()
+	for i := range names {
+		outs = append(outs, federation.Outbound{Name: names[i], Address: addrs[i]})
+	}
+	fc := federation.Config{Addr: a.addr(cfg.FederationPort), Certificate: cert, Trusted: trusted, Allow: cfg.FederationAllow, Federates: outs, Name: name,
+		ServerID: "outpost-" + NodeID(cfg.SecretKey), MaxHops: int64(cfg.FederationMaxHops),
+		MaxEventBytes: cfg.MaxMessageBytes, Broker: a.broker, Logger: a.log,
+		// Each session of a link (a remote contact, or the rest of what the
+		// federate sends) is paced like a client with ten times a client's
+		// rates: a federate that floods is made to wait, its link's other
+		// traffic with it (docs/federation.md "Events").
+		MaxEventsPerSecond: fedRateFactor * cfg.ClientEventsPerSecond, MaxBytesPerSecond: fedRateFactor * cfg.ClientBytesPerSecond}
+	// The connection intake of every port (architecture.md "The five
+	// listeners"), with limits of its own: federates are few.
+	conns, handshakes := netx.NewLimits(fedConnsPerSource, fedConns), netx.NewLimits(fedConnsPerSource, fedConns)
+	fc.Listen = func(addr string, tc *tls.Config) (net.Listener, error) {
+		return netx.Listen(netx.Config{Name: ListenerFederation, Addr: addr, Conns: []*netx.Limits{conns}, TLS: tc,
+			HandshakeTimeout: max(cfg.SSLHandshakeTimeout, fedHandshakeTimeout), Handshakes: handshakes, Logger: a.log})
+	}
+	a.fed = federation.New(fc)
+	a.add(ListenerFederation, 0, a.fed)
+	return nil
+}
+
+// readTrust reads a PEM file of CA certificates.
+func readTrust(path string) (*x509.CertPool, error) {
+	b, err := readSmall(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, errors.New("no PEM certificate in " + path)
+	}
+	return pool, nil
+}
+
+// readKeyPair reads a PEM certificate (with its chain) and its PEM key,
+// decrypting a key encrypted the legacy PEM way with password.
+func readKeyPair(certPath, keyPath, password string) (tls.Certificate, error) {
+	cb, err := readSmall(certPath)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	kb, err := readSmall(keyPath)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	if blk, _ := pem.Decode(kb); blk != nil && x509.IsEncryptedPEMBlock(blk) { //nolint:staticcheck // the legacy format is what such keys are in
+		if password == "" {
+			return tls.Certificate{}, errors.New("the key is encrypted: set federationKeyPassword")
+		}
+		der, err := x509.DecryptPEMBlock(blk, []byte(password)) //nolint:staticcheck
+		if err != nil {
+			return tls.Certificate{}, fmt.Errorf("decrypting the key: %w", err)
+		}
+		kb = pem.EncodeToMemory(&pem.Block{Type: blk.Type, Bytes: der})
+	}
+	return tls.X509KeyPair(cb, kb)
+}
+
+func readSmall(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > maxPEMFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxPEMFile)
+	}
+	b := make([]byte, st.Size())
+	_, err = io.ReadFull(f, b)
+	return b, err
+}
+
+// FederationStats returns each federate's counters (nil when federation is
+// off).
+func (a *Appliance) FederationStats() []federation.FederateStats {
+	if a.fed == nil {
+		return nil
+	}
+	return a.fed.Stats()
+}
+
+// federationView is GET /api/federation's list (nil when federation is off).
+func (a *Appliance) federationView() any {
+	if a.fed == nil {
+		return nil
+	}
+	return a.fed.Stats()
+}
+
+// FederationSummary is what an operator exchanges with a federate's
+// administrator (docs/federation.md "Certificates"): this server's
+// federation identity and the CAs and federates it is configured with.
+type FederationSummary struct {
+	Name        string // federationName, or the server's name
+	ServerID    string // the id in provenance
+	Subject     string // the federation certificate's subject
+	Fingerprint string // its SHA-256 fingerprint
+	Trusted     []TrustedCA
+	Federates   []federation.Outbound
+}
+
+// TrustedCA is one CA of federationTrust.
+type TrustedCA struct {
+	Subject, Fingerprint string
+}
+
+// DescribeFederation reads the federation identity and trust the
+// configuration names, without a running server (`outpost federate list`).
+func DescribeFederation(cfg config.Config, log *slog.Logger) (FederationSummary, error) {
+	if err := admin.PrepareData(&cfg, log); err != nil {
+		return FederationSummary{}, err
+	}
+	auth, err := admin.OpenAuthority(&cfg, log)
+	if err != nil {
+		return FederationSummary{}, err
+	}
+	cert := auth.ServerCertificate()
+	if cfg.FederationCert != "" {
+		if cert, err = readKeyPair(cfg.FederationCert, cfg.FederationKey, cfg.FederationKeyPassword); err != nil {
+			return FederationSummary{}, fmt.Errorf("config federationCert/federationKey: %w", err)
+		}
+	}
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil {
+		return FederationSummary{}, err
+	}
+	s := FederationSummary{Name: cfg.FederationName, ServerID: "outpost-" + NodeID(cfg.SecretKey),
+		Subject: leaf.Subject.String(), Fingerprint: federation.Fingerprint(leaf.Raw)}
+	if s.Name == "" {
+		s.Name = auth.ServerName()
+	}
+	if cfg.FederationTrust != "" {
+		b, err := readSmall(cfg.FederationTrust)
+		if err != nil {
+			return s, fmt.Errorf("config federationTrust: %w", err)
+		}
+		for rest := b; ; {
+			var blk *pem.Block
+			if blk, rest = pem.Decode(rest); blk == nil {
+				break
+			}
+			if c, err := x509.ParseCertificate(blk.Bytes); err == nil {
+				s.Trusted = append(s.Trusted, TrustedCA{Subject: c.Subject.String(), Fingerprint: federation.Fingerprint(c.Raw)})
+			}
+		}
+	}
+	names, addrs := cfg.FederateList()
+	for i := range names {
+		s.Federates = append(s.Federates, federation.Outbound{Name: names[i], Address: addrs[i]})
+	}
+	return s, nil
+}

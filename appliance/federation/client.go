@@ -1,0 +1,193 @@
+package federation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/status"
+
+	"outpost/appliance/federation/fedproto"
+	"outpost/appliance/logx"
+)
+
+// stableAfter is how long an outbound link must have lasted for the next
+// reconnect to start again from the shortest back-off.
+const stableAfter = 30 * time.Second
+
+// dialLoop keeps one outbound link to o, connecting again after each end
+// with a back-off that doubles up to BackoffMax.
+func (f *Federation) dialLoop(o Outbound) {
+	st := f.statsOf(o.Name)
+	wait := f.cfg.BackoffMin
+	for first := true; ; first = false {
+		if !first {
+			st.reconnects.Add(1)
+		}
+		began := time.Now()
+		err := f.runOutbound(o)
+		select {
+		case <-f.stop:
+			return
+		default:
+		}
+		if time.Since(began) > stableAfter {
+			wait = f.cfg.BackoffMin
+		}
+		f.warn.Warn("federation link to federate ended; connecting again", "federate", logx.Clip(o.Name),
+			"address", logx.Clip(o.Address), "err", errString(err), "in", wait.String())
+		t := time.NewTimer(wait)
+		select {
+		case <-f.stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, f.cfg.BackoffMax)
+	}
+}
+
+// setupTimeout bounds the calls that set a link up.
+const setupTimeout = 30 * time.Second
+
+// runOutbound connects to o and serves the link until it ends, as the
+// official server's client does (docs/federation.md "The calls"): the
+// server's groups stream first (its first message says it is ready), our
+// groups, then the two event streams, and health checks.
+func (f *Federation) runOutbound(o Outbound) error {
+	cc, err := grpc.NewClient(o.Address,
+		grpc.WithTransportCredentials(credentials.NewTLS(f.clientTLS())),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(f.cfg.MaxMessage)),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 20 * time.Second}))
+	if err != nil {
+		return err
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-f.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	cli := fedproto.NewFederatedChannelClient(cc)
+	sub := &fedproto.Subscription{Identity: f.identity(fedproto.Identity_FEDERATION_TAK_CLIENT)}
+
+	setup, done := context.WithTimeout(ctx, setupTimeout)
+	defer done()
+	var peerID string
+	if id, err := cli.GetIdentity(setup, &fedproto.Empty{}); err == nil {
+		peerID = id.GetServerId()
+	} else if status.Code(err) != codes.Unimplemented {
+		return fmt.Errorf("getIdentity: %w", err)
+	}
+	groups, err := cli.ServerFederateGroupsStream(ctx, sub)
+	if err != nil {
+		return fmt.Errorf("groups stream: %w", err)
+	}
+	groupsOpen, err := firstGroups(setup, groups)
+	if err != nil {
+		return err
+	}
+	mine, err := cli.ClientFederateGroupsStream(ctx)
+	if err != nil {
+		return fmt.Errorf("our groups: %w", err)
+	}
+	if err := mine.Send(&fedproto.FederateGroups{FederateGroups: []string{anonGroup}}); err != nil {
+		return fmt.Errorf("our groups: %w", err)
+	}
+	in, err := cli.ClientEventStream(ctx, sub)
+	if err != nil {
+		return fmt.Errorf("event stream in: %w", err)
+	}
+	out, err := cli.ServerEventStream(ctx)
+	if err != nil {
+		return fmt.Errorf("event stream out: %w", err)
+	}
+	done()
+
+	l, err := f.attach(o.Name, peerID, o.Address)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 4)
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); errc <- l.recvLoop(in.Recv) }()
+	go func() { defer wg.Done(); errc <- l.sendLoop(ctx, out.Send) }()
+	go func() { defer wg.Done(); errc <- f.healthLoop(ctx, cli) }()
+	if groupsOpen {
+		wg.Add(1)
+		go func() { // the server's group updates: read so the stream flows
+			defer wg.Done()
+			for {
+				if _, err := groups.Recv(); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	select {
+	case err = <-errc:
+	case <-l.done:
+		err = errors.New("link closed")
+	}
+	cancel()
+	f.detach(l, err)
+	wg.Wait()
+	return err
+}
+
+// firstGroups waits for the server's first groups message, which says its
+// side is ready (a server without the groups stream is ready at once).
+func firstGroups(ctx context.Context, groups fedproto.FederatedChannel_ServerFederateGroupsStreamClient) (open bool, err error) {
+	res := make(chan error, 1)
+	go func() {
+		_, err := groups.Recv()
+		res <- err
+	}()
+	select {
+	case err := <-res:
+		if err == nil {
+			return true, nil
+		}
+		if status.Code(err) == codes.Unimplemented {
+			return false, nil
+		}
+		return false, fmt.Errorf("groups stream: %w", err)
+	case <-ctx.Done():
+		return false, fmt.Errorf("groups stream: %w", ctx.Err())
+	}
+}
+
+// healthLoop checks the server's health every HealthInterval: an answer
+// other than SERVING ends the link.
+func (f *Federation) healthLoop(ctx context.Context, cli fedproto.FederatedChannelClient) error {
+	t := time.NewTicker(f.cfg.HealthInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		hctx, cancel := context.WithTimeout(ctx, setupTimeout)
+		h, err := cli.HealthCheck(hctx, &fedproto.ClientHealth{Status: fedproto.ClientHealth_SERVING})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("health check: %w", err)
+		}
+		if h.GetStatus() != fedproto.ServerHealth_SERVING {
+			return fmt.Errorf("health check: server says %s", h.GetStatus())
+		}
+	}
+}

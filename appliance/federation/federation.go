@@ -1,0 +1,297 @@
+package federation
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
+
+	"outpost/appliance/broker"
+	"outpost/appliance/cot"
+	"outpost/appliance/cotsession"
+	"outpost/appliance/federation/fedproto"
+	"outpost/appliance/logx"
+)
+
+// ListenerName is the federation listener's name (and its sessions').
+const ListenerName = "federation"
+
+// anonGroup is the one federate group exchanged until group mapping
+// exists (docs/federation.md "Groups").
+const anonGroup = "__ANON__"
+
+// Outbound is a federate this server connects to.
+type Outbound struct {
+	Name    string // how the federate is known here (its counters, its sessions' link)
+	Address string // host:port of its federation v2 listener
+}
+
+// Config configures federation.
+type Config struct {
+	// Addr is the listener's address (host:port); empty: no listener, only
+	// outbound connections.
+	Addr string
+	// Listen, when set, binds Addr with tlsConfig and returns a listener
+	// whose connections finished their TLS handshake (the appliance's
+	// connection intake, with its limits); nil: a plain TCP listener and
+	// gRPC's own TLS.
+	Listen      func(addr string, tlsConfig *tls.Config) (net.Listener, error)
+	Certificate tls.Certificate // this server's federation identity, both ways
+	Trusted     *x509.CertPool  // the CAs whose federates are let in (and connected to)
+	// Allow, when not empty, admits only the federates whose certificate's
+	// common name or SHA-256 fingerprint it lists (a trusted CA may sign
+	// more than federates: a TAK server's CA signs its users too).
+	Allow     []string
+	Federates []Outbound
+
+	Name     string // this server's name in its Identity and provenance
+	ServerID string // this server's federation id (provenance: a loop is an event that carries it)
+	MaxHops  int64  // the hop limit of events that start here; -1 none
+
+	Queue          int           // events queued per link before dropping (default 4096)
+	MaxMessage     int           // largest gRPC message accepted (default 4 MiB); a larger one ends its stream
+	MaxEventBytes  int           // largest <detail> accepted (default cot.MaxRelayedEvent)
+	MaxContacts    int           // remote contacts per link (default 4096)
+	HealthInterval time.Duration // outbound health checks (default 30 s)
+	BackoffMin     time.Duration // first reconnect delay (default 1 s)
+	BackoffMax     time.Duration // longest reconnect delay (default 60 s)
+
+	// Pacing of what each link publishes, as a client's (0: none).
+	MaxEventsPerSecond, MaxBytesPerSecond int
+
+	Broker *broker.Broker
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+func (c *Config) fill() {
+	def := func(p *int, v int) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	def(&c.Queue, 4096)
+	def(&c.MaxMessage, 4<<20)
+	def(&c.MaxEventBytes, cot.MaxRelayedEvent)
+	def(&c.MaxContacts, 4096)
+	defd := func(p *time.Duration, v time.Duration) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	defd(&c.HealthInterval, 30*time.Second)
+	defd(&c.BackoffMin, time.Second)
+	defd(&c.BackoffMax, time.Minute)
+	if c.MaxHops == 0 {
+		c.MaxHops = -1
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Trusted == nil {
+		c.Trusted = x509.NewCertPool()
+	}
+}
+
+// Federation is the federation listener and the outbound connections. It
+// follows the listener contract (architecture.md "The five listeners").
+type Federation struct {
+	cfg    Config
+	log    *slog.Logger
+	warn   *logx.Limiter
+	drv    *cotsession.Driver[*conn]
+	recent *recent
+
+	ln   net.Listener
+	srv  *grpc.Server
+	stop chan struct{}
+	wg   sync.WaitGroup
+
+	attachMu sync.Mutex // serialises making the links of connecting federates
+	mu       sync.Mutex // guards stats and links
+	stats    map[string]*fedStats
+	links    map[string]*link // by federate name: the one link of each
+
+	remoteMu sync.Mutex        // guards remote
+	remote   map[string]remote // remote contacts' uids: where their positions came from (recent.go)
+}
+
+// maxStreams bounds the calls open at once on one federate's connection
+// (a link uses six).
+const maxStreams = 16
+
+// recentWindow is how long a received event is remembered (copies over
+// another path of a loop arrive within it).
+const recentWindow = time.Minute
+
+// New returns federation as configured (not yet listening).
+func New(cfg Config) *Federation {
+	cfg.fill()
+	log := cfg.Logger.With("listener", ListenerName)
+	f := &Federation{cfg: cfg, log: log, warn: logx.NewLimiter(log, 20, 10*time.Second),
+		recent: newRecent(recentWindow, 64<<10), stop: make(chan struct{}),
+		stats: map[string]*fedStats{}, links: map[string]*link{}, remote: map[string]remote{}}
+	f.drv = cotsession.New[*conn](cotsession.Config{Name: ListenerName, MaxEventsPerSecond: cfg.MaxEventsPerSecond,
+		MaxBytesPerSecond: cfg.MaxBytesPerSecond, ServerUID: cfg.ServerID, Broker: cfg.Broker, Logger: log,
+		Warn: f.warn, Now: cfg.Now, MaxMessage: cfg.MaxEventBytes})
+	for _, o := range cfg.Federates {
+		f.statsOf(o.Name)
+	}
+	return f
+}
+
+// Listen binds the listener (when there is one).
+func (f *Federation) Listen() error {
+	if f.cfg.Addr == "" {
+		return nil
+	}
+	creds := credentials.NewTLS(f.serverTLS())
+	var ln net.Listener
+	var err error
+	if f.cfg.Listen != nil {
+		ln, err = f.cfg.Listen(f.cfg.Addr, f.serverTLS())
+		creds = handshaken{}
+	} else {
+		ln, err = net.Listen("tcp", f.cfg.Addr)
+	}
+	if err != nil {
+		return err
+	}
+	f.ln = ln
+	f.srv = grpc.NewServer(grpc.Creds(creds), grpc.MaxRecvMsgSize(f.cfg.MaxMessage), grpc.MaxConcurrentStreams(maxStreams),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.ConnectionTimeout(10*time.Second))
+	fedproto.RegisterFederatedChannelServer(f.srv, &service{f: f})
+	return nil
+}
+
+// Serve serves the listener and starts the outbound connections.
+func (f *Federation) Serve() {
+	if f.srv != nil {
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			if err := f.srv.Serve(f.ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+				f.log.Error("federation listener stopped", "err", err)
+			}
+		}()
+	}
+	for _, o := range f.cfg.Federates {
+		f.wg.Add(1)
+		go func() { defer f.wg.Done(); f.dialLoop(o) }()
+	}
+}
+
+// Addr is the listener's address (the zero address without one: outbound
+// links only).
+func (f *Federation) Addr() net.Addr {
+	if f.ln == nil {
+		return &net.TCPAddr{}
+	}
+	return f.ln.Addr()
+}
+
+// Shutdown ends every link and the listener.
+func (f *Federation) Shutdown(ctx context.Context) error {
+	select {
+	case <-f.stop:
+	default:
+		close(f.stop)
+	}
+	f.mu.Lock()
+	ls := make([]*link, 0, len(f.links))
+	for _, l := range f.links {
+		ls = append(ls, l)
+	}
+	f.mu.Unlock()
+	for _, l := range ls {
+		l.close()
+	}
+	f.drv.Shutdown(ctx)
+	if f.srv != nil {
+		done := make(chan struct{})
+		go func() { f.srv.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			f.srv.Stop()
+		}
+	}
+	done := make(chan struct{})
+	go func() { f.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// attach makes the link of a federate that connected, replacing the one
+// it had (a federate that reconnects before its old connection ended).
+func (f *Federation) attach(name, peerID, addr string) (*link, error) {
+	select {
+	case <-f.stop:
+		return nil, errors.New("shutting down")
+	default:
+	}
+	l := f.newLink(name, peerID, addr)
+	f.mu.Lock()
+	old := f.links[name]
+	f.links[name] = l
+	f.mu.Unlock()
+	if old != nil {
+		old.close()
+	}
+	l.stats.connected.Add(1)
+	f.log.Info("federate connected", "federate", logx.Clip(name), "remote", addr)
+	return l, nil
+}
+
+// detach ends l and forgets it; the first call of each link counts (the
+// two event streams of a link both detach it).
+func (f *Federation) detach(l *link, why error) {
+	l.close()
+	l.wait()
+	if l.detached.Swap(true) {
+		return
+	}
+	f.mu.Lock()
+	if f.links[l.name] == l {
+		delete(f.links, l.name)
+	}
+	f.mu.Unlock()
+	l.stats.connected.Add(-1)
+	f.log.Info("federate disconnected", "federate", logx.Clip(l.name), "err", errString(why))
+}
+
+// linkOf returns the federate's current link (nil: none).
+func (f *Federation) linkOf(name string) *link {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.links[name]
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return logx.Clip(err.Error())
+}
+
+// identity is this server's Identity.
+func (f *Federation) identity(t fedproto.Identity_ConnectionType) *fedproto.Identity {
+	return &fedproto.Identity{Name: f.cfg.Name, Uid: f.cfg.ServerID, ServerId: f.cfg.ServerID, Type: t,
+		Description: "Outpost"}
+}

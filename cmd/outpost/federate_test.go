@@ -1,0 +1,57 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// `outpost federate list` prints the federation identity with its
+// fingerprint, the trusted CAs and the configured federates; bad usage and
+// a missing trust file are errors.
+func TestFederateList(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "Partner CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trust := filepath.Join(dir, "trust.pem")
+	if err := os.WriteFile(trust, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(der)
+	caPrint := strings.ToUpper(hex.EncodeToString(sum[:2])) // the fingerprint's first two bytes
+	data := []string{"--data-dir", filepath.Join(dir, "data"), "--log-level", "warn", "--key-type", "ecdsa-p256"}
+	code, out, errs := outpost(t, append([]string{"federate", "list", "--federation-trust", trust, "--federates", "bravo=10.0.0.2:9001", "--server-name", "alpha"}, data...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"name:        alpha", "server id:   outpost-", "fingerprint: ", "CN=Partner CA", caPrint[:2] + ":" + caPrint[2:4], "bravo", "10.0.0.2:9001"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errs := outpost(t, append([]string{"federate", "add", "x"}, data...)...); code != 2 || !strings.Contains(errs, "usage:") {
+		t.Errorf("federate add: exit %d %s", code, errs)
+	}
+	if code, _, errs := outpost(t, append([]string{"federate", "list", "--federation-trust", filepath.Join(dir, "missing.pem")}, data...)...); code != 1 || !strings.Contains(errs, "federationTrust") {
+		t.Errorf("missing trust file: exit %d %s", code, errs)
+	}
+}
