@@ -10,10 +10,11 @@ package marti
 //     /oauth/token with grant_type=password answers Spring Authorization
 //     Server's token response (access_token, token_type "Bearer",
 //     expires_in in seconds, scope) and sets the same token as the cookie
-//     "access_token" (Path=/, Secure, HttpOnly). The token is a JWT of
-//     Spring's JwtGenerator: sub (the user), aud, nbf, iat, exp, jti. The
-//     official server signs it RS256 with its keystore; Outpost uses HS256
-//     with a key of its own (config: enrollTokenKey in secrets.yaml).
+//     "access_token" (Path=/, Secure, HttpOnly). The token is a JWT made by
+//     Spring's token generator; node-tak reads sub (the user), aud, nbf,
+//     iat and exp from it. The official server signs it with a key of its
+//     own; Outpost uses HS256 with a key of its own (enrollTokenKey in
+//     secrets.yaml).
 //     OAuth errors are {"error", "error_description"} (RFC 6749 §5.2).
 //   - dfpc-coe/node-tak lib/api/oauth.ts and lib/auth.ts (CloudTAK): login
 //     sends grant_type, username and password as query parameters of a
