@@ -218,3 +218,27 @@ func DescribeFederation(cfg config.Config, log *slog.Logger) (FederationSummary,
 	}
 	return s, nil
 }
+
+// CASummary names the CA certificates of a managed federate's PEM by
+// subject common name and SHA-256 fingerprint ("none" without any).
+func CASummary(caPEM string) string {
+	out := ""
+	for rest := []byte(caPEM); ; {
+		var blk *pem.Block
+		if blk, rest = pem.Decode(rest); blk == nil {
+			break
+		}
+		c, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			continue
+		}
+		if out != "" {
+			out += ", "
+		}
+		out += c.Subject.CommonName + " " + federation.Fingerprint(c.Raw)
+	}
+	if out == "" {
+		return "none"
+	}
+	return out
+}

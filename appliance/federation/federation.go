@@ -5,9 +5,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -32,6 +34,9 @@ const anonGroup = "__ANON__"
 type Outbound struct {
 	Name    string // how the federate is known here (its counters, its sessions' link)
 	Address string // host:port of its federation v2 listener
+	// Trusted, when set, are the CAs its certificate must chain to (a
+	// managed federate's); nil: Config.Trusted.
+	Trusted *x509.CertPool
 }
 
 // Config configures federation.
@@ -123,6 +128,10 @@ type Federation struct {
 	stats    map[string]*fedStats
 	links    map[string]*link // by federate name: the one link of each
 
+	manMu          sync.Mutex                    // guards managed
+	managed        map[string]*managedFed        // federates managed at run time, by name (managed.go)
+	trustedManaged atomic.Pointer[[]*managedFed] // the enabled ones with a CA: handshakes read it
+
 	remoteMu sync.Mutex        // guards remote
 	remote   map[string]remote // remote contacts' uids: where their positions came from (recent.go)
 }
@@ -141,7 +150,7 @@ func New(cfg Config) *Federation {
 	log := cfg.Logger.With("listener", ListenerName)
 	f := &Federation{cfg: cfg, log: log, warn: logx.NewLimiter(log, 20, 10*time.Second),
 		recent: newRecent(recentWindow, 64<<10), stop: make(chan struct{}),
-		stats: map[string]*fedStats{}, links: map[string]*link{}, remote: map[string]remote{}}
+		stats: map[string]*fedStats{}, links: map[string]*link{}, remote: map[string]remote{}, managed: map[string]*managedFed{}}
 	f.drv = cotsession.New[*conn](cotsession.Config{Name: ListenerName, MaxEventsPerSecond: cfg.MaxEventsPerSecond,
 		MaxBytesPerSecond: cfg.MaxBytesPerSecond, ServerUID: cfg.ServerID, Broker: cfg.Broker, Logger: log,
 		Warn: f.warn, Now: cfg.Now, MaxMessage: cfg.MaxEventBytes})
@@ -189,7 +198,7 @@ func (f *Federation) Serve() {
 	}
 	for _, o := range f.cfg.Federates {
 		f.wg.Add(1)
-		go func() { defer f.wg.Done(); f.dialLoop(o) }()
+		go func() { defer f.wg.Done(); f.dialLoop(o, nil) }()
 	}
 }
 
@@ -204,11 +213,13 @@ func (f *Federation) Addr() net.Addr {
 
 // Shutdown ends every link and the listener.
 func (f *Federation) Shutdown(ctx context.Context) error {
+	f.manMu.Lock() // SetManaged starts no dialler after this
 	select {
 	case <-f.stop:
 	default:
 		close(f.stop)
 	}
+	f.manMu.Unlock()
 	f.mu.Lock()
 	ls := make([]*link, 0, len(f.links))
 	for _, l := range f.links {
@@ -273,6 +284,9 @@ func (f *Federation) detach(l *link, why error) {
 	}
 	f.mu.Unlock()
 	l.stats.connected.Add(-1)
+	if why != nil && !errors.Is(why, io.EOF) {
+		l.stats.setError(why)
+	}
 	f.log.Info("federate disconnected", "federate", logx.Clip(l.name), "err", errString(why))
 }
 
