@@ -41,7 +41,7 @@ type federateJSON struct {
 	Name    string   `json:"name"`
 	Address string   `json:"address"`
 	Enabled bool     `json:"enabled"`
-	CAs     []string `json:"caFingerprints"`
+	CAs     []string `json:"caSubjects"`
 	Created string   `json:"created"`
 	Inbound bool     `json:"inboundOnly"`
 }
