@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"outpost/appliance/federation"
+	"outpost/appliance/store"
 )
 
 // federatesPollInterval is how soon a change made on the command line is
@@ -52,3 +53,36 @@ func (a *Appliance) watchFederates(ctx context.Context) {
 // federatesChanged is the management API's hook after it changed the
 // federates table.
 func (a *Appliance) federatesChanged() { a.syncFederates(context.Background()) }
+
+// fedSpool is federation's persistent outbound queue in the store
+// (federation.Spool), within federationQueueAge and federationQueueBytes.
+type fedSpool struct {
+	fs     *store.Federates
+	bounds store.QueueBounds
+}
+
+// spoolTimeout bounds one queue operation.
+const spoolTimeout = 10 * time.Second
+
+func (s fedSpool) Append(federate string, items [][]byte) (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), spoolTimeout)
+	defer cancel()
+	return s.fs.QueueAppend(ctx, federate, items, time.Now(), s.bounds)
+}
+
+func (s fedSpool) Take(federate string, max int) ([]int64, [][]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), spoolTimeout)
+	defer cancel()
+	got, err := s.fs.QueueTake(ctx, federate, max)
+	ids, items := make([]int64, len(got)), make([][]byte, len(got))
+	for i, it := range got {
+		ids[i], items[i] = it.ID, it.Body
+	}
+	return ids, items, err
+}
+
+func (s fedSpool) Delete(federate string, upTo int64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), spoolTimeout)
+	defer cancel()
+	return s.fs.QueueDelete(ctx, federate, upTo)
+}

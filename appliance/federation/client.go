@@ -129,9 +129,14 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	}
 	done()
 
-	l, err := f.attach(o.Name, peerID, o.Address)
+	sp := f.spoolerOf(o.Name)
+	l, err := f.attach(o.Name, peerID, o.Address, sp)
 	if err != nil {
 		return err
+	}
+	if sp != nil {
+		sp.setPeer(peerID)
+		sp.stop() // the link's session reads from here on (spool.go)
 	}
 	errc := make(chan error, 4)
 	var wg sync.WaitGroup
@@ -156,9 +161,16 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	case <-l.done:
 		err = errors.New("link closed")
 	}
+	if sp != nil {
+		sp.open() // before the link's session closes
+	}
 	cancel()
 	f.detach(l, err)
 	wg.Wait()
+	if sp != nil {
+		sp.requeue(l)
+		sp.drain()
+	}
 	return err
 }
 

@@ -3,6 +3,7 @@ package federation
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"math"
 	"slices"
 
 	"outpost/appliance/logx"
@@ -59,6 +60,9 @@ func (f *Federation) SetManaged(list []Managed) {
 			f.mu.Lock()
 			delete(f.stats, name)
 			f.mu.Unlock()
+			if f.cfg.Spool != nil {
+				_ = f.cfg.Spool.Delete(name, math.MaxInt64) // its queue goes with it
+			}
 			f.log.Info("managed federate removed", "federate", logx.Clip(name))
 		}
 	}
@@ -77,6 +81,14 @@ func (f *Federation) SetManaged(list []Managed) {
 		}
 		m.pool = poolOf(m.CAPEM)
 		if m.Address != "" && m.pool != nil {
+			if f.cfg.Spool != nil {
+				sp := f.newSpooler(name)
+				f.mu.Lock()
+				f.spoolers[name] = sp
+				f.mu.Unlock()
+				sp.open()
+				sp.drain()
+			}
 			m.stop = make(chan struct{})
 			o := Outbound{Name: name, Address: m.Address, Trusted: m.pool}
 			f.wg.Add(1)
@@ -101,6 +113,13 @@ func (f *Federation) stopManaged(m *managedFed) {
 	}
 	if m.shadowed {
 		return
+	}
+	f.mu.Lock()
+	sp := f.spoolers[m.Name]
+	delete(f.spoolers, m.Name)
+	f.mu.Unlock()
+	if sp != nil {
+		sp.close()
 	}
 	if l := f.linkOf(m.Name); l != nil {
 		l.close()

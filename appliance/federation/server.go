@@ -72,7 +72,7 @@ func (s *service) linkFor(ctx context.Context, peerID string) (*link, error) {
 			return l, nil
 		}
 	}
-	l, err = s.f.attach(name, peerID, addr)
+	l, err = s.f.attach(name, peerID, addr, nil)
 	if err != nil {
 		return nil, status.Error(codes.Unavailable, err.Error())
 	}
@@ -201,12 +201,18 @@ func (s *service) ServerROLStream(stream fedproto.FederatedChannel_ServerROLStre
 
 // sendLoop sends what the link queues until the link or ctx ends.
 func (l *link) sendLoop(ctx context.Context, send func(*fedproto.FederatedEvent) error) error {
+	if l.sp != nil {
+		if err := l.sendQueued(send); err != nil { // the persistent queue first (spool.go)
+			return err
+		}
+	}
 	for {
 		select {
 		case fe := <-l.out:
 			if err := send(fe); err != nil {
 				return err
 			}
+			l.remember(fe)
 			l.stats.out.Add(1)
 		case <-l.done:
 			return errors.New("link closed")

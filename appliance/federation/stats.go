@@ -16,6 +16,7 @@ type fedStats struct {
 	in, published, out, ignored                           atomic.Uint64
 	dropQueue, dropLoop, dropHops, dropDup, dropMalformed atomic.Uint64
 	dropSize, dropContacts, hopLimited, reconnects        atomic.Uint64
+	spooled, replayed, dropSpool                          atomic.Uint64
 	lastContact                                           atomic.Int64 // unix seconds
 	lastErr                                               atomic.Pointer[string]
 }
@@ -55,10 +56,16 @@ type FederateStats struct {
 	DroppedMalformed uint64 `json:"droppedMalformed"`
 	DroppedSize      uint64 `json:"droppedSize"`
 	DroppedContacts  uint64 `json:"droppedContacts"`
-	HopLimited       uint64 `json:"hopLimited"`  // events not sent on: their next hop would pass their limit
-	Ignored          uint64 `json:"ignored"`     // messages without an event (contact entries alone)
-	Reconnects       uint64 `json:"reconnects"`  // outbound connections made again after a failure
-	LastContact      int64  `json:"lastContact"` // unix seconds of the last message received; 0 never
+	HopLimited       uint64 `json:"hopLimited"` // events not sent on: their next hop would pass their limit
+	Ignored          uint64 `json:"ignored"`    // messages without an event (contact entries alone)
+	Reconnects       uint64 `json:"reconnects"` // outbound connections made again after a failure
+	// The persistent outbound queue (an outbound federate's link down):
+	// events queued, sent from it when the link returned, dropped from it
+	// (older or more than its bounds, or not stored).
+	Queued        uint64 `json:"queued"`
+	QueueSent     uint64 `json:"queueSent"`
+	DroppedQueued uint64 `json:"droppedQueued"`
+	LastContact   int64  `json:"lastContact"` // unix seconds of the last message received; 0 never
 }
 
 func (f *Federation) statsOf(name string) *fedStats {
@@ -104,7 +111,8 @@ func (f *Federation) Stats() []FederateStats {
 			DroppedQueue: s.dropQueue.Load(), DroppedLoop: s.dropLoop.Load(), DroppedHops: s.dropHops.Load(),
 			DroppedDuplicate: s.dropDup.Load(), DroppedMalformed: s.dropMalformed.Load(), DroppedSize: s.dropSize.Load(),
 			DroppedContacts: s.dropContacts.Load(), HopLimited: s.hopLimited.Load(), Ignored: s.ignored.Load(),
-			Reconnects: s.reconnects.Load(), LastContact: s.lastContact.Load()})
+			Reconnects: s.reconnects.Load(), LastContact: s.lastContact.Load(),
+			Queued: s.spooled.Load(), QueueSent: s.replayed.Load(), DroppedQueued: s.dropSpool.Load()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
