@@ -1,14 +1,18 @@
 package appliance_test
 
 import (
+	"context"
 	"io"
 	"math"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"outpost/appliance/apptest"
+	"outpost/appliance/config"
 	"outpost/appliance/cot"
 	"outpost/appliance/federation"
 	"outpost/appliance/takclient"
@@ -168,3 +172,59 @@ func TestFederationDisruption(t *testing.T) {
 }
 
 func isDTN(ev *cot.Event) bool { return len(ev.UID) > 4 && ev.UID[:4] == "DTN-" }
+
+// TestFederationQueueRestart: what A queued for B while the link was down
+// survives A's restart and reaches B's client, each once, when the link
+// comes up.
+func TestFederationQueueRestart(t *testing.T) {
+	ca := newFedCA(t, "Federation CA")
+	b := startFederated(t, ca, "bravo-server", 0)
+	proxy := newCutProxy(t, fedListener(t, b))
+	proxy.cut()
+	dataDir := t.TempDir()
+	start := func() *apptest.App {
+		certFile, keyFile, _ := ca.issue(t, "alpha-server")
+		return apptest.Start(t, func(c *config.Config) {
+			c.DataDir = dataDir
+			c.FederationPort, c.FederationTrust = 0, ca.trust()
+			c.FederationCert, c.FederationKey = certFile, keyFile
+			c.FederationName = "alpha-server"
+			c.Federates = []string{"B=" + proxy.addr()}
+		})
+	}
+	a := start()
+	cliA := a.DialTCP(t)
+	const n = 10
+	for i := range n {
+		if err := cliA.Send(takclient.SA("RST-"+strconv.Itoa(i), "RST", float64(i), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFed(t, a, "B", func(s federation.FederateStats) bool { return s.Queued >= n })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cliB := b.DialTCP(t)
+	a = start()
+	proxy.restore()
+	got := map[string]int{}
+	deadline := time.Now().Add(fedWait)
+	for len(got) < n && time.Now().Before(deadline) {
+		ev, err := cliB.Next(time.Until(deadline))
+		if err != nil {
+			break
+		}
+		if strings.HasPrefix(ev.UID, "RST-") {
+			got[ev.UID]++
+		}
+	}
+	extra := quietCount(cliB, func(ev *cot.Event) bool { return strings.HasPrefix(ev.UID, "RST-") })
+	if len(got) != n || extra != 0 {
+		t.Fatalf("after A's restart B's client got %v and %d more; want each of %d once", got, extra, n)
+	}
+	if s := fedStats(a, "B"); s.QueueSent < n {
+		t.Fatalf("A's counters after the restart: %+v", s)
+	}
+}
