@@ -24,6 +24,8 @@ import (
 // A each send 5 positions a second; 200 TCP clients only read, on A
 // (direct) or on B, which A is federated to (one link). It reports what
 // the readers got of the positions sent in the window (lost, duplicated),
+// "alone" is direct without the link (A not federated): the process's CPU
+// above it in "federated" is what the link costs.
 // the latency from the position's time to its reading, and the process's
 // CPU (both servers and every client: one process) per delivery. Run it
 // once per mode:
@@ -32,8 +34,8 @@ import (
 //
 // OUTPOST_FED_BENCH_DURATION sets the window (default 30s).
 func BenchmarkFederationLoad(b *testing.B) {
-	for _, mode := range []string{"direct", "federated"} {
-		b.Run(mode, func(b *testing.B) { fedLoad(b, mode == "federated") })
+	for _, mode := range []string{"alone", "direct", "federated"} {
+		b.Run(mode, func(b *testing.B) { fedLoad(b, mode) })
 	}
 }
 
@@ -52,7 +54,7 @@ type fbReceiver struct {
 	lat  []int32 // milliseconds, one per position read
 }
 
-func fedLoad(b *testing.B, federated bool) {
+func fedLoad(b *testing.B, mode string) {
 	window := 30 * time.Second
 	if d, err := time.ParseDuration(os.Getenv("OUTPOST_FED_BENCH_DURATION")); err == nil && d > 0 {
 		window = d
@@ -69,10 +71,15 @@ func fedLoad(b *testing.B, federated bool) {
 		}
 	}
 	srvB := apptest.Start(b, mutate("bravo-server"))
-	srvA := apptest.Start(b, mutate("alpha-server", "B="+fedListener(b, srvB)))
-	waitFedTB(b, srvA, "B")
+	var srvA *apptest.App
+	if mode == "alone" {
+		srvA = apptest.Start(b, mutate("alpha-server"))
+	} else {
+		srvA = apptest.Start(b, mutate("alpha-server", "B="+fedListener(b, srvB)))
+		waitFedTB(b, srvA, "B")
+	}
 	readAt := srvA
-	if federated {
+	if mode == "federated" {
 		readAt = srvB
 	}
 
