@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
@@ -44,7 +45,7 @@ type link struct {
 	sp       *spooler // the federate's persistent queue (outbound links); nil: none
 
 	// The last events sent (remember), written by the sending goroutine.
-	ring    []*fedproto.FederatedEvent
+	ring    []sentEvent
 	ringPos int
 
 	own *conn
@@ -232,13 +233,13 @@ func (l *link) drain(c *conn, callsign string, spare []*broker.Envelope) []*brok
 }
 
 // send queues ev for the federate, as federated makes it (nil: it does
-// not go). A position already queued for the federate (a replay of it)
-// is not queued again when the link has a persistent queue.
+// not go), noting it in the persistent queue's memory (spool.go).
 func (l *link) send(ev *cot.Event, destCallsign, destUID string) {
 	fe := l.f.federated(ev, destCallsign, destUID, l.peer(), l.stats)
-	if fe == nil || l.sp.queued(eventKey(ev), ev.UID, ev.IsSA() && destUID == "") {
+	if fe == nil {
 		return
 	}
+	l.sp.note(eventKey(ev), ev.UID, ev.IsSA() && destUID == "")
 	select {
 	case l.out <- fe:
 	default:
@@ -288,17 +289,31 @@ func (l *link) remember(fe *fedproto.FederatedEvent) {
 	if l.sp == nil {
 		return
 	}
+	se := sentEvent{fe, time.Now()}
 	if len(l.ring) < resendLast {
-		l.ring = append(l.ring, fe)
+		l.ring = append(l.ring, se)
 		return
 	}
-	l.ring[l.ringPos] = fe
+	l.ring[l.ringPos] = se
 	l.ringPos = (l.ringPos + 1) % resendLast
 }
 
-// lastSent is what remember kept, oldest first (once the writer stopped).
-func (l *link) lastSent() []*fedproto.FederatedEvent {
-	return append(slices.Clone(l.ring[l.ringPos:]), l.ring[:l.ringPos]...)
+// sentEvent is an event a link sent, and when.
+type sentEvent struct {
+	fe *fedproto.FederatedEvent
+	at time.Time
+}
+
+// lastSent is what remember kept that was sent after since, oldest first
+// (once the writer stopped).
+func (l *link) lastSent(since time.Time) []*fedproto.FederatedEvent {
+	var out []*fedproto.FederatedEvent
+	for _, se := range append(slices.Clone(l.ring[l.ringPos:]), l.ring[:l.ringPos]...) {
+		if se.at.After(since) {
+			out = append(out, se.fe)
+		}
+	}
+	return out
 }
 
 // receive handles one message from the federate: loops, spent hops,

@@ -2,6 +2,7 @@ package federation
 
 import (
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -35,8 +36,11 @@ type Spool interface {
 }
 
 // resendLast is how many of the last events a link sent are queued again
-// when it fails.
-const resendLast = 256
+// when it fails, those sent within resendWithin before it failed.
+const (
+	resendLast   = 256
+	resendWithin = 3 * time.Second
+)
 
 // spoolBatch is how many queued events a link takes at once.
 const spoolBatch = 256
@@ -67,8 +71,11 @@ func (f *Federation) newSpooler(name string) *spooler {
 	return &spooler{f: f, name: name, st: f.statsOf(name), seen: map[string]uint64{}, kick: make(chan struct{}, 1)}
 }
 
-// queued reports whether ev is the position last queued for the federate
-// (a session's replay repeats it) and remembers it otherwise.
+// queued reports whether ev is the position last queued or sent to the
+// federate (the spool session's replay repeats it) and remembers it
+// otherwise. The link's own replay is not skipped so: the federate may
+// have restarted, and it sends the newest position of each uid, after
+// the queue.
 func (sp *spooler) queued(key uint64, uid string, sa bool) bool {
 	if sp == nil || !sa {
 		return false
@@ -78,11 +85,25 @@ func (sp *spooler) queued(key uint64, uid string, sa bool) bool {
 	if k, ok := sp.seen[uid]; ok && k == key {
 		return true
 	}
+	sp.noteLocked(key, uid)
+	return false
+}
+
+// note remembers the position the link queued for the federate.
+func (sp *spooler) note(key uint64, uid string, sa bool) {
+	if sp == nil || !sa {
+		return
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.noteLocked(key, uid)
+}
+
+func (sp *spooler) noteLocked(key uint64, uid string) {
 	if len(sp.seen) >= maxSeen {
 		clear(sp.seen)
 	}
 	sp.seen[uid] = key
-	return false
 }
 
 func (sp *spooler) setPeer(id string) {
@@ -208,7 +229,7 @@ func (sp *spooler) append(items [][]byte) {
 // events it sent, then what its writer had not sent yet.
 func (sp *spooler) requeue(l *link) {
 	var items [][]byte
-	for _, fe := range l.lastSent() {
+	for _, fe := range l.lastSent(time.Now().Add(-resendWithin)) {
 		if b, err := proto.Marshal(fe); err == nil {
 			items = append(items, b)
 		}
