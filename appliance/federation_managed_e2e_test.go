@@ -135,7 +135,15 @@ func TestFederationManaged(t *testing.T) {
 		view.Federates[0].Source != "managed" || view.Federates[0].Address != fedListener(t, b) || view.Federates[0].EventsOut == 0 || view.Federates[0].LastContact == 0 {
 		t.Fatalf("GET /api/federation: %d %s", res.Status, res.Body)
 	}
-	// Trust can be set again (the link starts over with it).
+	// A disabled federate is stored and listed, and never connects.
+	res = fedAPI(t, a, tokA, "POST", "/api/federation/federates", map[string]any{"name": "charlie", "address": fedListener(t, b), "ca": caB.pem(), "enabled": false})
+	if res.Status != 201 || !strings.Contains(string(res.Body), `"enabled":false`) {
+		t.Fatalf("A adds a disabled charlie: %d %s", res.Status, res.Body)
+	}
+	if s := fedStats(a, "charlie"); s.State != "disabled" || s.Source != "managed" || s.Connected || s.Links != 0 {
+		t.Fatalf("disabled charlie: %+v", s)
+	}
+		// Trust can be set again (the link starts over with it).
 	if res := fedAPI(t, a, tokA, "PUT", "/api/federation/federates/bravo/trust", map[string]any{"ca": "junk"}); res.Status != 400 {
 		t.Fatalf("junk trust: %d %s", res.Status, res.Body)
 	}
