@@ -143,7 +143,7 @@ func TestFederationManaged(t *testing.T) {
 	if s := fedStats(a, "charlie"); s.State != "disabled" || s.Source != "managed" || s.Connected || s.Links != 0 {
 		t.Fatalf("disabled charlie: %+v", s)
 	}
-		// Trust can be set again (the link starts over with it).
+	// Trust can be set again (the link starts over with it).
 	if res := fedAPI(t, a, tokA, "PUT", "/api/federation/federates/bravo/trust", map[string]any{"ca": "junk"}); res.Status != 400 {
 		t.Fatalf("junk trust: %d %s", res.Status, res.Body)
 	}
