@@ -209,6 +209,10 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	a.background.Add(2)
 	go func() { defer a.background.Done(); a.keepBindings(watchCtx) }()
 	go func() { defer a.background.Done(); a.watchAccess(watchCtx) }()
+	if a.fed != nil {
+		a.background.Add(1)
+		go func() { defer a.background.Done(); a.watchFederates(watchCtx) }() // federation_managed.go
+	}
 	a.opened.Store(true)
 	a.log.Info("Outpost is ready", "version", Version(), "data_dir", cfg.DataDir, "public_host", cfg.PublicHost)
 	a.logWelcome(ctx) // welcome.go
@@ -291,6 +295,7 @@ func (a *Appliance) buildListeners() {
 			PublicHost: cfg.PublicHost,
 			CertOffer:  a.certOffer(nodeID),
 			Federation: a.federationView,
+			Federates:  a.store.Federates(), FederatesChanged: a.federatesChanged,
 		})
 		a.add(ListenerREST, cfg.RESTPort, a.newHTTPListener(ListenerREST,
 			netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}}, a.mgmt, api))

@@ -16,6 +16,7 @@ import (
 	"outpost/appliance/config"
 	"outpost/appliance/federation"
 	"outpost/appliance/netx"
+	"outpost/appliance/store"
 )
 
 // ListenerFederation is the federation v2 listener (docs/federation.md).
@@ -66,6 +67,7 @@ func (a *Appliance) buildFederation() error {
 	fc := federation.Config{Addr: a.addr(cfg.FederationPort), Certificate: cert, Trusted: trusted, Allow: cfg.FederationAllow, Federates: outs, Name: name,
 		ServerID: "outpost-" + NodeID(cfg.SecretKey), MaxHops: int64(cfg.FederationMaxHops),
 		MaxEventBytes: cfg.MaxMessageBytes, Broker: a.broker, Logger: a.log,
+		Spool: fedSpool{fs: a.store.Federates(), bounds: store.QueueBounds{MaxAge: cfg.FederationQueueAge, MaxBytes: cfg.FederationQueueBytes}},
 		// Each session of a link (a remote contact, or the rest of what the
 		// federate sends) is paced like a client with ten times a client's
 		// rates: a federate that floods is made to wait, its link's other
@@ -217,4 +219,28 @@ func DescribeFederation(cfg config.Config, log *slog.Logger) (FederationSummary,
 		s.Federates = append(s.Federates, federation.Outbound{Name: names[i], Address: addrs[i]})
 	}
 	return s, nil
+}
+
+// CASummary names the CA certificates of a managed federate's PEM by
+// subject common name and SHA-256 fingerprint ("none" without any).
+func CASummary(caPEM string) string {
+	out := ""
+	for rest := []byte(caPEM); ; {
+		var blk *pem.Block
+		if blk, rest = pem.Decode(rest); blk == nil {
+			break
+		}
+		c, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			continue
+		}
+		if out != "" {
+			out += ", "
+		}
+		out += c.Subject.CommonName + " " + federation.Fingerprint(c.Raw)
+	}
+	if out == "" {
+		return "none"
+	}
+	return out
 }

@@ -47,7 +47,7 @@ type fedCA struct {
 	key  *ecdsa.PrivateKey
 }
 
-func newFedCA(t *testing.T, name string) *fedCA {
+func newFedCA(t testing.TB, name string) *fedCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -70,7 +70,7 @@ func (ca *fedCA) trust() string { return filepath.Join(ca.dir, "trust.pem") }
 
 // issue makes name's federation certificate (server and client use) and
 // returns its files.
-func (ca *fedCA) issue(t *testing.T, name string) (certFile, keyFile string, pair tls.Certificate) {
+func (ca *fedCA) issue(t testing.TB, name string) (certFile, keyFile string, pair tls.Certificate) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -99,7 +99,7 @@ func (ca *fedCA) issue(t *testing.T, name string) (certFile, keyFile string, pai
 	return certFile, keyFile, pair
 }
 
-func writePEM(t *testing.T, path, typ string, der []byte) {
+func writePEM(t testing.TB, path, typ string, der []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 
 // startFederated starts an Outpost named name with federation on port,
 // connecting to the federates given (name=host:port).
-func startFederated(t *testing.T, ca *fedCA, name string, port int, federates ...string) *apptest.App {
+func startFederated(t testing.TB, ca *fedCA, name string, port int, federates ...string) *apptest.App {
 	t.Helper()
 	certFile, keyFile, _ := ca.issue(t, name)
 	return apptest.Start(t, func(c *config.Config) {
@@ -122,7 +122,7 @@ func startFederated(t *testing.T, ca *fedCA, name string, port int, federates ..
 func fedAddr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
 // fedListener is the bound address of a's federation listener.
-func fedListener(t *testing.T, a *apptest.App) string { return a.Addr(t, appliance.ListenerFederation) }
+func fedListener(t testing.TB, a *apptest.App) string { return a.Addr(t, appliance.ListenerFederation) }
 
 // fedStats returns the counters of federate name on a.
 func fedStats(a *apptest.App, name string) federation.FederateStats {

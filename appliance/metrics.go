@@ -65,8 +65,8 @@ var (
 	mMeshDatagrams = desc("mesh_datagrams_total", "Datagrams read (in) and sent (out, once per interface), by listener.", "listener", "direction")
 	mMeshDropped   = desc("mesh_dropped_total", "Datagrams dropped, by listener and reason: in (size, loop, duplicate, budget, malformed) and out (too_large, send_error).", "listener", "reason")
 	mFedConnected  = desc("federate_connected", "1 while a federation link to the federate is up.", "federate")
-	mFedEvents     = desc("federate_events_total", "Federation events received (in), published to local clients (published) and sent (out), by federate.", "federate", "direction")
-	mFedDropped    = desc("federate_dropped_total", "Federation events dropped, by federate and reason: queue (outbound queue full), loop, hops, duplicate, malformed, too_large, contacts, hop_limited (not sent on).", "federate", "reason")
+	mFedEvents     = desc("federate_events_total", "Federation events received (in), published to local clients (published), sent (out), queued while the link was down (queued) and sent from that queue (queue_sent), by federate.", "federate", "direction")
+	mFedDropped    = desc("federate_dropped_total", "Federation events dropped, by federate and reason: queue (outbound queue full), loop, hops, duplicate, malformed, too_large, contacts, hop_limited (not sent on), queued_expired (dropped from the persistent queue: too old, over its bytes, or not stored).", "federate", "reason")
 	mFedReconnects = desc("federate_reconnects_total", "Outbound federation connections made again after a failure, by federate.", "federate")
 	mDiskFloor     = desc("disk_floor_bytes", "Hard floor of free space (diskFloor): below it every write that grows the database gets 507.")
 )
@@ -274,11 +274,14 @@ func collectFederation(counter func(*prometheus.Desc, uint64, ...string), gauge 
 		counter(mFedEvents, st.EventsIn, st.Name, "in")
 		counter(mFedEvents, st.Published, st.Name, "published")
 		counter(mFedEvents, st.EventsOut, st.Name, "out")
+		counter(mFedEvents, st.Queued, st.Name, "queued")
+		counter(mFedEvents, st.QueueSent, st.Name, "queue_sent")
 		for _, d := range []struct {
 			reason string
 			n      uint64
 		}{{"queue", st.DroppedQueue}, {"loop", st.DroppedLoop}, {"hops", st.DroppedHops}, {"duplicate", st.DroppedDuplicate},
-			{"malformed", st.DroppedMalformed}, {"too_large", st.DroppedSize}, {"contacts", st.DroppedContacts}, {"hop_limited", st.HopLimited}} {
+			{"malformed", st.DroppedMalformed}, {"too_large", st.DroppedSize}, {"contacts", st.DroppedContacts}, {"hop_limited", st.HopLimited},
+			{"queued_expired", st.DroppedQueued}} {
 			counter(mFedDropped, d.n, st.Name, d.reason)
 		}
 		counter(mFedReconnects, st.Reconnects, st.Name)

@@ -168,6 +168,10 @@ type Config struct {
 	Federates         []string // federates: outbound federates, name=host:port
 	FederationName    string   // federationName: this server's name to federates (default: serverName)
 	FederationMaxHops int      // federationMaxHops: hop limit of events that start here (0: none)
+	// The persistent outbound queue of each outbound federate while its
+	// link is down (docs/federation.md "Disruption tolerance").
+	FederationQueueAge   time.Duration // federationQueueAge: events older than this are dropped from it
+	FederationQueueBytes int64         // federationQueueBytes: above this, its oldest events are dropped
 }
 
 // MaxChannelUnauthenticatedPerSource is the largest
@@ -262,6 +266,8 @@ func Defaults() Config {
 		MeshDirectPort:             4242,
 		UDPPort:                    -1,
 		FederationPort:             9001,
+		FederationQueueAge:         time.Hour,
+		FederationQueueBytes:       64 << 20,
 	}
 }
 

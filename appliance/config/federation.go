@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // FederateList returns the outbound federates (name, host:port). Validate
@@ -61,6 +62,12 @@ func (c *Config) checkFederation() error {
 	}
 	if (c.FederationCert == "") != (c.FederationKey == "") {
 		return keyErr("federationCert", "federationCert and federationKey go together")
+	}
+	if c.FederationQueueAge < time.Second || c.FederationQueueAge > 30*24*time.Hour {
+		return keyErr("federationQueueAge", "must be between 1s and 720h")
+	}
+	if c.FederationQueueBytes < 1<<10 || c.FederationQueueBytes > 1<<40 {
+		return keyErr("federationQueueBytes", "must be between 1KiB and 1TiB")
 	}
 	if c.FederationMaxHops < 0 || c.FederationMaxHops > 64 {
 		return keyErr("federationMaxHops", "must be between 0 (no limit) and 64")

@@ -109,6 +109,8 @@ var fields = []field{
 	{"federationAllow", "OUTPOST_FEDERATION_ALLOW", "federation-allow", "federates let in, by certificate common name or SHA-256 fingerprint (comma-separated; empty: any certificate of the trusted CAs)", false, func(c *Config) any { return &c.FederationAllow }},
 	{"federates", "OUTPOST_FEDERATES", "federates", "federates to connect to, name=host:port (comma-separated)", false, func(c *Config) any { return &c.Federates }},
 	{"federationName", "OUTPOST_FEDERATION_NAME", "", "this server's name to its federates (default: serverName)", false, func(c *Config) any { return &c.FederationName }},
+	{"federationQueueAge", "OUTPOST_FEDERATION_QUEUE_AGE", "", "an outbound federate's link down: how long its queued events are kept", false, func(c *Config) any { return &c.FederationQueueAge }},
+	{"federationQueueBytes", "OUTPOST_FEDERATION_QUEUE_BYTES", "", "an outbound federate's link down: the bytes of queued events kept (oldest dropped first)", false, func(c *Config) any { return &c.FederationQueueBytes }},
 	{"federationMaxHops", "OUTPOST_FEDERATION_MAX_HOPS", "", "hop limit of the events this server's clients send to federates (0: none)", false, func(c *Config) any { return &c.FederationMaxHops }},
 	{"AllowedCLIIPs", "OUTPOST_ALLOWED_CLI_IPS", "", "addresses or CIDR ranges allowed to call /Clients (comma-separated)", false, func(c *Config) any { return &c.AllowedCLIIPs }},
 	{"AllowCLIIPs", "OUTPOST_ALLOW_CLI_IPS", "", "addresses or CIDR ranges allowed to use the command line interface", false, func(c *Config) any { return &c.AllowCLIIPs }},

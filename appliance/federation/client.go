@@ -22,8 +22,9 @@ import (
 const stableAfter = 30 * time.Second
 
 // dialLoop keeps one outbound link to o, connecting again after each end
-// with a back-off that doubles up to BackoffMax.
-func (f *Federation) dialLoop(o Outbound) {
+// with a back-off that doubles up to BackoffMax, until stop is closed (a
+// managed federate removed; nil: never) or federation shuts down.
+func (f *Federation) dialLoop(o Outbound, stop <-chan struct{}) {
 	st := f.statsOf(o.Name)
 	wait := f.cfg.BackoffMin
 	for first := true; ; first = false {
@@ -31,11 +32,16 @@ func (f *Federation) dialLoop(o Outbound) {
 			st.reconnects.Add(1)
 		}
 		began := time.Now()
-		err := f.runOutbound(o)
+		err := f.runOutbound(o, stop)
 		select {
 		case <-f.stop:
 			return
+		case <-stop:
+			return
 		default:
+		}
+		if err != nil {
+			st.setError(err)
 		}
 		if time.Since(began) > stableAfter {
 			wait = f.cfg.BackoffMin
@@ -45,6 +51,9 @@ func (f *Federation) dialLoop(o Outbound) {
 		t := time.NewTimer(wait)
 		select {
 		case <-f.stop:
+			t.Stop()
+			return
+		case <-stop:
 			t.Stop()
 			return
 		case <-t.C:
@@ -60,9 +69,13 @@ const setupTimeout = 30 * time.Second
 // official server's client does (docs/federation.md "The calls"): the
 // server's groups stream first (its first message says it is ready), our
 // groups, then the two event streams, and health checks.
-func (f *Federation) runOutbound(o Outbound) error {
+func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
+	trusted := o.Trusted
+	if trusted == nil {
+		trusted = f.cfg.Trusted
+	}
 	cc, err := grpc.NewClient(o.Address,
-		grpc.WithTransportCredentials(credentials.NewTLS(f.clientTLS())),
+		grpc.WithTransportCredentials(credentials.NewTLS(f.clientTLS(trusted))),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(f.cfg.MaxMessage)),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 20 * time.Second}))
 	if err != nil {
@@ -74,6 +87,8 @@ func (f *Federation) runOutbound(o Outbound) error {
 	go func() {
 		select {
 		case <-f.stop:
+			cancel()
+		case <-stop:
 			cancel()
 		case <-ctx.Done():
 		}
@@ -114,9 +129,14 @@ func (f *Federation) runOutbound(o Outbound) error {
 	}
 	done()
 
-	l, err := f.attach(o.Name, peerID, o.Address)
+	sp := f.spoolerOf(o.Name)
+	l, err := f.attach(o.Name, peerID, o.Address, sp)
 	if err != nil {
 		return err
+	}
+	if sp != nil {
+		sp.setPeer(peerID)
+		sp.stop() // the link's session reads from here on (spool.go)
 	}
 	errc := make(chan error, 4)
 	var wg sync.WaitGroup
@@ -141,9 +161,16 @@ func (f *Federation) runOutbound(o Outbound) error {
 	case <-l.done:
 		err = errors.New("link closed")
 	}
+	if sp != nil {
+		sp.open() // before the link's session closes
+	}
 	cancel()
 	f.detach(l, err)
 	wg.Wait()
+	if sp != nil {
+		sp.requeue(l)
+		sp.drain()
+	}
 	return err
 }
 

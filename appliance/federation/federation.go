@@ -5,9 +5,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -32,6 +34,9 @@ const anonGroup = "__ANON__"
 type Outbound struct {
 	Name    string // how the federate is known here (its counters, its sessions' link)
 	Address string // host:port of its federation v2 listener
+	// Trusted, when set, are the CAs its certificate must chain to (a
+	// managed federate's); nil: Config.Trusted.
+	Trusted *x509.CertPool
 }
 
 // Config configures federation.
@@ -66,6 +71,10 @@ type Config struct {
 
 	// Pacing of what each link publishes, as a client's (0: none).
 	MaxEventsPerSecond, MaxBytesPerSecond int
+
+	// Spool, when set, is the persistent outbound queue of the outbound
+	// federates (spool.go); nil: what a link down misses is not sent.
+	Spool Spool
 
 	Broker *broker.Broker
 	Logger *slog.Logger
@@ -121,7 +130,12 @@ type Federation struct {
 	attachMu sync.Mutex // serialises making the links of connecting federates
 	mu       sync.Mutex // guards stats and links
 	stats    map[string]*fedStats
-	links    map[string]*link // by federate name: the one link of each
+	links    map[string]*link    // by federate name: the one link of each
+	spoolers map[string]*spooler // outbound federates' persistent queues, by name (spool.go)
+
+	manMu          sync.Mutex                    // guards managed
+	managed        map[string]*managedFed        // federates managed at run time, by name (managed.go)
+	trustedManaged atomic.Pointer[[]*managedFed] // the enabled ones with a CA: handshakes read it
 
 	remoteMu sync.Mutex        // guards remote
 	remote   map[string]remote // remote contacts' uids: where their positions came from (recent.go)
@@ -141,12 +155,15 @@ func New(cfg Config) *Federation {
 	log := cfg.Logger.With("listener", ListenerName)
 	f := &Federation{cfg: cfg, log: log, warn: logx.NewLimiter(log, 20, 10*time.Second),
 		recent: newRecent(recentWindow, 64<<10), stop: make(chan struct{}),
-		stats: map[string]*fedStats{}, links: map[string]*link{}, remote: map[string]remote{}}
+		stats: map[string]*fedStats{}, links: map[string]*link{}, remote: map[string]remote{}, managed: map[string]*managedFed{}, spoolers: map[string]*spooler{}}
 	f.drv = cotsession.New[*conn](cotsession.Config{Name: ListenerName, MaxEventsPerSecond: cfg.MaxEventsPerSecond,
 		MaxBytesPerSecond: cfg.MaxBytesPerSecond, ServerUID: cfg.ServerID, Broker: cfg.Broker, Logger: log,
 		Warn: f.warn, Now: cfg.Now, MaxMessage: cfg.MaxEventBytes})
 	for _, o := range cfg.Federates {
 		f.statsOf(o.Name)
+		if cfg.Spool != nil {
+			f.spoolers[o.Name] = f.newSpooler(o.Name)
+		}
 	}
 	return f
 }
@@ -188,8 +205,12 @@ func (f *Federation) Serve() {
 		}()
 	}
 	for _, o := range f.cfg.Federates {
+		if sp := f.spoolerOf(o.Name); sp != nil {
+			sp.open()
+			sp.drain()
+		}
 		f.wg.Add(1)
-		go func() { defer f.wg.Done(); f.dialLoop(o) }()
+		go func() { defer f.wg.Done(); f.dialLoop(o, nil) }()
 	}
 }
 
@@ -204,11 +225,13 @@ func (f *Federation) Addr() net.Addr {
 
 // Shutdown ends every link and the listener.
 func (f *Federation) Shutdown(ctx context.Context) error {
+	f.manMu.Lock() // SetManaged starts no dialler after this
 	select {
 	case <-f.stop:
 	default:
 		close(f.stop)
 	}
+	f.manMu.Unlock()
 	f.mu.Lock()
 	ls := make([]*link, 0, len(f.links))
 	for _, l := range f.links {
@@ -217,6 +240,15 @@ func (f *Federation) Shutdown(ctx context.Context) error {
 	f.mu.Unlock()
 	for _, l := range ls {
 		l.close()
+	}
+	f.mu.Lock()
+	sps := make([]*spooler, 0, len(f.spoolers))
+	for _, sp := range f.spoolers {
+		sps = append(sps, sp)
+	}
+	f.mu.Unlock()
+	for _, sp := range sps {
+		sp.close() // what they read is queued
 	}
 	f.drv.Shutdown(ctx)
 	if f.srv != nil {
@@ -240,13 +272,13 @@ func (f *Federation) Shutdown(ctx context.Context) error {
 
 // attach makes the link of a federate that connected, replacing the one
 // it had (a federate that reconnects before its old connection ended).
-func (f *Federation) attach(name, peerID, addr string) (*link, error) {
+func (f *Federation) attach(name, peerID, addr string, sp *spooler) (*link, error) {
 	select {
 	case <-f.stop:
 		return nil, errors.New("shutting down")
 	default:
 	}
-	l := f.newLink(name, peerID, addr)
+	l := f.newLink(name, peerID, addr, sp)
 	f.mu.Lock()
 	old := f.links[name]
 	f.links[name] = l
@@ -273,7 +305,17 @@ func (f *Federation) detach(l *link, why error) {
 	}
 	f.mu.Unlock()
 	l.stats.connected.Add(-1)
+	if why != nil && !errors.Is(why, io.EOF) {
+		l.stats.setError(why)
+	}
 	f.log.Info("federate disconnected", "federate", logx.Clip(l.name), "err", errString(why))
+}
+
+// spoolerOf returns the federate's persistent queue (nil: none).
+func (f *Federation) spoolerOf(name string) *spooler {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.spoolers[name]
 }
 
 // linkOf returns the federate's current link (nil: none).

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
@@ -41,6 +42,11 @@ type link struct {
 	sending  atomic.Bool
 	detached atomic.Bool // Federation.detach ran
 	stats    *fedStats
+	sp       *spooler // the federate's persistent queue (outbound links); nil: none
+
+	// The last events sent (remember), written by the sending goroutine.
+	ring    []sentEvent
+	ringPos int
 
 	own *conn
 
@@ -61,8 +67,8 @@ func linkKey(name string) string { return "federation:" + name }
 // newLink joins the link's own session (its replay, the latest position of
 // every local client, is the first thing the federate receives) and starts
 // its writer.
-func (f *Federation) newLink(name, peerID, addr string) *link {
-	l := &link{f: f, name: name, addr: addr, stats: f.statsOf(name), contacts: map[string]*conn{},
+func (f *Federation) newLink(name, peerID, addr string, sp *spooler) *link {
+	l := &link{f: f, name: name, addr: addr, stats: f.statsOf(name), sp: sp, contacts: map[string]*conn{},
 		out: make(chan *fedproto.FederatedEvent, f.cfg.Queue), kick: make(chan struct{}, 1), done: make(chan struct{})}
 	l.setPeer(peerID)
 	l.stats.links.Add(1)
@@ -226,44 +232,88 @@ func (l *link) drain(c *conn, callsign string, spare []*broker.Envelope) []*brok
 	}
 }
 
-// send queues ev for the federate with its provenance and hops: an event
-// received from a federate goes on with what it came with and this
-// server added; it is not sent to a federate it already passed through,
-// nor past its hop limit.
+// send queues ev for the federate, as federated makes it (nil: it does
+// not go), noting it in the persistent queue's memory (spool.go).
 func (l *link) send(ev *cot.Event, destCallsign, destUID string) {
-	if ev == nil || cot.IsControl(ev.Type) {
+	fe := l.f.federated(ev, destCallsign, destUID, l.peer(), l.stats)
+	if fe == nil {
 		return
 	}
-	self := &fedproto.FederateProvenance{FederationServerId: l.f.cfg.ServerID, FederationServerName: l.f.cfg.Name}
-	fe := &fedproto.FederatedEvent{FederateGroups: []string{anonGroup}}
-	o := l.f.recent.get(eventKey(ev), l.f.cfg.Now())
-	if o == nil {
-		o = l.f.remoteOrigin(ev.UID) // a remote contact's position, replayed after the memory let it go
-	}
-	if o != nil {
-		if peer := l.peer(); peer != "" && slices.ContainsFunc(o.provenance, func(p *fedproto.FederateProvenance) bool {
-			return p.GetFederationServerId() == peer
-		}) {
-			return // it came through that federate already
-		}
-		next := o.hops + 1
-		if o.maxHops > 0 && next > o.maxHops {
-			l.stats.hopLimited.Add(1)
-			return
-		}
-		fe.FederateProvenance = append(slices.Clip(o.provenance), self)
-		fe.FederateHops = &fedproto.FederateHops{MaxHops: o.maxHops, CurrentHops: next}
-	} else {
-		fe.FederateProvenance = []*fedproto.FederateProvenance{self}
-		fe.FederateHops = &fedproto.FederateHops{MaxHops: l.f.cfg.MaxHops, CurrentHops: 1}
-	}
-	fe.Event = toGeoEvent(ev, destCallsign, destUID)
+	l.sp.note(eventKey(ev), ev.UID, ev.IsSA() && destUID == "")
 	select {
 	case l.out <- fe:
 	default:
 		l.stats.dropQueue.Add(1)
 		l.f.warn.Warn("federate queue full: event dropped", "federate", logx.Clip(l.name), "queue", cap(l.out))
 	}
+}
+
+// federated is ev as it goes to the federate whose server id is peer,
+// with its provenance and hops: an event received from a federate goes on
+// with what it came with and this server added; it does not go (nil) to a
+// federate it already passed through, nor past its hop limit.
+func (f *Federation) federated(ev *cot.Event, destCallsign, destUID, peer string, st *fedStats) *fedproto.FederatedEvent {
+	if ev == nil || cot.IsControl(ev.Type) {
+		return nil
+	}
+	self := &fedproto.FederateProvenance{FederationServerId: f.cfg.ServerID, FederationServerName: f.cfg.Name}
+	fe := &fedproto.FederatedEvent{FederateGroups: []string{anonGroup}}
+	o := f.recent.get(eventKey(ev), f.cfg.Now())
+	if o == nil {
+		o = f.remoteOrigin(ev.UID) // a remote contact's position, replayed after the memory let it go
+	}
+	if o != nil {
+		if peer != "" && slices.ContainsFunc(o.provenance, func(p *fedproto.FederateProvenance) bool {
+			return p.GetFederationServerId() == peer
+		}) {
+			return nil // it came through that federate already
+		}
+		next := o.hops + 1
+		if o.maxHops > 0 && next > o.maxHops {
+			st.hopLimited.Add(1)
+			return nil
+		}
+		fe.FederateProvenance = append(slices.Clip(o.provenance), self)
+		fe.FederateHops = &fedproto.FederateHops{MaxHops: o.maxHops, CurrentHops: next}
+	} else {
+		fe.FederateProvenance = []*fedproto.FederateProvenance{self}
+		fe.FederateHops = &fedproto.FederateHops{MaxHops: f.cfg.MaxHops, CurrentHops: 1}
+	}
+	fe.Event = toGeoEvent(ev, destCallsign, destUID)
+	return fe
+}
+
+// remember keeps fe among the last events sent (an outbound link with a
+// persistent queue queues them again if it fails).
+func (l *link) remember(fe *fedproto.FederatedEvent) {
+	if l.sp == nil {
+		return
+	}
+	se := sentEvent{fe, time.Now()}
+	if len(l.ring) < resendLast {
+		l.ring = append(l.ring, se)
+		return
+	}
+	l.ring[l.ringPos] = se
+	l.ringPos = (l.ringPos + 1) % resendLast
+}
+
+// sentEvent is an event a link sent, and when.
+type sentEvent struct {
+	fe *fedproto.FederatedEvent
+	at time.Time
+}
+
+// lastSent is what remember kept that was sent after since, oldest first
+// (once the writer stopped).
+func (l *link) lastSent(since time.Time) []*fedproto.FederatedEvent {
+	var out []*fedproto.FederatedEvent
+	for _, se := range append(slices.Clone(l.ring[l.ringPos:]), l.ring[:l.ringPos]...) {
+		if se.at.After(since) {
+			out = append(out, se.fe)
+		}
+	}
+	return out
 }
 
 // receive handles one message from the federate: loops, spent hops,

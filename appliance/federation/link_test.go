@@ -16,7 +16,7 @@ func testLink(t *testing.T, maxHops int64) (*Federation, *link) {
 	b := broker.New(broker.Options{})
 	t.Cleanup(b.Close)
 	f := New(Config{ServerID: "me", Name: "me", MaxHops: maxHops, Broker: b})
-	l := f.newLink("peer", "peer-id", "test")
+	l := f.newLink("peer", "peer-id", "test", nil)
 	t.Cleanup(func() { l.close(); l.wait() })
 	return f, l
 }

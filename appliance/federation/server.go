@@ -26,9 +26,10 @@ type service struct {
 	f *Federation
 }
 
-// caller is who called: the federate's name (its certificate's common
-// name) and its connection's address.
-func caller(ctx context.Context) (name, addr string, err error) {
+// caller is who called: the federate's name (the managed federate's whose
+// CA its certificate chains to, or its certificate's common name) and its
+// connection's address.
+func (s *service) caller(ctx context.Context) (name, addr string, err error) {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
 		return "", "", status.Error(codes.Unauthenticated, "no peer")
@@ -37,7 +38,11 @@ func caller(ctx context.Context) (name, addr string, err error) {
 	if !ok || len(ti.State.PeerCertificates) == 0 {
 		return "", "", status.Error(codes.Unauthenticated, "no federate certificate")
 	}
-	return certName(ti.State.PeerCertificates[0]), p.Addr.String(), nil
+	certs := ti.State.PeerCertificates
+	if m := s.f.managedFor(certs[0], intermediates(certs)); m != "" {
+		return m, p.Addr.String(), nil // a managed federate is known by its name
+	}
+	return certName(certs[0]), p.Addr.String(), nil
 }
 
 // certName is the name a federate is known by: its certificate's common
@@ -52,7 +57,7 @@ func certName(c *x509.Certificate) string {
 // linkFor returns the link of the caller's connection, made when it is the
 // first event stream of that connection.
 func (s *service) linkFor(ctx context.Context, peerID string) (*link, error) {
-	name, addr, err := caller(ctx)
+	name, addr, err := s.caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +72,7 @@ func (s *service) linkFor(ctx context.Context, peerID string) (*link, error) {
 			return l, nil
 		}
 	}
-	l, err = s.f.attach(name, peerID, addr)
+	l, err = s.f.attach(name, peerID, addr, nil)
 	if err != nil {
 		return nil, status.Error(codes.Unavailable, err.Error())
 	}
@@ -123,7 +128,7 @@ func (s *service) ServerEventStream(stream fedproto.FederatedChannel_ServerEvent
 // ServerFederateGroupsStream tells the federate the stream is ready and
 // this server's groups, then stays open.
 func (s *service) ServerFederateGroupsStream(_ *fedproto.Subscription, stream fedproto.FederatedChannel_ServerFederateGroupsStreamServer) error {
-	if _, _, err := caller(stream.Context()); err != nil {
+	if _, _, err := s.caller(stream.Context()); err != nil {
 		return err
 	}
 	err := stream.Send(&fedproto.FederateGroups{
@@ -143,7 +148,7 @@ func (s *service) ServerFederateGroupsStream(_ *fedproto.Subscription, stream fe
 // ClientFederateGroupsStream takes the federate's groups (logged; every
 // federated event is in __ANON__ for now).
 func (s *service) ClientFederateGroupsStream(stream fedproto.FederatedChannel_ClientFederateGroupsStreamServer) error {
-	name, _, err := caller(stream.Context())
+	name, _, err := s.caller(stream.Context())
 	if err != nil {
 		return err
 	}
@@ -161,7 +166,7 @@ func (s *service) ClientFederateGroupsStream(stream fedproto.FederatedChannel_Cl
 
 // HealthCheck answers SERVING while the caller has a link.
 func (s *service) HealthCheck(ctx context.Context, _ *fedproto.ClientHealth) (*fedproto.ServerHealth, error) {
-	name, _, err := caller(ctx)
+	name, _, err := s.caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -196,12 +201,18 @@ func (s *service) ServerROLStream(stream fedproto.FederatedChannel_ServerROLStre
 
 // sendLoop sends what the link queues until the link or ctx ends.
 func (l *link) sendLoop(ctx context.Context, send func(*fedproto.FederatedEvent) error) error {
+	if l.sp != nil {
+		if err := l.sendQueued(send); err != nil { // the persistent queue first (spool.go)
+			return err
+		}
+	}
 	for {
 		select {
 		case fe := <-l.out:
 			if err := send(fe); err != nil {
 				return err
 			}
+			l.remember(fe)
 			l.stats.out.Add(1)
 		case <-l.done:
 			return errors.New("link closed")

@@ -1,10 +1,12 @@
 package federation
 
 import (
+	"slices"
 	"sort"
 	"sync/atomic"
 
 	"outpost/appliance/cotsession"
+	"outpost/appliance/logx"
 )
 
 // fedStats are one federate's counters, kept across its links (plain
@@ -14,12 +16,30 @@ type fedStats struct {
 	in, published, out, ignored                           atomic.Uint64
 	dropQueue, dropLoop, dropHops, dropDup, dropMalformed atomic.Uint64
 	dropSize, dropContacts, hopLimited, reconnects        atomic.Uint64
+	spooled, replayed, dropSpool                          atomic.Uint64
 	lastContact                                           atomic.Int64 // unix seconds
+	lastErr                                               atomic.Pointer[string]
+}
+
+// setError records why the federate's last link ended or failed.
+func (s *fedStats) setError(err error) {
+	msg := logx.Clip(err.Error())
+	s.lastErr.Store(&msg)
 }
 
 // FederateStats is a snapshot of one federate's counters.
 type FederateStats struct {
-	Name      string `json:"name"`
+	Name string `json:"name"`
+	// Source: "config" (the configuration's federates), "managed" (the
+	// management API's and command line's), "inbound" (a federate that
+	// connected, known by its certificate).
+	Source  string `json:"source"`
+	Address string `json:"address"` // where it is connected to; "" inbound only
+	Enabled bool   `json:"enabled"`
+	// State: "connected", "disconnected", "disabled" (managed, off), "no
+	// CA" (managed, nothing trusted yet).
+	State     string `json:"state"`
+	LastError string `json:"lastError"` // why its last link ended or failed; "" none
 	Connected bool   `json:"connected"` // a link is up now
 	Links     int64  `json:"links"`     // links made since start
 	EventsIn  uint64 `json:"eventsIn"`  // events received
@@ -36,10 +56,16 @@ type FederateStats struct {
 	DroppedMalformed uint64 `json:"droppedMalformed"`
 	DroppedSize      uint64 `json:"droppedSize"`
 	DroppedContacts  uint64 `json:"droppedContacts"`
-	HopLimited       uint64 `json:"hopLimited"`  // events not sent on: their next hop would pass their limit
-	Ignored          uint64 `json:"ignored"`     // messages without an event (contact entries alone)
-	Reconnects       uint64 `json:"reconnects"`  // outbound connections made again after a failure
-	LastContact      int64  `json:"lastContact"` // unix seconds of the last message received; 0 never
+	HopLimited       uint64 `json:"hopLimited"` // events not sent on: their next hop would pass their limit
+	Ignored          uint64 `json:"ignored"`    // messages without an event (contact entries alone)
+	Reconnects       uint64 `json:"reconnects"` // outbound connections made again after a failure
+	// The persistent outbound queue (an outbound federate's link down):
+	// events queued, sent from it when the link returned, dropped from it
+	// (older or more than its bounds, or not stored).
+	Queued        uint64 `json:"queued"`
+	QueueSent     uint64 `json:"queueSent"`
+	DroppedQueued uint64 `json:"droppedQueued"`
+	LastContact   int64  `json:"lastContact"` // unix seconds of the last message received; 0 never
 }
 
 func (f *Federation) statsOf(name string) *fedStats {
@@ -55,16 +81,38 @@ func (f *Federation) statsOf(name string) *fedStats {
 
 // Stats returns the counters of every federate known since start, by name.
 func (f *Federation) Stats() []FederateStats {
+	man := f.managedState()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make([]FederateStats, 0, len(f.stats))
 	for name, s := range f.stats {
-		out = append(out, FederateStats{Name: name, Connected: s.connected.Load() > 0, Links: s.links.Load(),
+		st := FederateStats{Name: name, Source: "inbound", Enabled: true, State: "disconnected"}
+		if i := slices.IndexFunc(f.cfg.Federates, func(o Outbound) bool { return o.Name == name }); i >= 0 {
+			st.Source, st.Address = "config", f.cfg.Federates[i].Address
+		} else if m, ok := man[name]; ok {
+			st.Source, st.Address, st.Enabled = "managed", m.Address, m.Enabled
+			switch {
+			case !m.Enabled:
+				st.State = "disabled"
+			case poolOf(m.CAPEM) == nil:
+				st.State = "no CA"
+			}
+		}
+		if e := s.lastErr.Load(); e != nil {
+			st.LastError = *e
+		}
+		connected := s.connected.Load() > 0
+		if connected {
+			st.State = "connected"
+		}
+		out = append(out, FederateStats{Name: name, Source: st.Source, Address: st.Address, Enabled: st.Enabled,
+			State: st.State, LastError: st.LastError, Connected: connected, Links: s.links.Load(),
 			EventsIn: s.in.Load(), Published: s.published.Load(), EventsOut: s.out.Load(),
 			DroppedQueue: s.dropQueue.Load(), DroppedLoop: s.dropLoop.Load(), DroppedHops: s.dropHops.Load(),
 			DroppedDuplicate: s.dropDup.Load(), DroppedMalformed: s.dropMalformed.Load(), DroppedSize: s.dropSize.Load(),
 			DroppedContacts: s.dropContacts.Load(), HopLimited: s.hopLimited.Load(), Ignored: s.ignored.Load(),
-			Reconnects: s.reconnects.Load(), LastContact: s.lastContact.Load()})
+			Reconnects: s.reconnects.Load(), LastContact: s.lastContact.Load(),
+			Queued: s.spooled.Load(), QueueSent: s.replayed.Load(), DroppedQueued: s.dropSpool.Load()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

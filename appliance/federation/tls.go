@@ -20,7 +20,10 @@ import (
 
 // verifyChain checks a peer's certificate chain against the trusted CAs
 // and, when allow is not nil, that allow admits its certificate.
-func verifyChain(trusted *x509.CertPool, now func() time.Time, allow func(*x509.Certificate) bool) func([][]byte, [][]*x509.Certificate) error {
+// When it fails and managed is not nil, a certificate that chains to the
+// CA of a managed federate is let in (Allow is for Config.Trusted's CAs).
+func verifyChain(trusted *x509.CertPool, now func() time.Time, allow func(*x509.Certificate) bool,
+	managed func(*x509.Certificate, *x509.CertPool) string) func([][]byte, [][]*x509.Certificate) error {
 	return func(raw [][]byte, _ [][]*x509.Certificate) error {
 		if len(raw) == 0 {
 			return errors.New("federate sent no certificate")
@@ -33,9 +36,9 @@ func verifyChain(trusted *x509.CertPool, now func() time.Time, allow func(*x509.
 			}
 			certs = append(certs, c)
 		}
-		inter := x509.NewCertPool()
-		for _, c := range certs[1:] {
-			inter.AddCert(c)
+		inter := intermediates(certs)
+		if managed != nil && managed(certs[0], inter) != "" {
+			return nil
 		}
 		_, err := certs[0].Verify(x509.VerifyOptions{Roots: trusted, Intermediates: inter, CurrentTime: now(),
 			KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
@@ -47,6 +50,15 @@ func verifyChain(trusted *x509.CertPool, now func() time.Time, allow func(*x509.
 		}
 		return nil
 	}
+}
+
+// intermediates is the pool of a chain's certificates after its first.
+func intermediates(chain []*x509.Certificate) *x509.CertPool {
+	inter := x509.NewCertPool()
+	for _, c := range chain[1:] {
+		inter.AddCert(c)
+	}
+	return inter
 }
 
 // allowed reports whether a federate's certificate is admitted by the
@@ -75,18 +87,19 @@ func (f *Federation) serverTLS() *tls.Config {
 		MinVersion:            tls.VersionTLS12,
 		Certificates:          []tls.Certificate{f.cfg.Certificate},
 		ClientAuth:            tls.RequireAnyClientCert,
-		VerifyPeerCertificate: verifyChain(f.cfg.Trusted, f.cfg.Now, f.allowed()),
+		VerifyPeerCertificate: verifyChain(f.cfg.Trusted, f.cfg.Now, f.allowed(), f.managedFor),
 		NextProtos:            []string{"h2"},
 	}
 }
 
 // clientTLS is an outbound connection's configuration.
-func (f *Federation) clientTLS() *tls.Config {
+// trusted are the CAs the federate's certificate must chain to.
+func (f *Federation) clientTLS(trusted *x509.CertPool) *tls.Config {
 	return &tls.Config{
 		MinVersion:            tls.VersionTLS12,
 		Certificates:          []tls.Certificate{f.cfg.Certificate},
 		InsecureSkipVerify:    true, // verified by verifyChain against the trusted CAs, without host names
-		VerifyPeerCertificate: verifyChain(f.cfg.Trusted, f.cfg.Now, nil),
+		VerifyPeerCertificate: verifyChain(trusted, f.cfg.Now, nil, nil),
 		NextProtos:            []string{"h2"},
 	}
 }

@@ -1,14 +1,24 @@
 package mgmt
 
-// Federation's state for administrators (docs/federation.md "Metrics"):
+// Federation for administrators (docs/federation.md "Metrics" and
+// "Managing federates"):
 //
-//	GET /api/federation   {"enabled", "federates": [{"name", "connected", "eventsIn", …}]}
+//	GET    /api/federation                         {"enabled", "federates": [{"name", "source", "state", "eventsIn", …}]}
+//	POST   /api/federation/federates               {"name", "address", "ca", "enabled"} → 201 the federate
+//	PUT    /api/federation/federates/{name}/trust  {"ca"} → 200 the federate
+//	DELETE /api/federation/federates/{name}        → 200 {"message"}
 
 import (
 	"net/http"
 
 	"outpost/appliance/httpapi"
+	"outpost/appliance/store"
 )
+
+// maxFederateBody bounds a federate's JSON (its CA PEM is at most 64 KiB).
+const maxFederateBody = 80 << 10
+
+const federatesError = "the federates could not be changed"
 
 // federation answers GET /api/federation: each federate's link state and
 // counters, as Options.Federation gives them (nil: federation is off).
@@ -22,4 +32,104 @@ func (a *API) federation(w http.ResponseWriter, r *http.Request) {
 		out.Federates = []struct{}{}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// federateJSON is a managed federate as answered: its CA certificates by
+// subject (`outpost federate list` shows their fingerprints), never the
+// PEM again.
+type federateJSON struct {
+	Name    string   `json:"name"`
+	Address string   `json:"address"`
+	Enabled bool     `json:"enabled"`
+	CAs     []string `json:"caSubjects"`
+	Created string   `json:"created"`
+	Inbound bool     `json:"inboundOnly"`
+}
+
+func federateView(f store.Federate) federateJSON {
+	v := federateJSON{Name: f.Name, Address: f.Address, Enabled: f.Enabled, Created: httpapi.FormatTime(f.Created),
+		Inbound: f.Address == "", CAs: []string{}}
+	if cas, err := store.ParseCAs(f.CAPEM); err == nil {
+		for _, c := range cas {
+			v.CAs = append(v.CAs, c.Subject.String())
+		}
+	}
+	return v
+}
+
+// addFederate answers POST /api/federation/federates: a new managed
+// federate (400 a bad field, 409 the name is taken), picked up at once by
+// the running federation.
+func (a *API) addFederate(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Name    string `json:"name"`
+		Address string `json:"address"`
+		CA      string `json:"ca"`
+		Enabled *bool  `json:"enabled"`
+	}
+	if err := httpapi.DecodeJSON(r, maxFederateBody, &body); err != nil {
+		httpapi.Fail(w, r, err, federatesError)
+		return
+	}
+	f := store.Federate{Name: body.Name, Address: body.Address, CAPEM: body.CA, Enabled: body.Enabled == nil || *body.Enabled}
+	if err := a.opts.Federates.Add(r.Context(), f); err != nil {
+		httpapi.Fail(w, r, err, federatesError)
+		return
+	}
+	a.federatesChanged()
+	a.answerFederate(w, r, f.Name, http.StatusCreated)
+}
+
+// trustFederate answers PUT /api/federation/federates/{name}/trust: the CA
+// certificates the federate's certificate must chain to (400 not PEM CA
+// certificates, 404 no such federate); its link starts again with them.
+func (a *API) trustFederate(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		CA string `json:"ca"`
+	}
+	if err := httpapi.DecodeJSON(r, maxFederateBody, &body); err != nil {
+		httpapi.Fail(w, r, err, federatesError)
+		return
+	}
+	name := r.PathValue("name")
+	if err := a.opts.Federates.Trust(r.Context(), name, body.CA); err != nil {
+		httpapi.Fail(w, r, err, federatesError)
+		return
+	}
+	a.federatesChanged()
+	a.answerFederate(w, r, name, http.StatusOK)
+}
+
+// removeFederate answers DELETE /api/federation/federates/{name} (404 no
+// such federate): its link ends, its CA is no longer trusted.
+func (a *API) removeFederate(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := a.opts.Federates.Delete(r.Context(), name); err != nil {
+		httpapi.Fail(w, r, err, federatesError)
+		return
+	}
+	a.federatesChanged()
+	httpapi.WriteMessage(w, http.StatusOK, "federate removed")
+}
+
+func (a *API) federatesChanged() {
+	if a.opts.FederatesChanged != nil {
+		a.opts.FederatesChanged()
+	}
+}
+
+// answerFederate answers the stored federate name.
+func (a *API) answerFederate(w http.ResponseWriter, r *http.Request, name string, status int) {
+	list, err := a.opts.Federates.List(r.Context())
+	if err != nil {
+		httpapi.Fail(w, r, err, federatesError)
+		return
+	}
+	for _, f := range list {
+		if f.Name == name {
+			httpapi.WriteJSON(w, status, federateView(f))
+			return
+		}
+	}
+	httpapi.WriteMessage(w, http.StatusNotFound, "no federate named "+name) // removed meanwhile
 }

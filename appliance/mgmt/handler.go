@@ -77,6 +77,11 @@ type Options struct {
 	// /api/federation (a JSON-able list; nil when federation is off). Nil:
 	// the route is not served.
 	Federation func() any
+	// Federates is the store of the federates managed at run time, and
+	// FederatesChanged what the server does after a change to it (the
+	// running federation picks it up). Served with Federation.
+	Federates        *store.Federates
+	FederatesChanged func()
 
 	// Console holds the web console's built files (web.FS()), served at /
 	// and /assets/ (console.go). Nil: no console.
@@ -182,6 +187,11 @@ func New(opts Options) *API {
 	rt.Handle("GET /api/logs", access.Admin, a.serverLogs)
 	if opts.Federation != nil {
 		rt.Handle("GET /api/federation", access.Admin, a.federation) // federation.go
+		if opts.Federates != nil {
+			rt.Handle("POST /api/federation/federates", access.Admin, a.addFederate)
+			rt.Handle("PUT /api/federation/federates/{name}/trust", access.Admin, a.trustFederate)
+			rt.Handle("DELETE /api/federation/federates/{name}", access.Admin, a.removeFederate)
+		}
 	}
 
 	rt.Handle("GET /api/users", access.Admin, a.getAllUsers)

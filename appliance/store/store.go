@@ -70,6 +70,7 @@ type Store struct {
 	events     *Events
 	objects    *Objects
 	videos     *Videos
+	federates  *Federates
 }
 
 // The areas of the store. Each is a view of the same database.
@@ -81,11 +82,12 @@ type (
 	Events     struct{ *db }
 	Objects    struct{ *db }
 	Videos     struct{ *db }
+	Federates  struct{ *db }
 )
 
 func newStore(d *db) *Store {
 	return &Store{db: d, accounts: &Accounts{d}, files: &Files{d}, missions: &Missions{d}, checklists: &Checklists{d},
-		events: &Events{d}, objects: &Objects{d}, videos: &Videos{d}}
+		events: &Events{d}, objects: &Objects{d}, videos: &Videos{d}, federates: &Federates{d}}
 }
 
 // Accounts is the area of system users, API users, bearer and login
@@ -111,6 +113,10 @@ func (s *Store) Objects() *Objects { return s.objects }
 
 // Videos is the area of video connections.
 func (s *Store) Videos() *Videos { return s.videos }
+
+// Federates is the area of the federates managed through the API and the
+// command line (docs/federation.md "Managing federates").
+func (s *Store) Federates() *Federates { return s.federates }
 
 // db is the open database's connections and state, shared by every area.
 type db struct {

@@ -1,44 +1,94 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"outpost/appliance"
+	"outpost/appliance/admin"
 )
 
 const federateUsage = `usage:
   outpost federate list
       this server's federation identity (name, server id, certificate subject and SHA-256
-      fingerprint: what a federate's administrator trusts), the CAs of federationTrust and the
-      federates of the configuration (docs/federation.md)`
+      fingerprint: what a federate's administrator trusts), the CAs of federationTrust, the
+      federates of the configuration and the managed federates (docs/federation.md)
+  outpost federate add NAME [--address HOST:PORT] [--ca FILE] [--disabled]
+      a managed federate: connected to at --address (none: it connects here only), its
+      certificate trusted when it chains to the CA certificates of the PEM file --ca
+  outpost federate trust NAME FILE
+      the CA certificates (PEM FILE) a managed federate's certificate must chain to
+  outpost federate remove NAME
+      its link ends, its CA is no longer trusted
+  A running server on the same data directory picks a change up within seconds.`
 
-func setupFederate(*flag.FlagSet) func(*cmdContext) int {
+func setupFederate(fs *flag.FlagSet) func(*cmdContext) int {
+	address := fs.String("address", "", "federate add: host:port of the federate's federation listener (none: it connects here only)")
+	caFile := fs.String("ca", "", "federate add: PEM file of the CA certificates the federate's certificate must chain to")
+	disabled := fs.Bool("disabled", false, "federate add: stored, not used until enabled")
 	return func(c *cmdContext) int {
-		if len(c.args) != 1 || c.args[0] != "list" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var err error
+		switch {
+		case len(c.args) == 1 && c.args[0] == "list":
+			return federateList(ctx, c)
+		case len(c.args) == 2 && c.args[0] == "add":
+			err = admin.FederateAdd(ctx, c.cfg, c.log, admin.Federate{Name: c.args[1], Address: *address, Enabled: !*disabled}, *caFile)
+		case len(c.args) == 3 && c.args[0] == "trust":
+			err = admin.FederateTrust(ctx, c.cfg, c.log, c.args[1], c.args[2])
+		case len(c.args) == 2 && c.args[0] == "remove":
+			err = admin.FederateRemove(ctx, c.cfg, c.log, c.args[1])
+		default:
 			fmt.Fprintln(c.stderr, federateUsage)
 			return exitUsage
 		}
-		s, err := appliance.DescribeFederation(c.cfg, c.log)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "outpost federate list: %v\n", err)
+			fmt.Fprintf(c.stderr, "outpost federate %s: %v\n", c.args[0], err)
 			return exitFailure
 		}
-		fmt.Fprintf(c.stdout, "name:        %s\nserver id:   %s\ncertificate: %s\nfingerprint: %s\n\n", s.Name, s.ServerID, s.Subject, s.Fingerprint)
-		tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "TRUSTED CA\tFINGERPRINT")
-		for _, ca := range s.Trusted {
-			fmt.Fprintf(tw, "%s\t%s\n", ca.Subject, ca.Fingerprint)
-		}
-		tw.Flush()
-		fmt.Fprintln(c.stdout)
-		tw = tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "FEDERATE\tADDRESS")
-		for _, f := range s.Federates {
-			fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.Address)
-		}
-		tw.Flush()
+		fmt.Fprintf(c.stdout, "federate %s: %s done\n", c.args[1], c.args[0])
 		return exitOK
 	}
+}
+
+func federateList(ctx context.Context, c *cmdContext) int {
+	s, err := appliance.DescribeFederation(c.cfg, c.log)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "outpost federate list: %v\n", err)
+		return exitFailure
+	}
+	managed, err := admin.Federates(ctx, c.cfg, c.log)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "outpost federate list: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintf(c.stdout, "name:        %s\nserver id:   %s\ncertificate: %s\nfingerprint: %s\n\n", s.Name, s.ServerID, s.Subject, s.Fingerprint)
+	tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TRUSTED CA\tFINGERPRINT")
+	for _, ca := range s.Trusted {
+		fmt.Fprintf(tw, "%s\t%s\n", ca.Subject, ca.Fingerprint)
+	}
+	tw.Flush()
+	fmt.Fprintln(c.stdout)
+	tw = tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FEDERATE\tADDRESS\tSOURCE\tENABLED\tCA")
+	for _, f := range s.Federates {
+		fmt.Fprintf(tw, "%s\t%s\tconfig\tyes\tfederationTrust\n", f.Name, f.Address)
+	}
+	for _, f := range managed {
+		addr, on := f.Address, "yes"
+		if addr == "" {
+			addr = "(inbound only)"
+		}
+		if !f.Enabled {
+			on = "no"
+		}
+		fmt.Fprintf(tw, "%s\t%s\tmanaged\t%s\t%s\n", f.Name, addr, on, appliance.CASummary(f.CAPEM))
+	}
+	tw.Flush()
+	return exitOK
 }

@@ -48,8 +48,38 @@ func TestFederateList(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if code, _, errs := outpost(t, append([]string{"federate", "add", "x"}, data...)...); code != 2 || !strings.Contains(errs, "usage:") {
+	if code, _, errs := outpost(t, append([]string{"federate", "add"}, data...)...); code != 2 || !strings.Contains(errs, "usage:") {
 		t.Errorf("federate add: exit %d %s", code, errs)
+	}
+	// Managed federates: add, trust, list, remove, and their errors.
+	notCA := filepath.Join(dir, "notca.pem")
+	if err := os.WriteFile(notCA, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"federate", "add", "charlie", "--address", "10.0.0.3:9001", "--ca", trust}, 0, "charlie: add done"},
+		{[]string{"federate", "add", "delta"}, 0, "delta: add done"},
+		{[]string{"federate", "add", "charlie"}, 1, "exists"},
+		{[]string{"federate", "add", "echo", "--address", "10.0.0.3"}, 1, "host:port"},
+		{[]string{"federate", "add", "echo", "--ca", notCA}, 1, "no PEM certificate"},
+		{[]string{"federate", "trust", "delta", trust}, 0, "delta: trust done"},
+		{[]string{"federate", "trust", "nobody", trust}, 1, "no federate named"},
+		{[]string{"federate", "remove", "delta"}, 0, "delta: remove done"},
+		{[]string{"federate", "remove", "delta"}, 1, "no federate named"},
+	} {
+		code, out, errs := outpost(t, append(tc.args, data...)...)
+		if code != tc.code || !strings.Contains(out+errs, tc.want) {
+			t.Errorf("%v: exit %d %q %q; want %d %q", tc.args, code, out, errs, tc.code, tc.want)
+		}
+	}
+	code, out, errs = outpost(t, append([]string{"federate", "list", "--federation-trust", trust}, data...)...)
+	if code != 0 || !strings.Contains(out, "charlie") || !strings.Contains(out, "10.0.0.3:9001") || !strings.Contains(out, "managed") ||
+		!strings.Contains(out, "Partner CA "+caPrint[:2]) || strings.Contains(out, "delta") {
+		t.Errorf("list after add/remove: exit %d %s %s", code, out, errs)
 	}
 	if code, _, errs := outpost(t, append([]string{"federate", "list", "--federation-trust", filepath.Join(dir, "missing.pem")}, data...)...); code != 1 || !strings.Contains(errs, "federationTrust") {
 		t.Errorf("missing trust file: exit %d %s", code, errs)

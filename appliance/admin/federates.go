@@ -1,0 +1,54 @@
+package admin
+
+// Managed federates on the command line (`outpost federate
+// add|remove|trust`, docs/federation.md "Managing federates"): the
+// command writes the database; a server running on the same data picks
+// the change up within seconds (it reads the federates table again).
+
+import (
+	"context"
+	"log/slog"
+
+	"outpost/appliance/config"
+	"outpost/appliance/store"
+)
+
+// Federate is a managed federate (the command line's name for it).
+type Federate = store.Federate
+
+// FederateAdd stores a new managed federate; caFile, when not empty, is
+// the PEM file of the CA certificates its certificate must chain to.
+func FederateAdd(ctx context.Context, cfg config.Config, log *slog.Logger, f Federate, caFile string) error {
+	if caFile != "" {
+		b, err := readInput(caFile)
+		if err != nil {
+			return err
+		}
+		f.CAPEM = string(b)
+	}
+	return withStore(ctx, &cfg, log, func(st *store.Store) error { return st.Federates().Add(ctx, f) })
+}
+
+// FederateTrust sets the CA certificates (the PEM file caFile) a managed
+// federate's certificate must chain to.
+func FederateTrust(ctx context.Context, cfg config.Config, log *slog.Logger, name, caFile string) error {
+	b, err := readInput(caFile)
+	if err != nil {
+		return err
+	}
+	return withStore(ctx, &cfg, log, func(st *store.Store) error { return st.Federates().Trust(ctx, name, string(b)) })
+}
+
+// FederateRemove deletes a managed federate.
+func FederateRemove(ctx context.Context, cfg config.Config, log *slog.Logger, name string) error {
+	return withStore(ctx, &cfg, log, func(st *store.Store) error { return st.Federates().Delete(ctx, name) })
+}
+
+// Federates lists the managed federates.
+func Federates(ctx context.Context, cfg config.Config, log *slog.Logger) (list []Federate, err error) {
+	err = withStore(ctx, &cfg, log, func(st *store.Store) error {
+		list, err = st.Federates().List(ctx)
+		return err
+	})
+	return list, err
+}

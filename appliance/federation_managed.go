@@ -1,0 +1,88 @@
+package appliance
+
+// Federates managed at run time (docs/federation.md "Managing federates"):
+// the management API and `outpost federate add|remove|trust` write the
+// store's federates table; the running server reads it again after each
+// change the API makes and every federatesPollInterval (a change the
+// command line made from another process), and hands it to federation,
+// which starts and stops what changed.
+
+import (
+	"context"
+	"time"
+
+	"outpost/appliance/federation"
+	"outpost/appliance/store"
+)
+
+// federatesPollInterval is how soon a change made on the command line is
+// picked up (the revocation list's interval).
+const federatesPollInterval = crlPollInterval
+
+// syncFederates gives federation the store's federates.
+func (a *Appliance) syncFederates(ctx context.Context) {
+	if a.fed == nil {
+		return
+	}
+	list, err := a.store.Federates().List(ctx)
+	if err != nil {
+		a.log.Warn("reading the managed federates", "err", err)
+		return
+	}
+	ms := make([]federation.Managed, 0, len(list))
+	for _, f := range list {
+		ms = append(ms, federation.Managed{Name: f.Name, Address: f.Address, CAPEM: f.CAPEM, Enabled: f.Enabled})
+	}
+	a.fed.SetManaged(ms)
+}
+
+// watchFederates syncs the managed federates until ctx ends.
+func (a *Appliance) watchFederates(ctx context.Context) {
+	t := time.NewTicker(federatesPollInterval)
+	defer t.Stop()
+	for {
+		a.syncFederates(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// federatesChanged is the management API's hook after it changed the
+// federates table.
+func (a *Appliance) federatesChanged() { a.syncFederates(context.Background()) }
+
+// fedSpool is federation's persistent outbound queue in the store
+// (federation.Spool), within federationQueueAge and federationQueueBytes.
+type fedSpool struct {
+	fs     *store.Federates
+	bounds store.QueueBounds
+}
+
+// spoolTimeout bounds one queue operation.
+const spoolTimeout = 10 * time.Second
+
+func (s fedSpool) Append(federate string, items [][]byte) (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), spoolTimeout)
+	defer cancel()
+	return s.fs.QueueAppend(ctx, federate, items, time.Now(), s.bounds)
+}
+
+func (s fedSpool) Take(federate string, max int) ([]int64, [][]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), spoolTimeout)
+	defer cancel()
+	got, err := s.fs.QueueTake(ctx, federate, max)
+	ids, items := make([]int64, len(got)), make([][]byte, len(got))
+	for i, it := range got {
+		ids[i], items[i] = it.ID, it.Body
+	}
+	return ids, items, err
+}
+
+func (s fedSpool) Delete(federate string, upTo int64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), spoolTimeout)
+	defer cancel()
+	return s.fs.QueueDelete(ctx, federate, upTo)
+}

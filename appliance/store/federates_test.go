@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"testing"
+	"time"
+)
+
+func testCAPEM(t *testing.T, isCA bool) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "fed ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), BasicConstraintsValid: true, IsCA: isCA}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}
+
+func TestFederates(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	fs := s.Federates()
+	if list, err := fs.List(ctx); err != nil || len(list) != 0 {
+		t.Fatalf("empty table: %v %v", list, err)
+	}
+	ca := testCAPEM(t, true)
+	if err := fs.Add(ctx, Federate{Name: "bravo", Address: "10.0.0.2:9001", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Add(ctx, Federate{Name: "bravo"}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("second bravo: %v", err)
+	}
+	if err := fs.Trust(ctx, "bravo", ca); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Add(ctx, Federate{Name: "alpha", CAPEM: ca, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := fs.List(ctx)
+	if err != nil || len(list) != 2 || list[0].Name != "alpha" || list[1].Address != "10.0.0.2:9001" || list[1].CAPEM != ca || !list[1].Enabled || list[1].Created.IsZero() {
+		t.Fatalf("list %+v %v", list, err)
+	}
+	if err := fs.Delete(ctx, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Delete(ctx, "alpha"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	if err := fs.Trust(ctx, "nobody", ca); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("trust of nobody: %v", err)
+	}
+	for name, f := range map[string]Federate{
+		"no name":     {},
+		"bad name":    {Name: "a b"},
+		"long name":   {Name: string(make([]byte, 65))},
+		"no port":     {Name: "x", Address: "10.0.0.2"},
+		"bad port":    {Name: "x", Address: "10.0.0.2:99999"},
+		"not pem":     {Name: "x", CAPEM: "hello"},
+		"not a CA":    {Name: "x", CAPEM: testCAPEM(t, false)},
+		"private key": {Name: "x", CAPEM: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"},
+	} {
+		if err := fs.Add(ctx, f); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if err := fs.Trust(ctx, "bravo", "junk"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("junk trust: %v", err)
+	}
+	if list, _ := fs.List(ctx); len(list) != 1 || list[0].CAPEM != ca {
+		t.Fatalf("bad input changed the table: %+v", list)
+	}
+}
