@@ -454,7 +454,13 @@ func TestShutdownLeavesNoSocketListed(t *testing.T) {
 		s := startServer(t, Options{})
 		echo(s)
 		rc, _ := connect(t, s)
-		go rc.closed() // answers the close handshake
+		go func() { // reads, so it answers the close handshake
+			for {
+				if _, err := rc.next(10 * time.Second); err != nil {
+					return
+				}
+			}
+		}()
 		pc := pollOpen(t, s)
 		go func() { // a long poll, as a polling client always has
 			if resp, err := http.Get(s.pollURL("sid=" + pc.sid)); err == nil {
