@@ -273,6 +273,11 @@ func (srv *Server) admit(addr netip.Addr) (*slot, int) {
 func (srv *Server) authenticated(sl *slot) {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
+	srv.authenticatedLocked(sl)
+}
+
+// authenticatedLocked is authenticated with srv.mu held.
+func (srv *Server) authenticatedLocked(sl *slot) {
 	if !sl.unauth {
 		return
 	}
@@ -286,11 +291,16 @@ func (srv *Server) authenticated(sl *slot) {
 
 // release gives back everything sl holds.
 func (srv *Server) release(sl *slot) {
-	srv.authenticated(sl)
 	srv.mu.Lock()
-	srv.reserved--
+	srv.releaseLocked(sl)
 	srv.mu.Unlock()
 	srv.wg.Done()
+}
+
+// releaseLocked gives back sl's counts; srv.mu is held.
+func (srv *Server) releaseLocked(sl *slot) {
+	srv.authenticatedLocked(sl)
+	srv.reserved--
 }
 
 // accept upgrades the request to a websocket (Origin checked against
@@ -320,20 +330,17 @@ func (srv *Server) register(s *Socket) bool {
 	return true
 }
 
-// leave ends a socket that was registered: its slot first, then its place
-// in the list, so that once a socket is no longer listed its address may
-// connect again.
+// leave ends a socket that was registered. Its slot and its place in the
+// list go together, under one lock, so that once a socket is no longer
+// listed its address may connect again; the handshake's count in srv.wg
+// goes last, so that when Shutdown returns no socket is listed any more.
 func (srv *Server) leave(s *Socket, sl *slot) {
-	srv.release(sl)
-	srv.unregister(s)
-}
-
-// unregister takes s off the list.
-func (srv *Server) unregister(s *Socket) {
 	srv.mu.Lock()
+	srv.releaseLocked(sl)
 	delete(srv.sockets, s)
 	delete(srv.polls, s.eid)
 	srv.mu.Unlock()
+	srv.wg.Done()
 }
 
 // pollingSocket is the socket of a polling session (nil when unknown).
@@ -385,7 +392,8 @@ func (srv *Server) Broadcast(filter func(*Socket) bool, event string, args ...an
 // Shutdown refuses new handshakes and closes every socket: each is
 // disconnected and its websocket closed with "going away"; sockets still
 // open when ctx ends are cut off. It returns when every socket's
-// goroutines have ended, or ctx's error after cutting off the rest.
+// goroutines have ended and no socket is listed (Len is 0), or ctx's
+// error after cutting off the rest.
 func (srv *Server) Shutdown(ctx context.Context) error {
 	srv.mu.Lock()
 	srv.closing = true

@@ -444,6 +444,45 @@ func TestShutdown(t *testing.T) {
 	}
 }
 
+// TestShutdownLeavesNoSocketListed: when Shutdown returns, no socket is
+// listed any more, whichever transport it had. A socket used to give back
+// its handshake's count (which Shutdown waits for) before it left the
+// list, so Len could still count it right after Shutdown returned; the
+// window is narrow, hence the rounds.
+func TestShutdownLeavesNoSocketListed(t *testing.T) {
+	for round := range 20 {
+		s := startServer(t, Options{})
+		echo(s)
+		rc, _ := connect(t, s)
+		go func() { // reads, so it answers the close handshake
+			for {
+				if _, err := rc.next(10 * time.Second); err != nil {
+					return
+				}
+			}
+		}()
+		pc := pollOpen(t, s)
+		go func() { // a long poll, as a polling client always has
+			if resp, err := http.Get(s.pollURL("sid=" + pc.sid)); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+		if n := s.Len(); n != 2 {
+			t.Fatalf("round %d: %d sockets before shutdown, want 2", round, n)
+		}
+		ctx, cancel := contextWithTimeout(10 * time.Second)
+		err := s.Shutdown(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("round %d: shutdown: %v", round, err)
+		}
+		if n, l := s.Len(), len(s.Sockets()); n != 0 || l != 0 {
+			t.Fatalf("round %d: Len %d, Sockets %d after shutdown", round, n, l)
+		}
+	}
+}
+
 // TestShutdownCutsOffUnresponsive: a client that never answers the close
 // handshake is cut off when the context ends.
 func TestShutdownCutsOffUnresponsive(t *testing.T) {
