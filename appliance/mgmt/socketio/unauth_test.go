@@ -66,9 +66,10 @@ func TestAuthTimeout(t *testing.T) {
 	}
 	time.Sleep(deadline) // well past the deadline of the authenticated socket
 	authed.roundTrip("still-here")
-	if s.Len() != 1 {
-		t.Fatalf("%d sockets open, want the authenticated one", s.Len())
-	}
+	// The two closed sockets leave the list once the server has finished
+	// with them; the count only falls, and the round trip showed the
+	// authenticated one is still served.
+	testkit.WaitFor(t, "only the authenticated socket listed", func() bool { return s.Len() == 1 })
 }
 
 // TestAuthTimeoutCutsOffDeafClient: a client that reads nothing, so never
