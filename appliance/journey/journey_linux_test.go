@@ -83,7 +83,6 @@ func TestFiveMinuteJourney(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	testkit.RequireInterop(t, "@tak-ps/node-tak")
-	zbarimg := requireTool(t, "zbarimg", "zbar-tools")
 	lan := testkit.NetnsLAN(t, 2) // first: its cleanup runs after every process is stopped
 	pi, phone := lan[0], lan[1]
 	host := pi.Addr.String()
@@ -143,15 +142,7 @@ func TestFiveMinuteJourney(t *testing.T) {
 	if err != nil || len(png) == 0 {
 		t.Fatalf("the invitation's ATAK QR is not a base64 PNG: %v", err)
 	}
-	pngFile := filepath.Join(t.TempDir(), "atak-qr.png")
-	if err := os.WriteFile(pngFile, png, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(zbarimg, "--raw", "-q", pngFile).Output()
-	if err != nil {
-		t.Fatalf("zbarimg could not read the QR code: %v", err)
-	}
-	qrText := strings.TrimSpace(string(out))
+	qrText := testkit.DecodeQR(t, png)
 	if qrText != inv.ATAK.Text {
 		t.Fatalf("the QR code says %q, the invitation %q", qrText, inv.ATAK.Text)
 	}
@@ -250,21 +241,6 @@ func TestFiveMinuteJourney(t *testing.T) {
 		}
 	}
 	t.Fatalf("the invitation %s is not listed: %s", inv.ID, r.Body)
-}
-
-// requireTool finds a command `make test` installs (scripts/test-deps.sh);
-// missing, it skips, or fails under OUTPOST_REQUIRE_TOOLS=1.
-func requireTool(t *testing.T, name, pkg string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	if os.Getenv("OUTPOST_REQUIRE_TOOLS") == "1" {
-		t.Fatalf("%s not found (Debian package %s; scripts/test-deps.sh installs it)", name, pkg)
-	}
-	t.Skipf("%s not found (Debian package %s; `make test` installs it)", name, pkg)
-	return ""
 }
 
 // mgmtClient calls the management API as the administrator.
