@@ -80,8 +80,7 @@ func (a *Appliance) logWelcome(ctx context.Context) {
 	if len(console) > 0 {
 		a.log.Info("web console", console...)
 	}
-	users, err := a.store.Accounts().Users(ctx)
-	if err == nil && len(users) == 0 {
+	if any, err := a.store.Accounts().HasUsers(ctx); err == nil && !any {
 		a.log.Info("next step: add a user, then invite a device and scan its QR code in ATAK, iTAK or WinTAK",
 			"add", "outpost user add NAME (or the console's System users page)", "invite", "outpost invite NAME --qr")
 	}

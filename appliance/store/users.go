@@ -266,6 +266,18 @@ func (s *Accounts) DeleteUser(ctx context.Context, uid string) error {
 	return s.DeleteUsers(ctx, []string{uid})
 }
 
+// HasUsers reports whether any system user exists.
+func (s *Accounts) HasUsers(ctx context.Context) (bool, error) {
+	if err := s.check(ctx); err != nil {
+		return false, fmt.Errorf("store: any users: %w", err)
+	}
+	var any bool
+	if err := s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM system_users)`).Scan(&any); err != nil {
+		return false, s.wrapErr("any users", err)
+	}
+	return any, nil
+}
+
 // Users lists every user by name.
 func (s *Accounts) Users(ctx context.Context) ([]User, error) {
 	if err := s.check(ctx); err != nil {
