@@ -54,15 +54,7 @@ func (h *Handler) missionInvitations(w http.ResponseWriter, r *http.Request) err
 // caller's uids; on 8443 also the certificate's user name) is invited to
 // and the caller's groups see.
 func (h *Handler) allInvitations(w http.ResponseWriter, r *http.Request) error {
-	uid := r.URL.Query().Get("clientUid")
-	if err := httpapi.CheckText("clientUid", uid, true, 255); err != nil {
-		return err
-	}
-	if err := h.actFor(r, "clientUid", uid); err != nil {
-		return err
-	}
-	user, _ := h.identity(r)
-	list, err := h.opts.Missions.Invitations(r.Context(), uid, user)
+	uid, user, list, err := h.clientInvitations(r)
 	if err != nil {
 		return err
 	}
