@@ -206,11 +206,8 @@ func (h *EnrollmentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // routes) an access token of POST /oauth/token.
 func (h *EnrollmentHandler) authenticated(serve func(w http.ResponseWriter, r *http.Request, c *enrollCall), token bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		remote := clientAddr(r.RemoteAddr)
-		if r.TLS == nil {
-			// Basic credentials over cleartext: a wiring fault, never served.
-			h.log.Error("enrollment request without TLS refused", "remote", remote, "path", logx.Clip(r.URL.Path))
-			enrollError(w, http.StatusForbidden, "enrollment requires TLS")
+		remote, ok := h.overTLS(w, r)
+		if !ok {
 			return
 		}
 		check := h.authenticate
@@ -223,6 +220,19 @@ func (h *EnrollmentHandler) authenticated(serve func(w http.ResponseWriter, r *h
 		}
 		serve(w, r, &enrollCall{user: user, remote: remote, uid: logx.Clip(clientUID(r)), invitation: invitation})
 	}
+}
+
+// overTLS returns the client's address when the request arrived over TLS;
+// otherwise (credentials over cleartext: a wiring fault, never served) it
+// answers 403 and reports false.
+func (h *EnrollmentHandler) overTLS(w http.ResponseWriter, r *http.Request) (remote string, ok bool) {
+	remote = clientAddr(r.RemoteAddr)
+	if r.TLS == nil {
+		h.log.Error("enrollment request without TLS refused", "remote", remote, "path", logx.Clip(r.URL.Path))
+		enrollError(w, http.StatusForbidden, "enrollment requires TLS")
+		return remote, false
+	}
+	return remote, true
 }
 
 // authenticate checks the Basic credentials under the password guard. It

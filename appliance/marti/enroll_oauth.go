@@ -84,10 +84,8 @@ type tokenAnswer struct {
 
 // oauthToken is POST /oauth/token.
 func (h *EnrollmentHandler) oauthToken(w http.ResponseWriter, r *http.Request) {
-	remote := clientAddr(r.RemoteAddr)
-	if r.TLS == nil {
-		h.log.Error("enrollment request without TLS refused", "remote", remote, "path", logx.Clip(r.URL.Path))
-		enrollError(w, http.StatusForbidden, "enrollment requires TLS")
+	remote, ok := h.overTLS(w, r)
+	if !ok {
 		return
 	}
 	params, err := oauthParams(w, r)

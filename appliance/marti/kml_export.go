@@ -235,25 +235,13 @@ func (h *Handler) exportHistoryKML(w http.ResponseWriter, r *http.Request) error
 		}
 		doc.Document.Folders = append(doc.Document.Folders, exportTrack(uid, events))
 	}
-	var b bytes.Buffer
-	b.WriteString(xml.Header)
-	if err := xml.NewEncoder(&b).Encode(doc); err != nil {
+	b, err := encodeKML(doc)
+	if err != nil {
 		return err
 	}
 	file := q.from.UTC().Format("2006-01-02T15:04:05.000Z")
 	h.log.Debug("history KML exported", "tracks", len(doc.Document.Folders), "from", file, "uid", logx.Clip(q.uid))
-	if !q.kmz {
-		w.Header().Set("Content-Disposition", `attachment; filename="`+file+`.kml"`)
-		httpapi.WriteBody(w, http.StatusOK, "application/vnd.google-earth.kml+xml", b.Bytes())
-		return nil
-	}
-	z, err := kmz(b.Bytes())
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Disposition", `attachment; filename="`+file+`.kmz"`)
-	httpapi.WriteBody(w, http.StatusOK, "application/vnd.google-earth.kmz", z)
-	return nil
+	return writeKMLExport(w, b, file, q.kmz)
 }
 
 // exportTrack is one uid's folder: its latest position (the mission

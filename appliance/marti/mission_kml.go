@@ -223,12 +223,34 @@ func (h *Handler) missionKML(r *http.Request, m store.Mission) ([]byte, error) {
 	doc := kmlDoc{NS: "http://www.opengis.net/kml/2.2"}
 	doc.Document.Name = m.Name
 	doc.Document.Placemarks = placemarks(events)
+	return encodeKML(doc)
+}
+
+// encodeKML is doc as an XML document.
+func encodeKML(doc any) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(xml.Header)
 	if err := xml.NewEncoder(&b).Encode(doc); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// writeKMLExport answers with KML document doc as an attachment named
+// file: doc.kml in a KMZ when asKMZ, else the KML itself.
+func writeKMLExport(w http.ResponseWriter, doc []byte, file string, asKMZ bool) error {
+	if !asKMZ {
+		w.Header().Set("Content-Disposition", `attachment; filename="`+file+`.kml"`)
+		httpapi.WriteBody(w, http.StatusOK, "application/vnd.google-earth.kml+xml", doc)
+		return nil
+	}
+	z, err := kmz(doc)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Disposition", `attachment; filename="`+file+`.kmz"`)
+	httpapi.WriteBody(w, http.StatusOK, "application/vnd.google-earth.kmz", z)
+	return nil
 }
 
 // exportMissionKML answers GET /Marti/ExportMissionKML?missionName=: the
@@ -251,20 +273,8 @@ func (h *Handler) exportMissionKML(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	file := url.PathEscape(m.Name)
-	if format == "kml" {
-		w.Header().Set("Content-Disposition", `attachment; filename="`+file+`.kml"`)
-		httpapi.WriteBody(w, http.StatusOK, "application/vnd.google-earth.kml+xml", doc)
-		return nil
-	}
-	z, err := kmz(doc)
-	if err != nil {
-		return err
-	}
-	h.log.Debug("mission KMZ exported", "mission", logx.Clip(m.Name), "bytes", len(z))
-	w.Header().Set("Content-Disposition", `attachment; filename="`+file+`.kmz"`)
-	httpapi.WriteBody(w, http.StatusOK, "application/vnd.google-earth.kmz", z)
-	return nil
+	h.log.Debug("mission KML exported", "mission", logx.Clip(m.Name), "bytes", len(doc), "format", format)
+	return writeKMLExport(w, doc, url.PathEscape(m.Name), format != "kml")
 }
 
 // exportKML answers /Marti/ExportMissionKML: a request whose query names

@@ -54,51 +54,30 @@ func (h *Handler) missionInvitations(w http.ResponseWriter, r *http.Request) err
 // caller's uids; on 8443 also the certificate's user name) is invited to
 // and the caller's groups see.
 func (h *Handler) allInvitations(w http.ResponseWriter, r *http.Request) error {
-	uid := r.URL.Query().Get("clientUid")
-	if err := httpapi.CheckText("clientUid", uid, true, 255); err != nil {
-		return err
-	}
-	if err := h.actFor(r, "clientUid", uid); err != nil {
-		return err
-	}
-	user, _ := h.identity(r)
-	list, err := h.opts.Missions.Invitations(r.Context(), uid, user)
+	uid, user, list, err := h.clientInvitations(r)
 	if err != nil {
 		return err
 	}
-	names, seen, visible := []string{}, map[string]bool{}, map[string]bool{}
+	groups, err := h.groupList(r.Context())
+	if err != nil {
+		return err
+	}
+	p := access.From(r)
+	names, done := []string{}, map[string]bool{}
 	for _, inv := range list {
 		if inv.Invitee == user && inv.Invitee != uid && inv.Type != "userName" {
 			continue // a user name matches invitations by user name only
 		}
-		if seen[inv.MissionName] {
+		if done[inv.MissionName] {
 			continue
 		}
-		ok, err := h.visible(r, inv.MissionName, visible)
-		if err != nil {
-			return err
-		}
-		if ok {
-			seen[inv.MissionName] = true
+		done[inv.MissionName] = true
+		// A mission that is gone is not listed.
+		m, err := h.opts.Missions.MissionByName(r.Context(), inv.MissionName)
+		if err == nil && p.Sees(access.MaskOf(groups, m.Groups)) {
 			names = append(names, inv.MissionName)
 		}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeInvitation, names))
 	return nil
-}
-
-// visible reports whether the caller's groups see mission name (cached in
-// cache); a mission that is gone is not.
-func (h *Handler) visible(r *http.Request, name string, cache map[string]bool) (bool, error) {
-	if ok, done := cache[name]; done {
-		return ok, nil
-	}
-	m, err := h.opts.Missions.MissionByName(r.Context(), name)
-	if err != nil {
-		cache[name] = false
-		return false, nil
-	}
-	ok, err := h.sees(r, m)
-	cache[name] = ok
-	return ok, err
 }

@@ -348,15 +348,7 @@ func (h *Handler) invitations(w http.ResponseWriter, r *http.Request) error {
 		httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeInvitation, []invitationJSON{}))
 		return nil
 	}
-	uid := r.URL.Query().Get("clientUid")
-	if err := httpapi.CheckText("clientUid", uid, true, 255); err != nil {
-		return err
-	}
-	if err := h.actFor(r, "clientUid", uid); err != nil {
-		return err
-	}
-	user, _ := h.identity(r)
-	list, err := h.opts.Missions.Invitations(r.Context(), uid, user)
+	uid, user, list, err := h.clientInvitations(r)
 	if err != nil {
 		return err
 	}
@@ -369,4 +361,20 @@ func (h *Handler) invitations(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeInvitation, out))
 	return nil
+}
+
+// clientInvitations reads clientUid (one of the caller's uids) and lists
+// the invitations to it and to the caller's user name (on 8443 the
+// certificate's); the caller filters the user name's ones by type.
+func (h *Handler) clientInvitations(r *http.Request) (uid, user string, list []store.Invitation, err error) {
+	uid = r.URL.Query().Get("clientUid")
+	if err := httpapi.CheckText("clientUid", uid, true, 255); err != nil {
+		return "", "", nil, err
+	}
+	if err := h.actFor(r, "clientUid", uid); err != nil {
+		return "", "", nil, err
+	}
+	user, _ = h.identity(r)
+	list, err = h.opts.Missions.Invitations(r.Context(), uid, user)
+	return uid, user, list, err
 }
