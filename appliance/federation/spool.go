@@ -89,11 +89,9 @@ func (sp *spooler) queued(key uint64, uid string, sa bool) bool {
 	return false
 }
 
-// note remembers the position the link queued for the federate.
-func (sp *spooler) note(key uint64, uid string, sa bool) {
-	if sp == nil || !sa {
-		return
-	}
+// note remembers the position the link queued for the federate (sp is
+// not nil; the caller checked it is a position report).
+func (sp *spooler) note(key uint64, uid string) {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	sp.noteLocked(key, uid)
