@@ -178,13 +178,13 @@ func (f *Federation) Listen() error {
 	if f.cfg.Addr == "" {
 		return nil
 	}
-	creds := credentials.NewTLS(f.serverTLS())
+	var creds credentials.TransportCredentials = handshaken{}
 	var ln net.Listener
 	var err error
 	if f.cfg.Listen != nil {
 		ln, err = f.cfg.Listen(f.cfg.Addr, f.serverTLS())
-		creds = handshaken{}
 	} else {
+		creds = credentials.NewTLS(f.serverTLS())
 		ln, err = net.Listen("tcp", f.cfg.Addr)
 	}
 	if err != nil {
