@@ -59,12 +59,7 @@ func (a *Appliance) buildFederation() error {
 	if name == "" {
 		name = a.pki.ServerName()
 	}
-	var outs []federation.Outbound
-	names, addrs := cfg.FederateList()
-	for i := range names {
-		outs = append(outs, federation.Outbound{Name: names[i], Address: addrs[i]})
-	}
-	fc := federation.Config{Addr: a.addr(cfg.FederationPort), Certificate: cert, Trusted: trusted, Allow: cfg.FederationAllow, Federates: outs, Name: name,
+	fc := federation.Config{Addr: a.addr(cfg.FederationPort), Certificate: cert, Trusted: trusted, Allow: cfg.FederationAllow, Federates: outbounds(cfg), Name: name,
 		ServerID: "outpost-" + NodeID(cfg.SecretKey), MaxHops: int64(cfg.FederationMaxHops),
 		MaxEventBytes: cfg.MaxMessageBytes, Broker: a.broker, Logger: a.log,
 		Spool: fedSpool{fs: a.store.Federates(), bounds: store.QueueBounds{MaxAge: cfg.FederationQueueAge, MaxBytes: cfg.FederationQueueBytes}},
@@ -214,11 +209,18 @@ func DescribeFederation(cfg config.Config, log *slog.Logger) (FederationSummary,
 			}
 		}
 	}
+	s.Federates = outbounds(&cfg)
+	return s, nil
+}
+
+// outbounds are the federates of the configuration.
+func outbounds(cfg *config.Config) []federation.Outbound {
+	var outs []federation.Outbound
 	names, addrs := cfg.FederateList()
 	for i := range names {
-		s.Federates = append(s.Federates, federation.Outbound{Name: names[i], Address: addrs[i]})
+		outs = append(outs, federation.Outbound{Name: names[i], Address: addrs[i]})
 	}
-	return s, nil
+	return outs
 }
 
 // CASummary names the CA certificates of a managed federate's PEM by

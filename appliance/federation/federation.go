@@ -30,6 +30,9 @@ const ListenerName = "federation"
 // exists (docs/federation.md "Groups").
 const anonGroup = "__ANON__"
 
+// anonGroups is every federated event's groups (shared: never changed).
+var anonGroups = []string{anonGroup}
+
 // Outbound is a federate this server connects to.
 type Outbound struct {
 	Name    string // how the federate is known here (its counters, its sessions' link)
@@ -121,6 +124,7 @@ type Federation struct {
 	warn   *logx.Limiter
 	drv    *cotsession.Driver[*conn]
 	recent *recent
+	self   *fedproto.FederateProvenance // this server's provenance entry, shared by every event it sends (never changed)
 
 	ln   net.Listener
 	srv  *grpc.Server
@@ -155,6 +159,7 @@ func New(cfg Config) *Federation {
 	log := cfg.Logger.With("listener", ListenerName)
 	f := &Federation{cfg: cfg, log: log, warn: logx.NewLimiter(log, 20, 10*time.Second),
 		recent: newRecent(recentWindow, 64<<10), stop: make(chan struct{}),
+		self:  &fedproto.FederateProvenance{FederationServerId: cfg.ServerID, FederationServerName: cfg.Name},
 		stats: map[string]*fedStats{}, links: map[string]*link{}, remote: map[string]remote{}, managed: map[string]*managedFed{}, spoolers: map[string]*spooler{}}
 	f.drv = cotsession.New[*conn](cotsession.Config{Name: ListenerName, MaxEventsPerSecond: cfg.MaxEventsPerSecond,
 		MaxBytesPerSecond: cfg.MaxBytesPerSecond, ServerUID: cfg.ServerID, Broker: cfg.Broker, Logger: log,
@@ -173,13 +178,13 @@ func (f *Federation) Listen() error {
 	if f.cfg.Addr == "" {
 		return nil
 	}
-	creds := credentials.NewTLS(f.serverTLS())
+	var creds credentials.TransportCredentials = handshaken{}
 	var ln net.Listener
 	var err error
 	if f.cfg.Listen != nil {
 		ln, err = f.cfg.Listen(f.cfg.Addr, f.serverTLS())
-		creds = handshaken{}
 	} else {
+		creds = credentials.NewTLS(f.serverTLS())
 		ln, err = net.Listen("tcp", f.cfg.Addr)
 	}
 	if err != nil {

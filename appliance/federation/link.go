@@ -53,6 +53,9 @@ type link struct {
 	mu       sync.Mutex // guards contacts and closed
 	contacts map[string]*conn
 	closed   bool
+	// contactsPending: a contact's session may have something to send (the
+	// writer looks through the contacts only then, not at every event).
+	contactsPending atomic.Bool
 
 	out  chan *fedproto.FederatedEvent // what goes to the federate; full: dropped and counted
 	kick chan struct{}                 // capacity 1: the writer has something to take
@@ -92,7 +95,13 @@ func (l *link) join(uid, addr string, directedOnly bool) *conn {
 	c := &conn{l: l, uid: uid}
 	c.placed.Store(true)
 	l.f.drv.Join(&c.Session, broker.SessionInfo{Addr: addr, Link: linkKey(l.name), DirectedOnly: directedOnly,
-		Wake: func() { c.pending.Store(true); l.wakeUp() }, Closed: func(broker.Reason) { l.sessionClosed(c) }},
+		Wake: func() {
+			c.pending.Store(true)
+			if uid != "" {
+				l.contactsPending.Store(true)
+			}
+			l.wakeUp()
+		}, Closed: func(broker.Reason) { l.sessionClosed(c) }},
 		cotsession.Identity{})
 	select {
 	case <-c.Sess.Done(): // joined a broker that is closing: its hook gave the place back
@@ -198,6 +207,9 @@ func (l *link) write() {
 		if l.own.pending.Swap(false) {
 			spare = l.drain(l.own, "", spare)
 		}
+		if !l.contactsPending.Swap(false) {
+			continue
+		}
 		l.mu.Lock()
 		cs = cs[:0]
 		for _, c := range l.contacts {
@@ -239,7 +251,9 @@ func (l *link) send(ev *cot.Event, destCallsign, destUID string) {
 	if fe == nil {
 		return
 	}
-	l.sp.note(eventKey(ev), ev.UID, ev.IsSA() && destUID == "")
+	if l.sp != nil && destUID == "" && ev.IsSA() {
+		l.sp.note(eventKey(ev), ev.UID)
+	}
 	select {
 	case l.out <- fe:
 	default:
@@ -256,8 +270,7 @@ func (f *Federation) federated(ev *cot.Event, destCallsign, destUID, peer string
 	if ev == nil || cot.IsControl(ev.Type) {
 		return nil
 	}
-	self := &fedproto.FederateProvenance{FederationServerId: f.cfg.ServerID, FederationServerName: f.cfg.Name}
-	fe := &fedproto.FederatedEvent{FederateGroups: []string{anonGroup}}
+	fe := &fedproto.FederatedEvent{FederateGroups: anonGroups}
 	o := f.recent.get(eventKey(ev), f.cfg.Now())
 	if o == nil {
 		o = f.remoteOrigin(ev.UID) // a remote contact's position, replayed after the memory let it go
@@ -273,10 +286,10 @@ func (f *Federation) federated(ev *cot.Event, destCallsign, destUID, peer string
 			st.hopLimited.Add(1)
 			return nil
 		}
-		fe.FederateProvenance = append(slices.Clip(o.provenance), self)
+		fe.FederateProvenance = append(slices.Clip(o.provenance), f.self)
 		fe.FederateHops = &fedproto.FederateHops{MaxHops: o.maxHops, CurrentHops: next}
 	} else {
-		fe.FederateProvenance = []*fedproto.FederateProvenance{self}
+		fe.FederateProvenance = []*fedproto.FederateProvenance{f.self}
 		fe.FederateHops = &fedproto.FederateHops{MaxHops: f.cfg.MaxHops, CurrentHops: 1}
 	}
 	fe.Event = toGeoEvent(ev, destCallsign, destUID)
@@ -405,6 +418,7 @@ func (l *link) contact(ev *cot.Event) *conn {
 			return nil
 		}
 		l.contacts[ev.UID] = c
+		l.contactsPending.Store(true) // join left it pending
 		l.mu.Unlock()
 	}
 	if ct := ev.Detail.Contact; ct != nil && ct.Callsign != c.callsign {

@@ -162,14 +162,15 @@ func poolOf(caPEM string) *x509.CertPool {
 	return pool
 }
 
-// managedState is a managed federate's part of its FederateStats.
-func (f *Federation) managedState() map[string]Managed {
+// managedState is a managed federate's part of its FederateStats (what
+// SetManaged made of each; it changes none of them once made).
+func (f *Federation) managedState() map[string]*managedFed {
 	f.manMu.Lock()
 	defer f.manMu.Unlock()
-	out := make(map[string]Managed, len(f.managed))
+	out := make(map[string]*managedFed, len(f.managed))
 	for name, m := range f.managed {
 		if !m.shadowed {
-			out[name] = m.Managed
+			out[name] = m
 		}
 	}
 	return out

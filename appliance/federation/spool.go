@@ -71,15 +71,12 @@ func (f *Federation) newSpooler(name string) *spooler {
 	return &spooler{f: f, name: name, st: f.statsOf(name), seen: map[string]uint64{}, kick: make(chan struct{}, 1)}
 }
 
-// queued reports whether ev is the position last queued or sent to the
-// federate (the spool session's replay repeats it) and remembers it
-// otherwise. The link's own replay is not skipped so: the federate may
+// queued reports whether the position report of uid keyed key is the
+// position last queued or sent to the federate (the spool session's
+// replay repeats it) and remembers it otherwise. The link's own replay is not skipped so: the federate may
 // have restarted, and it sends the newest position of each uid, after
 // the queue.
-func (sp *spooler) queued(key uint64, uid string, sa bool) bool {
-	if sp == nil || !sa {
-		return false
-	}
+func (sp *spooler) queued(key uint64, uid string) bool {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	if k, ok := sp.seen[uid]; ok && k == key {
@@ -89,11 +86,9 @@ func (sp *spooler) queued(key uint64, uid string, sa bool) bool {
 	return false
 }
 
-// note remembers the position the link queued for the federate.
-func (sp *spooler) note(key uint64, uid string, sa bool) {
-	if sp == nil || !sa {
-		return
-	}
+// note remembers the position the link queued for the federate (sp is
+// not nil; the caller checked it is a position report).
+func (sp *spooler) note(key uint64, uid string) {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	sp.noteLocked(key, uid)
@@ -196,7 +191,7 @@ func (sp *spooler) moveOnce(c *conn, spare []*broker.Envelope) []*broker.Envelop
 		items := make([][]byte, 0, len(spare))
 		for _, env := range spare {
 			fe := sp.f.federated(env.Event, "", "", peer, sp.st)
-			if fe == nil || sp.queued(eventKey(env.Event), env.Event.UID, env.Event.IsSA()) {
+			if fe == nil || env.Event.IsSA() && sp.queued(eventKey(env.Event), env.Event.UID) {
 				continue
 			}
 			if b, err := proto.Marshal(fe); err == nil {

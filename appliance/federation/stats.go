@@ -94,7 +94,7 @@ func (f *Federation) Stats() []FederateStats {
 			switch {
 			case !m.Enabled:
 				st.State = "disabled"
-			case poolOf(m.CAPEM) == nil:
+			case m.pool == nil:
 				st.State = "no CA"
 			}
 		}
