@@ -84,6 +84,9 @@ func TestAuthTimeoutCutsOffDeafClient(t *testing.T) {
 	}
 	defer c.CloseNow()
 	start := time.Now()
+	// The dial returns on the server's 101, which comes before the server
+	// lists the socket: wait for it to be listed before waiting for it to go.
+	testkit.WaitFor(t, "the deaf socket listed", func() bool { return s.Len() == 1 })
 	testkit.WaitFor(t, "the deaf socket cut off", func() bool { return s.Len() == 0 })
 	if d := time.Since(start); d > deadline+closeGrace+2*time.Second {
 		t.Fatalf("cut off after %v", d)
