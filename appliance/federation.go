@@ -22,6 +22,10 @@ import (
 // ListenerFederation is the federation v2 listener (docs/federation.md).
 const ListenerFederation = federation.ListenerName
 
+// ListenerFederationV1 is the federation v1 listener (docs/federation.md
+// "Federation v1"), on only with federationV1Port.
+const ListenerFederationV1 = federation.ListenerV1Name
+
 // Limits of the federation listener: connections per source address and
 // in total (handshakes in flight alike), and the handshake's time (a
 // federate may be far away).
@@ -75,8 +79,19 @@ func (a *Appliance) buildFederation() error {
 		return netx.Listen(netx.Config{Name: ListenerFederation, Addr: addr, Conns: []*netx.Limits{conns}, TLS: tc,
 			HandshakeTimeout: max(cfg.SSLHandshakeTimeout, fedHandshakeTimeout), Handshakes: handshakes, Logger: a.log})
 	}
+	if cfg.FederationV1Port >= 0 {
+		// Federation v1 shares the v2 listener's limits: the same federates.
+		fc.V1Addr = a.addr(cfg.FederationV1Port)
+		fc.V1Listen = func(addr string, tc *tls.Config) (net.Listener, error) {
+			return netx.Listen(netx.Config{Name: ListenerFederationV1, Addr: addr, Conns: []*netx.Limits{conns}, TLS: tc,
+				HandshakeTimeout: max(cfg.SSLHandshakeTimeout, fedHandshakeTimeout), Handshakes: handshakes, Logger: a.log})
+		}
+	}
 	a.fed = federation.New(fc)
 	a.add(ListenerFederation, 0, a.fed)
+	if v1 := a.fed.V1(); v1 != nil {
+		a.add(ListenerFederationV1, 0, v1)
+	}
 	return nil
 }
 
@@ -217,8 +232,9 @@ func DescribeFederation(cfg config.Config, log *slog.Logger) (FederationSummary,
 func outbounds(cfg *config.Config) []federation.Outbound {
 	var outs []federation.Outbound
 	names, addrs := cfg.FederateList()
+	v1 := cfg.FederateV1()
 	for i := range names {
-		outs = append(outs, federation.Outbound{Name: names[i], Address: addrs[i]})
+		outs = append(outs, federation.Outbound{Name: names[i], Address: addrs[i], V1: v1[i]})
 	}
 	return outs
 }

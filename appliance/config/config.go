@@ -163,6 +163,7 @@ type Config struct {
 
 	// Federation (docs/federation.md).
 	FederationPort    int      // federationPort: federation v2 listener (-1: federation off; it runs only with federationTrust)
+	FederationV1Port  int      // federationV1Port: federation v1 listener (-1, the default: none)
 	FederationTrust   string   // federationTrust: PEM file of the CAs whose federates are trusted
 	FederationAllow   []string // federationAllow: federates let in by certificate common name or SHA-256 fingerprint (empty: any of the trusted CAs)
 	Federates         []string // federates: outbound federates, name=host:port
@@ -266,6 +267,7 @@ func Defaults() Config {
 		MeshDirectPort:             4242,
 		UDPPort:                    -1,
 		FederationPort:             9001,
+		FederationV1Port:           -1,
 		FederationQueueAge:         time.Hour,
 		FederationQueueBytes:       64 << 20,
 	}

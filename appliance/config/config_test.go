@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -245,6 +246,9 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"federation cert without key", nil, nil, "federationCert: /c.pem\n", "federationCert"},
 		{"federation hops", nil, nil, "federationMaxHops: 65\n", "federationMaxHops"},
 		{"federation allow empty entry", nil, nil, "federationAllow: [\"\"]\n", "federationAllow"},
+		{"federate unknown protocol", nil, nil, "federates: [\"b=h:1/v3\"]\nfederationTrust: /x\n", "federates"},
+		{"federation v1 port", []string{"--federation-v1-port", "70000"}, nil, "", "federationV1Port"},
+		{"federation v1 port with federation off", nil, nil, "federationV1Port: 9000\nfederationPort: -1\n", "federationV1Port"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -453,5 +457,26 @@ func TestDiskKeys(t *testing.T) {
 				t.Fatalf("error %v (config %+v %+v) does not name key %q", err, c.DiskReserve, c.DiskFloor, tc.key)
 			}
 		})
+	}
+}
+
+// A federates entry names its protocol with /v1 or /v2 (v2 without
+// either); federation v1's listener is off unless federationV1Port is set.
+func TestFederateProtocols(t *testing.T) {
+	c, err := load(t, []string{"--config", writeFile(t, "federates: [\"a=h:1/v1\", \"b=h:2/v2\", \"c=10.0.0.3:9001\"]\nfederationTrust: /x\n")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, addrs := c.FederateList()
+	if !slices.Equal(names, []string{"a", "b", "c"}) || !slices.Equal(addrs, []string{"h:1", "h:2", "10.0.0.3:9001"}) ||
+		!slices.Equal(c.FederateV1(), []bool{true, false, false}) {
+		t.Fatalf("federates %v %v %v", names, addrs, c.FederateV1())
+	}
+	if c.FederationV1Port != -1 {
+		t.Fatalf("federationV1Port defaults to %d", c.FederationV1Port)
+	}
+	c, err = load(t, []string{"--federation-v1-port", "9000"}, nil)
+	if err != nil || c.FederationV1Port != 9000 {
+		t.Fatalf("--federation-v1-port 9000: %v %d", err, c.FederationV1Port)
 	}
 }

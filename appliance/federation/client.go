@@ -70,6 +70,9 @@ const setupTimeout = 30 * time.Second
 // server's groups stream first (its first message says it is ready), our
 // groups, then the two event streams, and health checks.
 func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
+	if o.V1 {
+		return f.runOutboundV1(o, stop)
+	}
 	trusted := o.Trusted
 	if trusted == nil {
 		trusted = f.cfg.Trusted

@@ -40,6 +40,8 @@ type Outbound struct {
 	// Trusted, when set, are the CAs its certificate must chain to (a
 	// managed federate's); nil: Config.Trusted.
 	Trusted *x509.CertPool
+	// V1, when set, connects with federation v1 (v1.go) instead of v2.
+	V1 bool
 }
 
 // Config configures federation.
@@ -59,6 +61,11 @@ type Config struct {
 	// more than federates: a TAK server's CA signs its users too).
 	Allow     []string
 	Federates []Outbound
+
+	// V1Addr is the federation v1 listener's address (v1.go); empty: none.
+	// V1Listen binds it as Listen binds Addr (nil: a plain TLS listener).
+	V1Addr   string
+	V1Listen func(addr string, tlsConfig *tls.Config) (net.Listener, error)
 
 	Name     string // this server's name in its Identity and provenance
 	ServerID string // this server's federation id (provenance: a loop is an event that carries it)
@@ -126,10 +133,12 @@ type Federation struct {
 	recent *recent
 	self   *fedproto.FederateProvenance // this server's provenance entry, shared by every event it sends (never changed)
 
-	ln   net.Listener
-	srv  *grpc.Server
-	stop chan struct{}
-	wg   sync.WaitGroup
+	ln     net.Listener
+	srv    *grpc.Server
+	v1     *V1Listener // the federation v1 listener (v1.go), made by V1
+	v1Once sync.Once
+	stop   chan struct{}
+	wg     sync.WaitGroup
 
 	attachMu sync.Mutex // serialises making the links of connecting federates
 	mu       sync.Mutex // guards stats and links

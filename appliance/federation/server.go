@@ -38,11 +38,7 @@ func (s *service) caller(ctx context.Context) (name, addr string, err error) {
 	if !ok || len(ti.State.PeerCertificates) == 0 {
 		return "", "", status.Error(codes.Unauthenticated, "no federate certificate")
 	}
-	certs := ti.State.PeerCertificates
-	if m := s.f.managedFor(certs[0], intermediates(certs)); m != "" {
-		return m, p.Addr.String(), nil // a managed federate is known by its name
-	}
-	return certName(certs[0]), p.Addr.String(), nil
+	return s.f.federateName(ti.State.PeerCertificates), p.Addr.String(), nil
 }
 
 // certName is the name a federate is known by: its certificate's common

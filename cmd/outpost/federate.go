@@ -77,7 +77,11 @@ func federateList(ctx context.Context, c *cmdContext) int {
 	tw = tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FEDERATE\tADDRESS\tSOURCE\tENABLED\tCA")
 	for _, f := range s.Federates {
-		fmt.Fprintf(tw, "%s\t%s\tconfig\tyes\tfederationTrust\n", f.Name, f.Address)
+		addr := f.Address
+		if f.V1 {
+			addr += "/v1" // federation v1, as the configuration writes it
+		}
+		fmt.Fprintf(tw, "%s\t%s\tconfig\tyes\tfederationTrust\n", f.Name, addr)
 	}
 	for _, f := range managed {
 		addr, on := f.Address, "yes"
