@@ -53,7 +53,14 @@ func startPyPeer(t *testing.T, python string, args ...string) *pyPeer {
 		"--grpc_python_out="+gen, "fig.proto", "binarypayload.proto").CombinedOutput(); err != nil {
 		t.Fatalf("generating Python from our .proto: %v\n%s", err, b)
 	}
-	cmd := exec.Command(python, append([]string{filepath.Join(root, "scripts", "interop", "fedpeer.py")}, args...)...)
+	return runPyScript(t, python, gen, "fedpeer.py", args...)
+}
+
+// runPyScript runs scripts/interop/script with the generated code of gen on
+// its path, collecting its JSON lines.
+func runPyScript(t *testing.T, python, gen, script string, args ...string) *pyPeer {
+	t.Helper()
+	cmd := exec.Command(python, append([]string{filepath.Join(testkit.ModuleRoot(t), "scripts", "interop", script)}, args...)...)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+gen)
 	p := &pyPeer{cmd: cmd, done: make(chan error, 1)}
 	cmd.Stderr = &p.stderr

@@ -16,6 +16,7 @@
 #   zbar-tools                   zbarimg: QR codes read back by a decoder not ours (invitations)
 #   python3-grpcio,              the federation peer not written in Go (scripts/interop/fedpeer.py,
 #   python3-grpc-tools           its code generated from our .proto at test time)
+#   python3-protobuf             the federation v1 peer (scripts/interop/fedpeer_v1.py)
 # and the npm packages of the interoperability tests (scripts/interop) and of
 # the console (web: esbuild, playwright-core).
 set -euo pipefail
@@ -41,6 +42,7 @@ need zbarimg zbar-tools
 [ -f /usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf ] || need_apt+=(fonts-liberation)
 /usr/bin/python3 -c 'import grpc' >/dev/null 2>&1 || need_apt+=(python3-grpcio)
 /usr/bin/python3 -c 'import grpc_tools.protoc' >/dev/null 2>&1 || need_apt+=(python3-grpc-tools)
+/usr/bin/python3 -c 'import google.protobuf' >/dev/null 2>&1 || need_apt+=(python3-protobuf)
 if [ ${#need_apt[@]} -gt 0 ]; then
   # shellcheck disable=SC2207
   need_apt=($(printf '%s\n' "${need_apt[@]}" | sort -u))
