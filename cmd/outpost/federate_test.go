@@ -39,11 +39,11 @@ func TestFederateList(t *testing.T) {
 	sum := sha256.Sum256(der)
 	caPrint := strings.ToUpper(hex.EncodeToString(sum[:2])) // the fingerprint's first two bytes
 	data := []string{"--data-dir", filepath.Join(dir, "data"), "--log-level", "warn", "--key-type", "ecdsa-p256"}
-	code, out, errs := outpost(t, append([]string{"federate", "list", "--federation-trust", trust, "--federates", "bravo=10.0.0.2:9001", "--server-name", "alpha"}, data...)...)
+	code, out, errs := outpost(t, append([]string{"federate", "list", "--federation-trust", trust, "--federates", "bravo=10.0.0.2:9001,legacy=10.0.0.3:9000/v1", "--server-name", "alpha"}, data...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"name:        alpha", "server id:   outpost-", "fingerprint: ", "CN=Partner CA", caPrint[:2] + ":" + caPrint[2:4], "bravo", "10.0.0.2:9001"} {
+	for _, want := range []string{"name:        alpha", "server id:   outpost-", "fingerprint: ", "CN=Partner CA", caPrint[:2] + ":" + caPrint[2:4], "bravo", "10.0.0.2:9001", "legacy", "10.0.0.3:9000/v1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
