@@ -133,12 +133,10 @@ type Federation struct {
 	recent *recent
 	self   *fedproto.FederateProvenance // this server's provenance entry, shared by every event it sends (never changed)
 
-	ln     net.Listener
-	srv    *grpc.Server
-	v1     *V1Listener // the federation v1 listener (v1.go), made by V1
-	v1Once sync.Once
-	stop   chan struct{}
-	wg     sync.WaitGroup
+	ln   net.Listener
+	srv  *grpc.Server
+	stop chan struct{}
+	wg   sync.WaitGroup
 
 	attachMu sync.Mutex // serialises making the links of connecting federates
 	mu       sync.Mutex // guards stats and links
@@ -152,6 +150,9 @@ type Federation struct {
 
 	remoteMu sync.Mutex        // guards remote
 	remote   map[string]remote // remote contacts' uids: where their positions came from (recent.go)
+
+	v1Once sync.Once
+	v1     *V1Listener // the federation v1 listener (v1.go), made by V1
 }
 
 // maxStreams bounds the calls open at once on one federate's connection
