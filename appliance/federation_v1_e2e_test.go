@@ -2,6 +2,7 @@ package appliance_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"encoding/binary"
 	"io"
@@ -244,5 +245,47 @@ func TestFederationV1BadInput(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("an untrusted federate on v1: %v", err)
+	}
+}
+
+// TestFederationV1Reconnects: A's v1 link to B ends when B goes away;
+// what A's client sends meanwhile is queued, and a new B on the same port
+// receives it when the link is made again.
+func TestFederationV1Reconnects(t *testing.T) {
+	ca := newFedCA(t, "Federation CA")
+	pB := testkit.FreePort(t)
+	a := startFederated(t, ca, "alpha", 0, "B="+fedAddr(pB)+"/v1")
+	local := a.DialTCP(t)
+	b1 := startFederatedV1(t, ca, "bravo", pB)
+	c1 := b1.DialTCP(t)
+	if err := c1.Send(takclient.SA("V1B1-USER", "FIRST", 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := local.WaitFor(func(e *cot.Event) bool { return e.UID == "V1B1-USER" }, fedWait); err != nil {
+		t.Fatalf("first link: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b1.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := local.WaitFor(func(e *cot.Event) bool { return e.Type == "t-x-d-d" }, fedWait); err != nil {
+		t.Fatalf("no departure when the v1 link ended: %v", err)
+	}
+	testkit.WaitForWithin(t, fedWait, "A to see the link down", func() bool { return !fedStats(a, "B").Connected })
+	chat := takclient.Chat("GeoChat.A.All.1", "sent while B was away")
+	if err := local.Send(chat); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitForWithin(t, fedWait, "A to queue the chat", func() bool { return fedStats(a, "B").Queued > 0 })
+	b2 := startFederatedV1(t, ca, "bravo", pB)
+	c2 := b2.DialTCP(t)
+	if _, err := c2.WaitFor(func(e *cot.Event) bool {
+		return e.Type == "b-t-f" && strings.Contains(string(e.Detail.XML), "sent while B was away")
+	}, fedWait); err != nil {
+		t.Fatalf("the new B did not get the queued chat: %v", err)
+	}
+	if st := fedStats(a, "B"); !st.Connected || st.Reconnects < 1 || st.Links != 2 || st.QueueSent == 0 {
+		t.Fatalf("A's counters of B: %+v", st)
 	}
 }
