@@ -22,11 +22,20 @@ import (
 const stableAfter = 30 * time.Second
 
 // dialLoop keeps one outbound link to o, connecting again after each end
-// with a back-off that doubles up to BackoffMax, until stop is closed (a
+// with a back-off that doubles from its BackoffMin up to its BackoffMax
+// (Config's when not set), until stop is closed (a
 // managed federate removed; nil: never) or federation shuts down.
 func (f *Federation) dialLoop(o Outbound, stop <-chan struct{}) {
 	st := f.statsOf(o.Name)
-	wait := f.cfg.BackoffMin
+	lo, hi := f.cfg.BackoffMin, f.cfg.BackoffMax
+	if o.BackoffMin > 0 {
+		lo = o.BackoffMin
+	}
+	if o.BackoffMax > 0 {
+		hi = o.BackoffMax
+	}
+	hi = max(hi, lo)
+	wait := lo
 	for first := true; ; first = false {
 		if !first {
 			st.reconnects.Add(1)
@@ -44,7 +53,7 @@ func (f *Federation) dialLoop(o Outbound, stop <-chan struct{}) {
 			st.setError(err)
 		}
 		if time.Since(began) > stableAfter {
-			wait = f.cfg.BackoffMin
+			wait = lo
 		}
 		f.warn.Warn("federation link to federate ended; connecting again", "federate", logx.Clip(o.Name),
 			"address", logx.Clip(o.Address), "err", errString(err), "in", wait.String())
@@ -58,7 +67,7 @@ func (f *Federation) dialLoop(o Outbound, stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		wait = min(2*wait, f.cfg.BackoffMax)
+		wait = min(2*wait, hi)
 	}
 }
 
@@ -75,7 +84,7 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 		trusted = f.cfg.Trusted
 	}
 	cc, err := grpc.NewClient(o.Address,
-		grpc.WithTransportCredentials(credentials.NewTLS(f.clientTLS(trusted))),
+		grpc.WithTransportCredentials(credentials.NewTLS(f.clientTLS(trusted, o.Pin))),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(f.cfg.MaxMessage)),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 20 * time.Second}))
 	if err != nil {

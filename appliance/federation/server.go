@@ -39,6 +39,9 @@ func (s *service) caller(ctx context.Context) (name, addr string, err error) {
 		return "", "", status.Error(codes.Unauthenticated, "no federate certificate")
 	}
 	certs := ti.State.PeerCertificates
+	if rv := s.f.cfg.Revoked; rv != nil && rv(certs[0]) { // revoked since its handshake (revoked.go)
+		return "", "", status.Error(codes.PermissionDenied, "federate certificate revoked")
+	}
 	if m := s.f.managedFor(certs[0], intermediates(certs)); m != "" {
 		return m, p.Addr.String(), nil // a managed federate is known by its name
 	}
