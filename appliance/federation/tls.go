@@ -66,7 +66,7 @@ func (pc peerCheck) verify(raw [][]byte, _ [][]*x509.Certificate) error {
 		return fmt.Errorf("federate certificate %q (%s) is not in federationAllow", leaf.Subject.CommonName, Fingerprint(leaf.Raw))
 	}
 	if pc.pin != "" && Fingerprint(leaf.Raw) != pc.pin {
-		return fmt.Errorf("federate certificate %q (%s) is not the pinned one", leaf.Subject.CommonName, Fingerprint(leaf.Raw))
+		return fmt.Errorf("federate certificate is not the pinned one: %q has %s", leaf.Subject.CommonName, Fingerprint(leaf.Raw))
 	}
 	return nil
 }
