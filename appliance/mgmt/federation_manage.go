@@ -4,6 +4,7 @@ package mgmt
 // identity (docs/federation.md "Federates one by one" and "The console's
 // Federation page"):
 //
+//	GET   /api/federation/federates         {"federates": [the managed federates]}
 //	PATCH /api/federation/federates/{name}  {"enabled", "address", "pin", "backoffMin", "backoffMax"} → 200 the federate
 //
 // Each field present replaces the stored one ("pin": "" removes the pin,
@@ -107,4 +108,21 @@ func (a *API) patchFederate(w http.ResponseWriter, r *http.Request) {
 	}
 	a.federatesChanged()
 	a.answerFederate(w, r, name, http.StatusOK)
+}
+
+// listFederates answers GET /api/federation/federates: the managed
+// federates as stored (their CAs by subject, never the PEM).
+func (a *API) listFederates(w http.ResponseWriter, r *http.Request) {
+	list, err := a.opts.Federates.List(r.Context())
+	if err != nil {
+		httpapi.Fail(w, r, err, federatesError)
+		return
+	}
+	out := make([]federateJSON, 0, len(list))
+	for _, f := range list {
+		out = append(out, federateView(f))
+	}
+	httpapi.WriteJSON(w, http.StatusOK, struct {
+		Federates []federateJSON `json:"federates"`
+	}{out})
 }

@@ -196,6 +196,7 @@ func New(opts Options) *API {
 			rt.Handle("PUT /api/federation/federates/{name}/trust", access.Admin, a.trustFederate)
 			rt.Handle("DELETE /api/federation/federates/{name}", access.Admin, a.removeFederate)
 			rt.Handle("PATCH /api/federation/federates/{name}", access.Admin, a.patchFederate) // federation_manage.go
+			rt.Handle("GET /api/federation/federates", access.Admin, a.listFederates)
 		}
 	}
 
