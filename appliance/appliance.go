@@ -415,7 +415,7 @@ func (a *Appliance) disconnectRevoked() {
 		n += a.marti.CloseWhere(a.pki.IsRevoked, broker.ReasonRevoked)
 	}
 	if a.fed != nil {
-		a.fed.EndLinks("the revocation list grew") // a revoked federate is refused when it connects again (federation.go)
+		n += a.fed.EndRevoked() // a revoked federate is refused when it connects again (federation.go)
 	}
 	a.log.Info("revocation list grew; revoked clients disconnected", "connections", n)
 }

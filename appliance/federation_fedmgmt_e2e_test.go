@@ -239,18 +239,21 @@ func TestFederationManagedOnly(t *testing.T) {
 
 // TestFederationRevoked: federation certificates issued by this server's
 // own CA are checked against its revocation list. B trusts its own CA for
-// a managed federate; two federates hold certificates of it. Revoked, one
-// loses its link at once, a call on its open connection is refused and a
-// new handshake fails; the other still gets in.
+// two managed federates, each pinned to its certificate, and both link.
+// Revoked, one loses its link at once, a call on its open connection is
+// refused and a new handshake fails; the other keeps its link and still
+// gets in.
 func TestFederationRevoked(t *testing.T) {
 	b := apptest.Start(t, func(c *config.Config) { c.FederationPort = 0 })
 	tokB := adminToken(t, b)
-	res := fedAPI(t, b, tokB, "POST", "/api/federation/federates", map[string]any{"name": "own-ca", "ca": string(b.Authority().CAPEM())})
-	if res.Status != 201 {
-		t.Fatalf("B trusts its own CA: %d %s", res.Status, res.Body)
+	bad, good := b.Issue(t, "fed-revoked"), b.Issue(t, "fed-good")
+	for name, cert := range map[string]*tls.Certificate{"revoked": bad, "good": good} {
+		res := fedAPI(t, b, tokB, "POST", "/api/federation/federates", map[string]any{"name": name, "ca": string(b.Authority().CAPEM()), "pin": fingerprintOf(t, *cert)})
+		if res.Status != 201 {
+			t.Fatalf("B adds %s with its own CA: %d %s", name, res.Status, res.Body)
+		}
 	}
 	waitListener(t, b, true)
-	bad, good := b.Issue(t, "fed-revoked"), b.Issue(t, "fed-good")
 
 	dial := func(cert *tls.Certificate) (fedproto.FederatedChannelClient, func()) {
 		cc, err := grpc.NewClient(fedListener(t, b), grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{
@@ -262,16 +265,20 @@ func TestFederationRevoked(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	sub := &fedproto.Subscription{Identity: &fedproto.Identity{Name: "peer", ServerId: "peer-id"}}
 	cli, done := dial(bad)
 	defer done()
-	if _, err := cli.GetIdentity(ctx, &fedproto.Empty{}); err != nil {
-		t.Fatalf("a good certificate of B's CA refused before its revocation: %v", err)
-	}
-	in, err := cli.ClientEventStream(ctx, &fedproto.Subscription{Identity: &fedproto.Identity{Name: "revoked", ServerId: "revoked-id"}})
+	in, err := cli.ClientEventStream(ctx, sub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFed(t, b, "own-ca", func(s federation.FederateStats) bool { return s.Connected })
+	cliGood, doneGood := dial(good)
+	defer doneGood()
+	if _, err := cliGood.ClientEventStream(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	waitFed(t, b, "revoked", func(s federation.FederateStats) bool { return s.Connected })
+	waitFed(t, b, "good", func(s federation.FederateStats) bool { return s.Connected })
 
 	leaf, err := x509.ParseCertificate(bad.Certificate[0])
 	if err != nil {
@@ -280,13 +287,16 @@ func TestFederationRevoked(t *testing.T) {
 	if err := b.Authority().Revoke(leaf.SerialNumber, "key_compromise"); err != nil {
 		t.Fatal(err)
 	}
-	// Its link ends: the stream it had open ends.
+	// Its link ends: the stream it had open ends. The other link stays.
 	for {
 		if _, err := in.Recv(); err != nil {
 			break
 		}
 	}
-	waitFed(t, b, "own-ca", func(s federation.FederateStats) bool { return !s.Connected })
+	waitFed(t, b, "revoked", func(s federation.FederateStats) bool { return !s.Connected })
+	if s := fedStats(b, "good"); !s.Connected || s.Links != 1 {
+		t.Fatalf("the good federate's link was touched by another's revocation: %+v", s)
+	}
 	// A call on the connection made before the revocation is refused.
 	// (or, had the connection gone, a new handshake is).
 	st, err := cli.ClientEventStream(ctx, &fedproto.Subscription{Identity: &fedproto.Identity{Name: "revoked", ServerId: "revoked-id"}})
@@ -313,9 +323,7 @@ func TestFederationRevoked(t *testing.T) {
 	if err := try(good); err != nil {
 		t.Fatalf("a good certificate of B's CA refused: %v", err)
 	}
-	cli2, done2 := dial(good)
-	defer done2()
-	if id, err := cli2.GetIdentity(ctx, &fedproto.Empty{}); err != nil || id.GetServerId() == "" {
+	if id, err := cliGood.GetIdentity(ctx, &fedproto.Empty{}); err != nil || id.GetServerId() == "" {
 		t.Fatalf("the good federate's getIdentity: %v %v", id, err)
 	}
 }

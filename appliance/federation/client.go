@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"outpost/appliance/federation/fedproto"
@@ -108,7 +109,8 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	setup, done := context.WithTimeout(ctx, setupTimeout)
 	defer done()
 	var peerID string
-	if id, err := cli.GetIdentity(setup, &fedproto.Empty{}); err == nil {
+	var remote peer.Peer // its certificate (revoked.go)
+	if id, err := cli.GetIdentity(setup, &fedproto.Empty{}, grpc.Peer(&remote)); err == nil {
 		peerID = id.GetServerId()
 	} else if status.Code(err) != codes.Unimplemented {
 		return fmt.Errorf("getIdentity: %w", err)
@@ -143,6 +145,7 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	if err != nil {
 		return err
 	}
+	l.cert.Store(leafOf(&remote))
 	if sp != nil {
 		sp.setPeer(peerID)
 		sp.stop() // the link's session reads from here on (spool.go)
