@@ -28,14 +28,7 @@ const stableAfter = 30 * time.Second
 // managed federate removed; nil: never) or federation shuts down.
 func (f *Federation) dialLoop(o Outbound, stop <-chan struct{}) {
 	st := f.statsOf(o.Name)
-	lo, hi := f.cfg.BackoffMin, f.cfg.BackoffMax
-	if o.BackoffMin > 0 {
-		lo = o.BackoffMin
-	}
-	if o.BackoffMax > 0 {
-		hi = o.BackoffMax
-	}
-	hi = max(hi, lo)
+	lo, hi := f.backoff(o)
 	wait := lo
 	for first := true; ; first = false {
 		if !first {
@@ -70,6 +63,19 @@ func (f *Federation) dialLoop(o Outbound, stop <-chan struct{}) {
 		}
 		wait = min(2*wait, hi)
 	}
+}
+
+// backoff is o's reconnect back-off: its own bounds, Config's where it
+// has none; the longest never below the first.
+func (f *Federation) backoff(o Outbound) (first, longest time.Duration) {
+	first, longest = f.cfg.BackoffMin, f.cfg.BackoffMax
+	if o.BackoffMin > 0 {
+		first = o.BackoffMin
+	}
+	if o.BackoffMax > 0 {
+		longest = o.BackoffMax
+	}
+	return first, max(longest, first)
 }
 
 // setupTimeout bounds the calls that set a link up.

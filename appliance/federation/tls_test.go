@@ -150,3 +150,23 @@ func TestListenerOnDemand(t *testing.T) {
 		t.Fatalf("still listening on %s without a managed federate", addr)
 	}
 }
+
+// A federate's own back-off replaces the default bounds it sets; the
+// longest is never below the first.
+func TestBackoffOfFederate(t *testing.T) {
+	f := New(Config{ServerID: "me", Name: "me", BackoffMin: time.Second, BackoffMax: time.Minute})
+	for _, tc := range []struct {
+		o           Outbound
+		first, long time.Duration
+	}{
+		{Outbound{}, time.Second, time.Minute},
+		{Outbound{BackoffMin: 5 * time.Second}, 5 * time.Second, time.Minute},
+		{Outbound{BackoffMax: 10 * time.Minute}, time.Second, 10 * time.Minute},
+		{Outbound{BackoffMin: 200 * time.Millisecond, BackoffMax: 2 * time.Second}, 200 * time.Millisecond, 2 * time.Second},
+		{Outbound{BackoffMin: 5 * time.Minute}, 5 * time.Minute, 5 * time.Minute},
+	} {
+		if first, long := f.backoff(tc.o); first != tc.first || long != tc.long {
+			t.Errorf("%+v: %v, %v; want %v, %v", tc.o, first, long, tc.first, tc.long)
+		}
+	}
+}
