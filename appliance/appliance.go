@@ -56,7 +56,8 @@ type Appliance struct {
 	broker      *broker.Broker
 	objects     *objects.Service // geo objects and emergencies
 	pki         *pki.Authority
-	fed         *federation.Federation // nil when federation is off
+	fed         *federation.Federation  // nil when federation is off
+	fedIdentity mgmt.FederationIdentity // this server's federation identity (federation.go)
 	httpMetrics *httpMetrics
 
 	// Who may see and do what (access.go).
@@ -194,7 +195,9 @@ func (a *Appliance) Open(ctx context.Context) (err error) {
 	for _, name := range a.names {
 		l := a.listeners[name]
 		l.Serve()
-		a.log.Info("listening", "listener", name, "addr", l.Addr().String())
+		if addr := l.Addr(); addr != nil { // federation's listener may open later (federation.go)
+			a.log.Info("listening", "listener", name, "addr", addr.String())
+		}
 	}
 	// api.md §5.11: the revocation list is re-read when it changes (the CLI
 	// revokes from another process) and revoked clients are cut off.
@@ -296,6 +299,7 @@ func (a *Appliance) buildListeners() {
 			CertOffer:  a.certOffer(nodeID),
 			Federation: a.federationView,
 			Federates:  a.store.Federates(), FederatesChanged: a.federatesChanged,
+			FederationStatus: a.federationStatus,
 		})
 		a.add(ListenerREST, cfg.RESTPort, a.newHTTPListener(ListenerREST,
 			netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}}, a.mgmt, api))
@@ -409,6 +413,9 @@ func (a *Appliance) disconnectRevoked() {
 	}
 	if a.marti != nil {
 		n += a.marti.CloseWhere(a.pki.IsRevoked, broker.ReasonRevoked)
+	}
+	if a.fed != nil {
+		n += a.fed.EndRevoked() // a revoked federate is refused when it connects again (federation.go)
 	}
 	a.log.Info("revocation list grew; revoked clients disconnected", "connections", n)
 }

@@ -30,8 +30,8 @@ func (a *Appliance) services() []mgmt.Service {
 		{ListenerHTTP, "HTTP_TAK_service", "TCP_DataPackage_service"}, {ListenerHTTPS, "HTTPS_TAK_service", "SSL_DataPackage_service"},
 		{ListenerREST, "REST_API_service", "Rest_API_service"}, {ListenerEnroll, "Enrollment_service", ""},
 	}
-	if a.fed != nil {
-		// Federation when it is on; off, the channel reports
+	if a.fed != nil && a.fed.Addr() != nil {
+		// Federation when its listener is open; off, the channel reports
 		// FreeTAKServer's Federation_server_service as "off" on port 0.
 		names = append(names, struct{ listener, service, fts string }{ListenerFederation, "Federation_server_service", ""})
 	}

@@ -1,6 +1,7 @@
 package appliance
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -15,6 +16,7 @@ import (
 	"outpost/appliance/admin"
 	"outpost/appliance/config"
 	"outpost/appliance/federation"
+	"outpost/appliance/mgmt"
 	"outpost/appliance/netx"
 	"outpost/appliance/store"
 )
@@ -39,20 +41,25 @@ const (
 // maxPEMFile bounds the certificate and key files read for federation.
 const maxPEMFile = 1 << 20
 
-// buildFederation creates federation when configured (not yet bound): it
-// needs federationTrust, the CAs of its federates, and a federationPort
-// (-1 turns it off). Its identity is
-// federationCert and federationKey, or else the server's certificate.
+// buildFederation creates federation unless federationPort is -1 (not yet
+// bound). With federationTrust (the CAs of its federates) the listener is
+// bound at start; without, only while a managed federate is trusted
+// (docs/federation.md "Federation without federationTrust"). Its identity
+// is federationCert and federationKey, or else the server's certificate.
 func (a *Appliance) buildFederation() error {
 	cfg := &a.cfg
-	if cfg.FederationTrust == "" || cfg.FederationPort < 0 {
+	if cfg.FederationPort < 0 {
 		a.add(ListenerFederation, -1, nil)
 		return nil
 	}
-	trusted, err := readTrust(cfg.FederationTrust)
-	if err != nil {
-		return fmt.Errorf("config federationTrust: %w", err)
+	var trusted *x509.CertPool
+	if cfg.FederationTrust != "" {
+		var err error
+		if trusted, err = readTrust(cfg.FederationTrust); err != nil {
+			return fmt.Errorf("config federationTrust: %w", err)
+		}
 	}
+	var err error
 	cert := a.pki.ServerCertificate()
 	if cfg.FederationCert != "" {
 		if cert, err = readKeyPair(cfg.FederationCert, cfg.FederationKey, cfg.FederationKeyPassword); err != nil {
@@ -66,6 +73,7 @@ func (a *Appliance) buildFederation() error {
 	fc := federation.Config{Addr: a.addr(cfg.FederationPort), Certificate: cert, Trusted: trusted, Allow: cfg.FederationAllow, Federates: outbounds(cfg), Name: name,
 		ServerID: "outpost-" + NodeID(cfg.SecretKey), MaxHops: int64(cfg.FederationMaxHops),
 		MaxEventBytes: cfg.MaxMessageBytes, Broker: a.broker, Logger: a.log,
+		OnDemand: trusted == nil, Revoked: a.revokedHere,
 		Spool: fedSpool{fs: a.store.Federates(), bounds: store.QueueBounds{MaxAge: cfg.FederationQueueAge, MaxBytes: cfg.FederationQueueBytes}},
 		// Each session of a link (a remote contact, or the rest of what the
 		// federate sends) is paced like a client with ten times a client's
@@ -92,7 +100,42 @@ func (a *Appliance) buildFederation() error {
 	if v1 := a.fed.V1(); v1 != nil {
 		a.add(ListenerFederationV1, 0, v1)
 	}
+	a.fedIdentity = identityOf(name, fc.ServerID, cert)
 	return nil
+}
+
+// revokedHere reports a certificate this appliance's CA issued and revoked
+// (crl.pem, as on 8089 and 8443): a federate holding one is refused at the
+// handshake (docs/federation.md "Revoked certificates"). A certificate of
+// another CA is that CA's to revoke.
+func (a *Appliance) revokedHere(c *x509.Certificate) bool {
+	ca := a.pki.CACert()
+	if ca == nil || !bytes.Equal(c.RawIssuer, ca.RawSubject) || c.CheckSignatureFrom(ca) != nil {
+		return false
+	}
+	return a.pki.IsRevoked(c.SerialNumber)
+}
+
+// identityOf is this server's federation identity as GET /api/federation
+// shows it.
+func identityOf(name, serverID string, cert tls.Certificate) mgmt.FederationIdentity {
+	id := mgmt.FederationIdentity{Name: name, ServerID: serverID}
+	if len(cert.Certificate) == 0 {
+		return id
+	}
+	if leaf, err := x509.ParseCertificate(cert.Certificate[0]); err == nil {
+		id.Subject, id.Issuer, id.Fingerprint = leaf.Subject.String(), leaf.Issuer.String(), federation.Fingerprint(leaf.Raw)
+	}
+	return id
+}
+
+// federationStatus is GET /api/federation's identity and listener.
+func (a *Appliance) federationStatus() mgmt.FederationStatus {
+	st := mgmt.FederationStatus{Identity: a.fedIdentity}
+	if a.fed != nil {
+		st.Listening, st.ListenError = a.fed.Listening()
+	}
+	return st
 }
 
 // readTrust reads a PEM file of CA certificates.

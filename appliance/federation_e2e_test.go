@@ -247,14 +247,31 @@ func TestFederationTwoOutposts(t *testing.T) {
 	}
 }
 
-// Without federationTrust federation is off: no listener, and the API says so.
+// With federationPort -1 federation is off: no listener, and the API says
+// so. Without federationTrust and without managed federates nothing
+// listens either (TestFederationManagedOnly: the listener opens with the
+// first managed federate).
 func TestFederationOff(t *testing.T) {
+	off := apptest.Start(t, func(c *config.Config) { c.FederationPort = -1 })
+	res := testkit.Do(t, nil, "GET", off.URL(t, appliance.ListenerREST, "/api/federation"), nil, "Authorization", "Bearer "+adminToken(t, off))
+	if res.Status != 200 || strings.TrimSpace(string(res.Body)) != `{"enabled":false,"federates":[]}` {
+		t.Fatalf("GET /api/federation: %d %s", res.Status, res.Body)
+	}
 	a := apptest.Start(t, nil)
 	if _, on := a.Addrs()[appliance.ListenerFederation]; on {
-		t.Fatal("a federation listener without federationTrust")
+		t.Fatal("a federation listener without federationTrust or a managed federate")
 	}
-	res := testkit.Do(t, nil, "GET", a.URL(t, appliance.ListenerREST, "/api/federation"), nil, "Authorization", "Bearer "+adminToken(t, a))
-	if res.Status != 200 || strings.TrimSpace(string(res.Body)) != `{"enabled":false,"federates":[]}` {
+	res = testkit.Do(t, nil, "GET", a.URL(t, appliance.ListenerREST, "/api/federation"), nil, "Authorization", "Bearer "+adminToken(t, a))
+	var v struct {
+		Enabled   bool   `json:"enabled"`
+		Listening string `json:"listening"`
+		Identity  struct {
+			Fingerprint string `json:"fingerprint"`
+		} `json:"identity"`
+		Federates []any `json:"federates"`
+	}
+	res.JSON(t, &v)
+	if res.Status != 200 || !v.Enabled || v.Listening != "" || len(v.Identity.Fingerprint) != 95 || len(v.Federates) != 0 {
 		t.Fatalf("GET /api/federation: %d %s", res.Status, res.Body)
 	}
 }

@@ -16,6 +16,9 @@ import (
 // Federate is a managed federate (the command line's name for it).
 type Federate = store.Federate
 
+// FederatePatch is a change to a managed federate (FederateUpdate).
+type FederatePatch = store.FederatePatch
+
 // FederateAdd stores a new managed federate; caFile, when not empty, is
 // the PEM file of the CA certificates its certificate must chain to.
 func FederateAdd(ctx context.Context, cfg config.Config, log *slog.Logger, f Federate, caFile string) error {
@@ -37,6 +40,15 @@ func FederateTrust(ctx context.Context, cfg config.Config, log *slog.Logger, nam
 		return err
 	}
 	return withStore(ctx, &cfg, log, func(st *store.Store) error { return st.Federates().Trust(ctx, name, string(b)) })
+}
+
+// FederateUpdate changes a managed federate in place (enable, disable,
+// address, pin, back-off: the fields p sets).
+func FederateUpdate(ctx context.Context, cfg config.Config, log *slog.Logger, name string, p FederatePatch) error {
+	return withStore(ctx, &cfg, log, func(st *store.Store) error {
+		_, err := st.Federates().Update(ctx, name, p)
+		return err
+	})
 }
 
 // FederateRemove deletes a managed federate.

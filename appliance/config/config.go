@@ -162,7 +162,7 @@ type Config struct {
 	UDPPort          int           // udpPort: unicast CoT over UDP (-1 disables)
 
 	// Federation (docs/federation.md).
-	FederationPort    int      // federationPort: federation v2 listener (-1: federation off; it runs only with federationTrust)
+	FederationPort    int      // federationPort: federation v2 listener (-1: federation off; without federationTrust it opens only while a managed federate has a CA)
 	FederationV1Port  int      // federationV1Port: federation v1 listener (-1, the default: none)
 	FederationTrust   string   // federationTrust: PEM file of the CAs whose federates are trusted
 	FederationAllow   []string // federationAllow: federates let in by certificate common name or SHA-256 fingerprint (empty: any of the trusted CAs)

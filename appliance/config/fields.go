@@ -104,7 +104,7 @@ var fields = []field{
 	{"federationKeyPassword", "OUTPOST_FEDERATION_KEY_PASSWORD", "", "federation key password", true, func(c *Config) any { return &c.FederationKeyPassword }},
 	{"federationCert", "OUTPOST_FEDERATION_CERT", "", "federation certificate file", false, func(c *Config) any { return &c.FederationCert }},
 	{"federationKey", "OUTPOST_FEDERATION_KEY", "", "federation key file", false, func(c *Config) any { return &c.FederationKey }},
-	{"federationPort", "OUTPOST_FEDERATION_PORT", "federation-port", "federation v2 (gRPC, mutual TLS) port; federation runs only when federationTrust is set (-1 turns it off)", false, func(c *Config) any { return &c.FederationPort }},
+	{"federationPort", "OUTPOST_FEDERATION_PORT", "federation-port", "federation v2 (gRPC, mutual TLS) port; the listener opens at start with federationTrust, otherwise while a managed federate has a CA (-1 turns it off)", false, func(c *Config) any { return &c.FederationPort }},
 	{"federationV1Port", "OUTPOST_FEDERATION_V1_PORT", "federation-v1-port", "federation v1 (the legacy TLS stream, official port 9000) port; -1 (the default) leaves it off", false, func(c *Config) any { return &c.FederationV1Port }},
 	{"federationTrust", "OUTPOST_FEDERATION_TRUST", "federation-trust", "PEM file of the certificate authorities whose federates are let in and connected to", false, func(c *Config) any { return &c.FederationTrust }},
 	{"federationAllow", "OUTPOST_FEDERATION_ALLOW", "federation-allow", "federates let in, by certificate common name or SHA-256 fingerprint (comma-separated; empty: any certificate of the trusted CAs)", false, func(c *Config) any { return &c.FederationAllow }},

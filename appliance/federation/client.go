@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"outpost/appliance/federation/fedproto"
@@ -22,11 +23,13 @@ import (
 const stableAfter = 30 * time.Second
 
 // dialLoop keeps one outbound link to o, connecting again after each end
-// with a back-off that doubles up to BackoffMax, until stop is closed (a
+// with a back-off that doubles from its BackoffMin up to its BackoffMax
+// (Config's when not set), until stop is closed (a
 // managed federate removed; nil: never) or federation shuts down.
 func (f *Federation) dialLoop(o Outbound, stop <-chan struct{}) {
 	st := f.statsOf(o.Name)
-	wait := f.cfg.BackoffMin
+	lo, hi := f.backoff(o)
+	wait := lo
 	for first := true; ; first = false {
 		if !first {
 			st.reconnects.Add(1)
@@ -44,7 +47,7 @@ func (f *Federation) dialLoop(o Outbound, stop <-chan struct{}) {
 			st.setError(err)
 		}
 		if time.Since(began) > stableAfter {
-			wait = f.cfg.BackoffMin
+			wait = lo
 		}
 		f.warn.Warn("federation link to federate ended; connecting again", "federate", logx.Clip(o.Name),
 			"address", logx.Clip(o.Address), "err", errString(err), "in", wait.String())
@@ -58,8 +61,21 @@ func (f *Federation) dialLoop(o Outbound, stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		wait = min(2*wait, f.cfg.BackoffMax)
+		wait = min(2*wait, hi)
 	}
+}
+
+// backoff is o's reconnect back-off: its own bounds, Config's where it
+// has none; the longest never below the first.
+func (f *Federation) backoff(o Outbound) (first, longest time.Duration) {
+	first, longest = f.cfg.BackoffMin, f.cfg.BackoffMax
+	if o.BackoffMin > 0 {
+		first = o.BackoffMin
+	}
+	if o.BackoffMax > 0 {
+		longest = o.BackoffMax
+	}
+	return first, max(longest, first)
 }
 
 // setupTimeout bounds the calls that set a link up.
@@ -78,7 +94,7 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 		trusted = f.cfg.Trusted
 	}
 	cc, err := grpc.NewClient(o.Address,
-		grpc.WithTransportCredentials(credentials.NewTLS(f.clientTLS(trusted))),
+		grpc.WithTransportCredentials(credentials.NewTLS(f.clientTLS(trusted, o.Pin))),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(f.cfg.MaxMessage)),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 20 * time.Second}))
 	if err != nil {
@@ -102,7 +118,8 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	setup, done := context.WithTimeout(ctx, setupTimeout)
 	defer done()
 	var peerID string
-	if id, err := cli.GetIdentity(setup, &fedproto.Empty{}); err == nil {
+	var remote peer.Peer // its certificate (revoked.go)
+	if id, err := cli.GetIdentity(setup, &fedproto.Empty{}, grpc.Peer(&remote)); err == nil {
 		peerID = id.GetServerId()
 	} else if status.Code(err) != codes.Unimplemented {
 		return fmt.Errorf("getIdentity: %w", err)
@@ -137,6 +154,7 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	if err != nil {
 		return err
 	}
+	l.cert.Store(leafOf(&remote))
 	if sp != nil {
 		sp.setPeer(peerID)
 		sp.stop() // the link's session reads from here on (spool.go)

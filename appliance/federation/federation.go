@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/keepalive"
 
 	"outpost/appliance/broker"
 	"outpost/appliance/cot"
@@ -42,6 +40,11 @@ type Outbound struct {
 	Trusted *x509.CertPool
 	// V1, when set, connects with federation v1 (v1.go) instead of v2.
 	V1 bool
+	// Pin, when set, is the SHA-256 fingerprint (as Fingerprint writes it)
+	// its certificate must have (a managed federate's).
+	Pin string
+	// BackoffMin and BackoffMax bound its reconnect delay (0: Config's).
+	BackoffMin, BackoffMax time.Duration
 }
 
 // Config configures federation.
@@ -81,6 +84,15 @@ type Config struct {
 
 	// Pacing of what each link publishes, as a client's (0: none).
 	MaxEventsPerSecond, MaxBytesPerSecond int
+
+	// Revoked, when set, reports a certificate that is revoked (this
+	// server's CA's revocation list): it is refused at the handshake both
+	// ways, whatever CA trusts it.
+	Revoked func(*x509.Certificate) bool
+	// OnDemand: the listener is bound only while a managed federate is
+	// enabled with a CA (no federationTrust: nothing else could get in),
+	// and closed when none is (listener.go).
+	OnDemand bool
 
 	// Spool, when set, is the persistent outbound queue of the outbound
 	// federates (spool.go); nil: what a link down misses is not sent.
@@ -133,10 +145,12 @@ type Federation struct {
 	recent *recent
 	self   *fedproto.FederateProvenance // this server's provenance entry, shared by every event it sends (never changed)
 
-	ln   net.Listener
-	srv  *grpc.Server
-	stop chan struct{}
-	wg   sync.WaitGroup
+	lnMu      sync.Mutex // guards ln, srv, listenErr (listener.go)
+	ln        net.Listener
+	srv       *grpc.Server
+	listenErr string // why the on-demand listener could not be bound ("" none)
+	stop      chan struct{}
+	wg        sync.WaitGroup
 
 	attachMu sync.Mutex // serialises making the links of connecting federates
 	mu       sync.Mutex // guards stats and links
@@ -183,42 +197,17 @@ func New(cfg Config) *Federation {
 	return f
 }
 
-// Listen binds the listener (when there is one).
+// Listen binds the listener (when there is one and it is not on demand).
 func (f *Federation) Listen() error {
-	if f.cfg.Addr == "" {
+	if f.cfg.Addr == "" || f.cfg.OnDemand {
 		return nil
 	}
-	var creds credentials.TransportCredentials = handshaken{}
-	var ln net.Listener
-	var err error
-	if f.cfg.Listen != nil {
-		ln, err = f.cfg.Listen(f.cfg.Addr, f.serverTLS())
-	} else {
-		creds = credentials.NewTLS(f.serverTLS())
-		ln, err = net.Listen("tcp", f.cfg.Addr)
-	}
-	if err != nil {
-		return err
-	}
-	f.ln = ln
-	f.srv = grpc.NewServer(grpc.Creds(creds), grpc.MaxRecvMsgSize(f.cfg.MaxMessage), grpc.MaxConcurrentStreams(maxStreams),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-		grpc.ConnectionTimeout(10*time.Second))
-	fedproto.RegisterFederatedChannelServer(f.srv, &service{f: f})
-	return nil
+	return f.bind()
 }
 
 // Serve serves the listener and starts the outbound connections.
 func (f *Federation) Serve() {
-	if f.srv != nil {
-		f.wg.Add(1)
-		go func() {
-			defer f.wg.Done()
-			if err := f.srv.Serve(f.ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-				f.log.Error("federation listener stopped", "err", err)
-			}
-		}()
-	}
+	f.serveListener()
 	for _, o := range f.cfg.Federates {
 		if sp := f.spoolerOf(o.Name); sp != nil {
 			sp.open()
@@ -227,15 +216,6 @@ func (f *Federation) Serve() {
 		f.wg.Add(1)
 		go func() { defer f.wg.Done(); f.dialLoop(o, nil) }()
 	}
-}
-
-// Addr is the listener's address (the zero address without one: outbound
-// links only).
-func (f *Federation) Addr() net.Addr {
-	if f.ln == nil {
-		return &net.TCPAddr{}
-	}
-	return f.ln.Addr()
 }
 
 // Shutdown ends every link and the listener.
@@ -266,13 +246,16 @@ func (f *Federation) Shutdown(ctx context.Context) error {
 		sp.close() // what they read is queued
 	}
 	f.drv.Shutdown(ctx)
-	if f.srv != nil {
+	f.lnMu.Lock()
+	srv := f.srv
+	f.lnMu.Unlock()
+	if srv != nil {
 		done := make(chan struct{})
-		go func() { f.srv.GracefulStop(); close(done) }()
+		go func() { srv.GracefulStop(); close(done) }()
 		select {
 		case <-done:
 		case <-ctx.Done():
-			f.srv.Stop()
+			srv.Stop()
 		}
 	}
 	done := make(chan struct{})

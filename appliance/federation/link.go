@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"crypto/x509"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -34,9 +35,10 @@ func (c *conn) Cut() { c.Sess.Close(broker.ReasonShutdown) }
 // it, and the counters of its federate.
 type link struct {
 	f      *Federation
-	name   string                 // the federate's name (configured, or its certificate's common name)
-	addr   string                 // the federate's address (its connection's remote address, or the one dialled)
-	peerID atomic.Pointer[string] // the federate's server id, when it said (Subscription, Identity)
+	name   string                           // the federate's name (configured, or its certificate's common name)
+	addr   string                           // the federate's address (its connection's remote address, or the one dialled)
+	peerID atomic.Pointer[string]           // the federate's server id, when it said (Subscription, Identity)
+	cert   atomic.Pointer[x509.Certificate] // the federate's certificate (revoked.go)
 	// sending: the federate receives our events (its ClientEventStream is
 	// open, on the listener's side).
 	sending  atomic.Bool

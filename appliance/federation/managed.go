@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"math"
 	"slices"
+	"time"
 
 	"outpost/appliance/logx"
 )
@@ -21,6 +22,10 @@ type Managed struct {
 	Address string // host:port to connect to; "": it connects here only
 	CAPEM   string // the CA certificates its certificate must chain to
 	Enabled bool
+	Pin     string // "" or the SHA-256 fingerprint its certificate must have (as Fingerprint writes it)
+	// BackoffMin and BackoffMax bound its outbound link's reconnect delay
+	// (0: Config's).
+	BackoffMin, BackoffMax time.Duration
 }
 
 // managedFed is a managed federate in use.
@@ -90,7 +95,7 @@ func (f *Federation) SetManaged(list []Managed) {
 				sp.drain()
 			}
 			m.stop = make(chan struct{})
-			o := Outbound{Name: name, Address: m.Address, Trusted: m.pool}
+			o := Outbound{Name: name, Address: m.Address, Trusted: m.pool, Pin: m.Pin, BackoffMin: m.BackoffMin, BackoffMax: m.BackoffMax}
 			f.wg.Add(1)
 			go func() { defer f.wg.Done(); f.dialLoop(o, m.stop) }()
 		}
@@ -104,6 +109,7 @@ func (f *Federation) SetManaged(list []Managed) {
 		}
 	}
 	f.trustedManaged.Store(&snap)
+	f.onDemand(len(snap) > 0)
 }
 
 // stopManaged ends what a managed federate runs: its dialler and its link.
@@ -127,13 +133,23 @@ func (f *Federation) stopManaged(m *managedFed) {
 }
 
 // managedFor returns the name of the enabled managed federate whose CA the
-// certificate chains to ("" when none).
+// certificate chains to, and whose pin (when it has one) is the
+// certificate's fingerprint ("" when none).
 func (f *Federation) managedFor(leaf *x509.Certificate, inter *x509.CertPool) string {
 	p := f.trustedManaged.Load()
 	if p == nil {
 		return ""
 	}
+	fp := ""
 	for _, m := range *p {
+		if m.Pin != "" {
+			if fp == "" {
+				fp = Fingerprint(leaf.Raw)
+			}
+			if fp != m.Pin {
+				continue
+			}
+		}
 		if _, err := leaf.Verify(x509.VerifyOptions{Roots: m.pool, Intermediates: inter, CurrentTime: f.cfg.Now(),
 			KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err == nil {
 			return m.Name

@@ -38,7 +38,11 @@ func (s *service) caller(ctx context.Context) (name, addr string, err error) {
 	if !ok || len(ti.State.PeerCertificates) == 0 {
 		return "", "", status.Error(codes.Unauthenticated, "no federate certificate")
 	}
-	return s.f.federateName(ti.State.PeerCertificates), p.Addr.String(), nil
+	certs := ti.State.PeerCertificates
+	if rv := s.f.cfg.Revoked; rv != nil && rv(certs[0]) { // revoked since its handshake (revoked.go)
+		return "", "", status.Error(codes.PermissionDenied, "federate certificate revoked")
+	}
+	return s.f.federateName(certs), p.Addr.String(), nil
 }
 
 // certName is the name a federate is known by: its certificate's common
@@ -72,6 +76,7 @@ func (s *service) linkFor(ctx context.Context, peerID string) (*link, error) {
 	if err != nil {
 		return nil, status.Error(codes.Unavailable, err.Error())
 	}
+	l.cert.Store(peerLeaf(ctx))
 	return l, nil
 }
 
@@ -228,4 +233,22 @@ func (l *link) recvLoop(recv func() (*fedproto.FederatedEvent, error)) error {
 		l.stats.lastContact.Store(l.f.cfg.Now().Unix())
 		l.receive(fe, proto.Size(fe))
 	}
+}
+
+// peerLeaf is the certificate of the call's federate (nil: none).
+func peerLeaf(ctx context.Context) *x509.Certificate {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p == nil {
+		return nil
+	}
+	return leafOf(p)
+}
+
+// leafOf is the certificate a connection's peer presented (nil: none).
+func leafOf(p *peer.Peer) *x509.Certificate {
+	ti, ok := p.AuthInfo.(credentials.TLSInfo)
+	if !ok || len(ti.State.PeerCertificates) == 0 {
+		return nil
+	}
+	return ti.State.PeerCertificates[0]
 }

@@ -21,9 +21,13 @@ type fedStats struct {
 	lastErr                                               atomic.Pointer[string]
 }
 
+// maxLastError bounds a federate's last error (gRPC's wrapping of a
+// handshake's failure alone takes about 120 bytes).
+const maxLastError = 400
+
 // setError records why the federate's last link ended or failed.
 func (s *fedStats) setError(err error) {
-	msg := logx.Clip(err.Error())
+	msg := logx.ClipN(err.Error(), maxLastError)
 	s.lastErr.Store(&msg)
 }
 

@@ -18,38 +18,57 @@ import (
 // server), and the certificate may be a server's or a client's: federation
 // uses one certificate both ways.
 
-// verifyChain checks a peer's certificate chain against the trusted CAs
-// and, when allow is not nil, that allow admits its certificate.
-// When it fails and managed is not nil, a certificate that chains to the
-// CA of a managed federate is let in (Allow is for Config.Trusted's CAs).
-func verifyChain(trusted *x509.CertPool, now func() time.Time, allow func(*x509.Certificate) bool,
-	managed func(*x509.Certificate, *x509.CertPool) string) func([][]byte, [][]*x509.Certificate) error {
-	return func(raw [][]byte, _ [][]*x509.Certificate) error {
-		if len(raw) == 0 {
-			return errors.New("federate sent no certificate")
-		}
-		certs := make([]*x509.Certificate, 0, len(raw))
-		for _, r := range raw {
-			c, err := x509.ParseCertificate(r)
-			if err != nil {
-				return fmt.Errorf("federate certificate: %w", err)
-			}
-			certs = append(certs, c)
-		}
-		inter := intermediates(certs)
-		if managed != nil && managed(certs[0], inter) != "" {
-			return nil
-		}
-		_, err := certs[0].Verify(x509.VerifyOptions{Roots: trusted, Intermediates: inter, CurrentTime: now(),
-			KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+// peerCheck is how a peer's certificate is judged at the handshake.
+type peerCheck struct {
+	trusted *x509.CertPool               // the CAs it may chain to (besides a managed federate's)
+	now     func() time.Time             // the time certificates are checked at
+	allow   func(*x509.Certificate) bool // nil: any certificate of trusted
+	// managed, when set, names the managed federate whose CA (and pin) the
+	// certificate matches ("" none): such a certificate is let in
+	// (Allow is for trusted's CAs).
+	managed func(*x509.Certificate, *x509.CertPool) string
+	// pin, when set, is the SHA-256 fingerprint the certificate must have
+	// (an outbound link to a pinned managed federate).
+	pin string
+	// revoked reports a certificate this server's CA revoked (nil: none is).
+	revoked func(*x509.Certificate) bool
+}
+
+// verify checks a peer's certificate chain (tls.Config's
+// VerifyPeerCertificate): not revoked, then a managed federate's CA and
+// pin, or else the trusted CAs, Allow and pin.
+func (pc peerCheck) verify(raw [][]byte, _ [][]*x509.Certificate) error {
+	if len(raw) == 0 {
+		return errors.New("federate sent no certificate")
+	}
+	certs := make([]*x509.Certificate, 0, len(raw))
+	for _, r := range raw {
+		c, err := x509.ParseCertificate(r)
 		if err != nil {
-			return fmt.Errorf("federate certificate not trusted: %w", err)
+			return fmt.Errorf("federate certificate: %w", err)
 		}
-		if allow != nil && !allow(certs[0]) {
-			return fmt.Errorf("federate certificate %q (%s) is not in federationAllow", certs[0].Subject.CommonName, Fingerprint(certs[0].Raw))
-		}
+		certs = append(certs, c)
+	}
+	leaf := certs[0]
+	if pc.revoked != nil && pc.revoked(leaf) {
+		return fmt.Errorf("federate certificate %q serial %s is revoked", leaf.Subject.CommonName, leaf.SerialNumber)
+	}
+	inter := intermediates(certs)
+	if pc.managed != nil && pc.managed(leaf, inter) != "" {
 		return nil
 	}
+	_, err := leaf.Verify(x509.VerifyOptions{Roots: pc.trusted, Intermediates: inter, CurrentTime: pc.now(),
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+	if err != nil {
+		return fmt.Errorf("federate certificate not trusted: %w", err)
+	}
+	if pc.allow != nil && !pc.allow(leaf) {
+		return fmt.Errorf("federate certificate %q (%s) is not in federationAllow", leaf.Subject.CommonName, Fingerprint(leaf.Raw))
+	}
+	if pc.pin != "" && Fingerprint(leaf.Raw) != pc.pin {
+		return fmt.Errorf("federate certificate is not the pinned one: %q has %s", leaf.Subject.CommonName, Fingerprint(leaf.Raw))
+	}
+	return nil
 }
 
 // intermediates is the pool of a chain's certificates after its first.
@@ -87,19 +106,20 @@ func (f *Federation) serverTLS() *tls.Config {
 		MinVersion:            tls.VersionTLS12,
 		Certificates:          []tls.Certificate{f.cfg.Certificate},
 		ClientAuth:            tls.RequireAnyClientCert,
-		VerifyPeerCertificate: verifyChain(f.cfg.Trusted, f.cfg.Now, f.allowed(), f.managedFor),
+		VerifyPeerCertificate: peerCheck{trusted: f.cfg.Trusted, now: f.cfg.Now, allow: f.allowed(), managed: f.managedFor, revoked: f.cfg.Revoked}.verify,
 		NextProtos:            []string{"h2"},
 	}
 }
 
 // clientTLS is an outbound connection's configuration.
-// trusted are the CAs the federate's certificate must chain to.
-func (f *Federation) clientTLS(trusted *x509.CertPool) *tls.Config {
+// trusted are the CAs the federate's certificate must chain to, pin (when
+// set) the fingerprint it must have.
+func (f *Federation) clientTLS(trusted *x509.CertPool, pin string) *tls.Config {
 	return &tls.Config{
 		MinVersion:            tls.VersionTLS12,
 		Certificates:          []tls.Certificate{f.cfg.Certificate},
 		InsecureSkipVerify:    true, // verified by verifyChain against the trusted CAs, without host names
-		VerifyPeerCertificate: verifyChain(trusted, f.cfg.Now, nil, nil),
+		VerifyPeerCertificate: peerCheck{trusted: trusted, now: f.cfg.Now, pin: pin, revoked: f.cfg.Revoked}.verify,
 		NextProtos:            []string{"h2"},
 	}
 }

@@ -220,7 +220,7 @@ func (f *Federation) runOutboundV1(o Outbound, stop <-chan struct{}) error {
 	if err != nil {
 		return err
 	}
-	tcfg := f.clientTLS(trusted)
+	tcfg := f.clientTLS(trusted, o.Pin)
 	tcfg.NextProtos = nil // a plain TLS stream
 	tc := tls.Client(raw, tcfg)
 	if err := tc.HandshakeContext(ctx); err != nil {

@@ -6,6 +6,7 @@ package mgmt
 //	GET    /api/federation                         {"enabled", "federates": [{"name", "source", "state", "eventsIn", …}]}
 //	POST   /api/federation/federates               {"name", "address", "ca", "enabled"} → 201 the federate
 //	PUT    /api/federation/federates/{name}/trust  {"ca"} → 200 the federate
+//	PATCH  /api/federation/federates/{name}        {"enabled", "address", "pin", "backoffMin", "backoffMax"} → 200 the federate (federation_manage.go)
 //	DELETE /api/federation/federates/{name}        → 200 {"message"}
 
 import (
@@ -25,9 +26,14 @@ const federatesError = "the federates could not be changed"
 func (a *API) federation(w http.ResponseWriter, r *http.Request) {
 	feds := a.opts.Federation()
 	out := struct {
-		Enabled   bool `json:"enabled"`
-		Federates any  `json:"federates"`
+		Enabled bool `json:"enabled"`
+		*FederationStatus
+		Federates any `json:"federates"`
 	}{Enabled: feds != nil, Federates: feds}
+	if a.opts.FederationStatus != nil && feds != nil {
+		st := a.opts.FederationStatus()
+		out.FederationStatus = &st
+	}
 	if feds == nil {
 		out.Federates = []struct{}{}
 	}
@@ -44,11 +50,15 @@ type federateJSON struct {
 	CAs     []string `json:"caSubjects"`
 	Created string   `json:"created"`
 	Inbound bool     `json:"inboundOnly"`
+	Pin     string   `json:"pin"`
+	// The reconnect back-off as durations ("" the default).
+	BackoffMin string `json:"backoffMin"`
+	BackoffMax string `json:"backoffMax"`
 }
 
 func federateView(f store.Federate) federateJSON {
 	v := federateJSON{Name: f.Name, Address: f.Address, Enabled: f.Enabled, Created: httpapi.FormatTime(f.Created),
-		Inbound: f.Address == "", CAs: []string{}}
+		Inbound: f.Address == "", CAs: []string{}, Pin: f.Pin, BackoffMin: durationText(f.BackoffMin), BackoffMax: durationText(f.BackoffMax)}
 	if cas, err := store.ParseCAs(f.CAPEM); err == nil {
 		for _, c := range cas {
 			v.CAs = append(v.CAs, c.Subject.String())
@@ -66,12 +76,25 @@ func (a *API) addFederate(w http.ResponseWriter, r *http.Request) {
 		Address string `json:"address"`
 		CA      string `json:"ca"`
 		Enabled *bool  `json:"enabled"`
+		Pin     string `json:"pin"`
+		backoffJSON
 	}
 	if err := httpapi.DecodeJSON(r, maxFederateBody, &body); err != nil {
 		httpapi.Fail(w, r, err, federatesError)
 		return
 	}
-	f := store.Federate{Name: body.Name, Address: body.Address, CAPEM: body.CA, Enabled: body.Enabled == nil || *body.Enabled}
+	lo, hi, err := body.backoffJSON.durations()
+	if err != nil {
+		httpapi.Fail(w, r, err, federatesError)
+		return
+	}
+	f := store.Federate{Name: body.Name, Address: body.Address, CAPEM: body.CA, Enabled: body.Enabled == nil || *body.Enabled, Pin: body.Pin}
+	if lo != nil {
+		f.BackoffMin = *lo
+	}
+	if hi != nil {
+		f.BackoffMax = *hi
+	}
 	if err := a.opts.Federates.Add(r.Context(), f); err != nil {
 		httpapi.Fail(w, r, err, federatesError)
 		return

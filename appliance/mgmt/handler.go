@@ -82,6 +82,10 @@ type Options struct {
 	// running federation picks it up). Served with Federation.
 	Federates        *store.Federates
 	FederatesChanged func()
+	// FederationStatus returns this server's federation identity and its
+	// listener's state for GET /api/federation (federation_manage.go).
+	// Nil: not shown.
+	FederationStatus func() FederationStatus
 
 	// Console holds the web console's built files (web.FS()), served at /
 	// and /assets/ (console.go). Nil: no console.
@@ -191,6 +195,8 @@ func New(opts Options) *API {
 			rt.Handle("POST /api/federation/federates", access.Admin, a.addFederate)
 			rt.Handle("PUT /api/federation/federates/{name}/trust", access.Admin, a.trustFederate)
 			rt.Handle("DELETE /api/federation/federates/{name}", access.Admin, a.removeFederate)
+			rt.Handle("PATCH /api/federation/federates/{name}", access.Admin, a.patchFederate) // federation_manage.go
+			rt.Handle("GET /api/federation/federates", access.Admin, a.listFederates)
 		}
 	}
 

@@ -32,7 +32,14 @@ type Federate struct {
 	Address string // host:port of its federation listener; "" when only it connects here
 	CAPEM   string // PEM certificates its certificate must chain to; "" until trusted
 	Enabled bool
-	Created time.Time // set by the store
+	// Pin, when set, is the SHA-256 fingerprint the federate's certificate
+	// must have besides chaining to its CA (colon-separated upper hex, as
+	// NormalizePin makes it).
+	Pin string
+	// BackoffMin and BackoffMax bound the delay before its outbound link
+	// connects again (0: the defaults, 1 s and 60 s).
+	BackoffMin, BackoffMax time.Duration
+	Created                time.Time // set by the store
 }
 
 // Validate checks f against the table's limits (ErrInvalid naming the field).
@@ -58,7 +65,52 @@ func (f *Federate) Validate() error {
 			return err
 		}
 	}
+	if f.Pin != "" {
+		pin, err := NormalizePin(f.Pin)
+		if err != nil {
+			return err
+		}
+		f.Pin = pin
+	}
+	return checkBackoff(f.BackoffMin, f.BackoffMax)
+}
+
+// Bounds of a managed federate's reconnect back-off.
+const (
+	MinFederateBackoff = 100 * time.Millisecond
+	MaxFederateBackoff = 24 * time.Hour
+)
+
+func checkBackoff(lo, hi time.Duration) error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"backoffMin", lo}, {"backoffMax", hi}} {
+		if d.v != 0 && (d.v < MinFederateBackoff || d.v > MaxFederateBackoff) {
+			return fmt.Errorf("%w: %s must be 0 (the default) or between %s and %s", ErrInvalid, d.name, MinFederateBackoff, MaxFederateBackoff)
+		}
+	}
+	if lo != 0 && hi != 0 && hi < lo {
+		return fmt.Errorf("%w: backoffMax must not be less than backoffMin", ErrInvalid)
+	}
 	return nil
+}
+
+// NormalizePin reads a SHA-256 fingerprint (64 hex digits, either case,
+// colons optional) as colon-separated upper hex; ErrInvalid otherwise.
+func NormalizePin(pin string) (string, error) {
+	h := strings.ToUpper(strings.ReplaceAll(pin, ":", ""))
+	if len(h) != 64 || strings.Trim(h, "0123456789ABCDEF") != "" {
+		return "", fmt.Errorf("%w: pin must be a SHA-256 fingerprint (64 hex digits, colons optional)", ErrInvalid)
+	}
+	var b strings.Builder
+	for i := 0; i < len(h); i += 2 {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		b.WriteString(h[i : i+2])
+	}
+	return b.String(), nil
 }
 
 // ParseCAs reads PEM CA certificates (at most 64 KiB): ErrInvalid when
@@ -110,8 +162,9 @@ func (s *Federates) Add(ctx context.Context, f Federate) error {
 		if n >= MaxFederates {
 			return fmt.Errorf("%w: at most %d federates", ErrConflict, MaxFederates)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO federates(name, address, ca_pem, enabled, created_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT(name) DO NOTHING`, f.Name, f.Address, f.CAPEM, f.Enabled, unixMilli(time.Now()))
+		_, err = tx.ExecContext(ctx, `INSERT INTO federates(name, address, ca_pem, enabled, created_at, pin, backoff_min_ms, backoff_max_ms)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING`, f.Name, f.Address, f.CAPEM, f.Enabled, unixMilli(time.Now()),
+			f.Pin, f.BackoffMin.Milliseconds(), f.BackoffMax.Milliseconds())
 		if err != nil {
 			return err
 		}
@@ -146,6 +199,65 @@ func (s *Federates) Trust(ctx context.Context, name, caPEM string) error {
 	})
 }
 
+// FederatePatch is a change to a stored federate: each field set replaces
+// the stored one (Pin "" removes the pin).
+type FederatePatch struct {
+	Address                *string
+	Enabled                *bool
+	Pin                    *string
+	BackoffMin, BackoffMax *time.Duration
+}
+
+// Update changes a stored federate (ErrNotFound, ErrInvalid: nothing is
+// changed) and returns it as now stored.
+func (s *Federates) Update(ctx context.Context, name string, p FederatePatch) (Federate, error) {
+	var out Federate
+	if err := s.check(ctx); err != nil {
+		return out, fmt.Errorf("store: update federate: %w", err)
+	}
+	err := s.inTx(ctx, "update federate", func(tx *sql.Tx) error {
+		var (
+			f          Federate
+			bmin, bmax int64
+		)
+		err := tx.QueryRowContext(ctx, `SELECT name, address, ca_pem, enabled, pin, backoff_min_ms, backoff_max_ms FROM federates WHERE name = ?`, name).
+			Scan(&f.Name, &f.Address, &f.CAPEM, &f.Enabled, &f.Pin, &bmin, &bmax)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: no federate named %q", ErrNotFound, name)
+		}
+		if err != nil {
+			return err
+		}
+		f.BackoffMin, f.BackoffMax = time.Duration(bmin)*time.Millisecond, time.Duration(bmax)*time.Millisecond
+		if p.Address != nil {
+			f.Address = *p.Address
+		}
+		if p.Enabled != nil {
+			f.Enabled = *p.Enabled
+		}
+		if p.Pin != nil {
+			f.Pin = *p.Pin
+		}
+		if p.BackoffMin != nil {
+			f.BackoffMin = *p.BackoffMin
+		}
+		if p.BackoffMax != nil {
+			f.BackoffMax = *p.BackoffMax
+		}
+		if err := f.Validate(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE federates SET address = ?, enabled = ?, pin = ?, backoff_min_ms = ?, backoff_max_ms = ? WHERE name = ?`,
+			f.Address, f.Enabled, f.Pin, f.BackoffMin.Milliseconds(), f.BackoffMax.Milliseconds(), name)
+		out = f
+		return err
+	})
+	if err != nil {
+		return Federate{}, fmt.Errorf("store: update federate: %w", err)
+	}
+	return out, nil
+}
+
 // Delete removes a federate (ErrNotFound).
 func (s *Federates) Delete(ctx context.Context, name string) error {
 	if err := s.check(ctx); err != nil {
@@ -168,7 +280,8 @@ func (s *Federates) List(ctx context.Context) ([]Federate, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: list federates: %w", err)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT name, address, ca_pem, enabled, created_at FROM federates ORDER BY name LIMIT ?`, MaxFederates)
+	rows, err := s.r.QueryContext(ctx, `SELECT name, address, ca_pem, enabled, created_at, pin, backoff_min_ms, backoff_max_ms
+		FROM federates ORDER BY name LIMIT ?`, MaxFederates)
 	if err != nil {
 		return nil, s.wrapErr("list federates", err)
 	}
@@ -176,13 +289,15 @@ func (s *Federates) List(ctx context.Context) ([]Federate, error) {
 	var out []Federate
 	for rows.Next() {
 		var (
-			f       Federate
-			created int64
+			f          Federate
+			created    int64
+			bmin, bmax int64
 		)
-		if err := rows.Scan(&f.Name, &f.Address, &f.CAPEM, &f.Enabled, &created); err != nil {
+		if err := rows.Scan(&f.Name, &f.Address, &f.CAPEM, &f.Enabled, &created, &f.Pin, &bmin, &bmax); err != nil {
 			return nil, s.wrapErr("list federates", err)
 		}
 		f.Created = fromMilli(created)
+		f.BackoffMin, f.BackoffMax = time.Duration(bmin)*time.Millisecond, time.Duration(bmax)*time.Millisecond
 		out = append(out, f)
 	}
 	if err := rows.Err(); err != nil && !errors.Is(err, sql.ErrNoRows) {

@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 )
@@ -81,5 +82,52 @@ func TestFederates(t *testing.T) {
 	}
 	if list, _ := fs.List(ctx); len(list) != 1 || list[0].CAPEM != ca {
 		t.Fatalf("bad input changed the table: %+v", list)
+	}
+}
+
+// TestFederateUpdate: a federate's address, enabled flag, pin and back-off
+// change in place; a bad value or an unknown name changes nothing.
+func TestFederateUpdate(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	fs := s.Federates()
+	pin := "ab" + strings.Repeat(":cd", 31)
+	if err := fs.Add(ctx, Federate{Name: "bravo", Address: "10.0.0.2:9001", Enabled: true, Pin: strings.ReplaceAll(pin, ":", ""),
+		BackoffMin: 2 * time.Second, BackoffMax: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := fs.List(ctx)
+	if err != nil || len(list) != 1 || list[0].Pin != strings.ToUpper(pin) || list[0].BackoffMin != 2*time.Second || list[0].BackoffMax != time.Minute {
+		t.Fatalf("stored %+v %v", list, err)
+	}
+	off, addr, none, lo, hi := false, "bravo.example:9101", "", 500*time.Millisecond, 10*time.Second
+	got, err := fs.Update(ctx, "bravo", FederatePatch{Enabled: &off, Address: &addr, Pin: &none, BackoffMin: &lo, BackoffMax: &hi})
+	if err != nil || got.Enabled || got.Address != addr || got.Pin != "" || got.BackoffMin != lo || got.BackoffMax != hi {
+		t.Fatalf("update: %+v %v", got, err)
+	}
+	bad, short, long, zero := "zz", time.Millisecond, 48*time.Hour, time.Duration(0)
+	badAddr := "no-port"
+	for _, tc := range []struct {
+		what string
+		name string
+		p    FederatePatch
+		want error
+	}{
+		{"bad pin", "bravo", FederatePatch{Pin: &bad}, ErrInvalid},
+		{"back-off too short", "bravo", FederatePatch{BackoffMin: &short}, ErrInvalid},
+		{"back-off too long", "bravo", FederatePatch{BackoffMax: &long}, ErrInvalid},
+		{"max below min", "bravo", FederatePatch{BackoffMin: &hi, BackoffMax: &lo}, ErrInvalid},
+		{"bad address", "bravo", FederatePatch{Address: &badAddr, Enabled: &off}, ErrInvalid},
+		{"nobody", "nobody", FederatePatch{BackoffMax: &zero}, ErrNotFound},
+	} {
+		if _, err := fs.Update(ctx, tc.name, tc.p); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.what, err, tc.want)
+		}
+	}
+	if list, _ := fs.List(ctx); len(list) != 1 || list[0].Address != addr || list[0].BackoffMin != lo || list[0].BackoffMax != hi || list[0].Enabled {
+		t.Fatalf("refused updates changed %+v", list)
+	}
+	if err := fs.Add(ctx, Federate{Name: "charlie", Pin: "12"}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("add with a bad pin: %v", err)
 	}
 }

@@ -16,9 +16,17 @@ const federateUsage = `usage:
       this server's federation identity (name, server id, certificate subject and SHA-256
       fingerprint: what a federate's administrator trusts), the CAs of federationTrust, the
       federates of the configuration and the managed federates (docs/federation.md)
-  outpost federate add NAME [--address HOST:PORT] [--ca FILE] [--disabled]
+  outpost federate add NAME [--address HOST:PORT] [--ca FILE] [--disabled] [--pin SHA256]
+                           [--backoff-min DURATION] [--backoff-max DURATION]
       a managed federate: connected to at --address (none: it connects here only), its
-      certificate trusted when it chains to the CA certificates of the PEM file --ca
+      certificate trusted when it chains to the CA certificates of the PEM file --ca (and,
+      with --pin, only the certificate of that SHA-256 fingerprint); its outbound link
+      reconnects after --backoff-min doubling up to --backoff-max (defaults 1s, 1m)
+  outpost federate enable|disable NAME
+      its link starts or ends; the federate stays stored
+  outpost federate edit NAME [--address HOST:PORT] [--pin SHA256] [--backoff-min D] [--backoff-max D]
+      changes what the flags given name (--address "" inbound only, --pin "" no pin,
+      --backoff-min/--backoff-max 0 the defaults)
   outpost federate trust NAME FILE
       the CA certificates (PEM FILE) a managed federate's certificate must chain to
   outpost federate remove NAME
@@ -29,6 +37,9 @@ func setupFederate(fs *flag.FlagSet) func(*cmdContext) int {
 	address := fs.String("address", "", "federate add: host:port of the federate's federation listener (none: it connects here only)")
 	caFile := fs.String("ca", "", "federate add: PEM file of the CA certificates the federate's certificate must chain to")
 	disabled := fs.Bool("disabled", false, "federate add: stored, not used until enabled")
+	pin := fs.String("pin", "", "federate add|edit: the SHA-256 fingerprint the federate's certificate must have (\"\": any of its CA)")
+	backoffMin := fs.Duration("backoff-min", 0, "federate add|edit: first reconnect delay of its outbound link (0: 1s)")
+	backoffMax := fs.Duration("backoff-max", 0, "federate add|edit: longest reconnect delay (0: 1m)")
 	return func(c *cmdContext) int {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -37,7 +48,30 @@ func setupFederate(fs *flag.FlagSet) func(*cmdContext) int {
 		case len(c.args) == 1 && c.args[0] == "list":
 			return federateList(ctx, c)
 		case len(c.args) == 2 && c.args[0] == "add":
-			err = admin.FederateAdd(ctx, c.cfg, c.log, admin.Federate{Name: c.args[1], Address: *address, Enabled: !*disabled}, *caFile)
+			err = admin.FederateAdd(ctx, c.cfg, c.log, admin.Federate{Name: c.args[1], Address: *address, Enabled: !*disabled,
+				Pin: *pin, BackoffMin: *backoffMin, BackoffMax: *backoffMax}, *caFile)
+		case len(c.args) == 2 && (c.args[0] == "enable" || c.args[0] == "disable"):
+			on := c.args[0] == "enable"
+			err = admin.FederateUpdate(ctx, c.cfg, c.log, c.args[1], admin.FederatePatch{Enabled: &on})
+		case len(c.args) == 2 && c.args[0] == "edit":
+			var p admin.FederatePatch
+			fs.Visit(func(fl *flag.Flag) {
+				switch fl.Name {
+				case "address":
+					p.Address = address
+				case "pin":
+					p.Pin = pin
+				case "backoff-min":
+					p.BackoffMin = backoffMin
+				case "backoff-max":
+					p.BackoffMax = backoffMax
+				}
+			})
+			if p == (admin.FederatePatch{}) {
+				fmt.Fprintln(c.stderr, "outpost federate edit: nothing to change (give --address, --pin, --backoff-min or --backoff-max)")
+				return exitUsage
+			}
+			err = admin.FederateUpdate(ctx, c.cfg, c.log, c.args[1], p)
 		case len(c.args) == 3 && c.args[0] == "trust":
 			err = admin.FederateTrust(ctx, c.cfg, c.log, c.args[1], c.args[2])
 		case len(c.args) == 2 && c.args[0] == "remove":
@@ -75,13 +109,13 @@ func federateList(ctx context.Context, c *cmdContext) int {
 	tw.Flush()
 	fmt.Fprintln(c.stdout)
 	tw = tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FEDERATE\tADDRESS\tSOURCE\tENABLED\tCA")
+	fmt.Fprintln(tw, "FEDERATE\tADDRESS\tSOURCE\tENABLED\tCA\tPIN")
 	for _, f := range s.Federates {
 		addr := f.Address
 		if f.V1 {
 			addr += "/v1" // federation v1, as the configuration writes it
 		}
-		fmt.Fprintf(tw, "%s\t%s\tconfig\tyes\tfederationTrust\n", f.Name, addr)
+		fmt.Fprintf(tw, "%s\t%s\tconfig\tyes\tfederationTrust\t-\n", f.Name, addr)
 	}
 	for _, f := range managed {
 		addr, on := f.Address, "yes"
@@ -91,7 +125,11 @@ func federateList(ctx context.Context, c *cmdContext) int {
 		if !f.Enabled {
 			on = "no"
 		}
-		fmt.Fprintf(tw, "%s\t%s\tmanaged\t%s\t%s\n", f.Name, addr, on, appliance.CASummary(f.CAPEM))
+		pinned := f.Pin
+		if pinned == "" {
+			pinned = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\tmanaged\t%s\t%s\t%s\n", f.Name, addr, on, appliance.CASummary(f.CAPEM), pinned)
 	}
 	tw.Flush()
 	return exitOK

@@ -68,6 +68,16 @@ func TestFederateList(t *testing.T) {
 		{[]string{"federate", "add", "echo", "--ca", notCA}, 1, "no PEM certificate"},
 		{[]string{"federate", "trust", "delta", trust}, 0, "delta: trust done"},
 		{[]string{"federate", "trust", "nobody", trust}, 1, "no federate named"},
+		{[]string{"federate", "disable", "delta"}, 0, "delta: disable done"},
+		{[]string{"federate", "enable", "delta"}, 0, "delta: enable done"},
+		{[]string{"federate", "enable", "nobody"}, 1, "no federate named"},
+		{[]string{"federate", "edit", "charlie", "--pin", strings.Repeat("ab", 32), "--backoff-min", "2s", "--backoff-max", "30s"}, 0, "charlie: edit done"},
+		{[]string{"federate", "edit", "charlie"}, 2, "nothing to change"},
+		{[]string{"federate", "edit", "charlie", "--pin", "12"}, 1, "pin"},
+		{[]string{"federate", "edit", "charlie", "--backoff-min", "1m", "--backoff-max", "1s"}, 1, "backoffMax"},
+		{[]string{"federate", "edit", "nobody", "--address", "10.0.0.9:9001"}, 1, "no federate named"},
+		{[]string{"federate", "add", "foxtrot", "--pin", "nope"}, 1, "pin"},
+		{[]string{"federate", "disable", "delta"}, 0, "delta: disable done"},
 		{[]string{"federate", "remove", "delta"}, 0, "delta: remove done"},
 		{[]string{"federate", "remove", "delta"}, 1, "no federate named"},
 	} {
@@ -78,6 +88,7 @@ func TestFederateList(t *testing.T) {
 	}
 	code, out, errs = outpost(t, append([]string{"federate", "list", "--federation-trust", trust}, data...)...)
 	if code != 0 || !strings.Contains(out, "charlie") || !strings.Contains(out, "10.0.0.3:9001") || !strings.Contains(out, "managed") ||
+		!strings.Contains(out, "AB:AB:AB") ||
 		!strings.Contains(out, "Partner CA "+caPrint[:2]) || strings.Contains(out, "delta") {
 		t.Errorf("list after add/remove: exit %d %s %s", code, out, errs)
 	}

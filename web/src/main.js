@@ -1,6 +1,6 @@
 // The console's shell: sign-in, the page bar and the hash router
 // (#/start, #/map, #/clients, #/users, #/packages, #/missions, #/emergencies,
-// #/server, #/account). Pages marked admin are for administrators only
+// #/server, #/federation, #/account). Pages marked admin are for administrators only
 // (access.md "Roles"): a user neither sees them in the bar nor reaches
 // them by their address, which leads to the map instead.
 import "leaflet/dist/leaflet.css";
@@ -10,6 +10,7 @@ import { currentSession, isAdmin, onSession, refreshSession, signOut } from "./a
 import { mountClients } from "./clients.js";
 import { mountDiskBanner } from "./diskbanner.js";
 import { mountEmergencies } from "./emergencies.js";
+import { mountFederation } from "./federation.js";
 import { mountLogin } from "./login.js";
 import { mountMap } from "./map.js";
 import { mountMissions } from "./missions.js";
@@ -30,6 +31,7 @@ const PAGES = [
   { id: "missions", title: "Missions", mount: mountMissions },
   { id: "emergencies", title: "Emergencies", mount: mountEmergencies },
   { id: "server", title: "Server", mount: mountServer, admin: true },
+  { id: "federation", title: "Federation", mount: mountFederation, admin: true },
   { id: "account", title: "My account", mount: mountAccount },
 ];
 

@@ -17,7 +17,7 @@ const shots = env.OUTPOST_ARTIFACTS;
 const withGeo = env.OUTPOST_GEO === "1"; // the /ManageGeoObject and /ManageEmergency routes
 const result = { steps: [] };
 const plainUser = env.OUTPOST_PLAIN_USER; // a system user with the role user, no group, certificates
-const adminPages = ["start", "clients", "users", "server"];
+const adminPages = ["start", "clients", "users", "server", "federation"];
 const everyonesPages = ["map", "packages", "missions", "emergencies", "account"];
 
 function log(msg) {

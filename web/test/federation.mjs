@@ -1,0 +1,137 @@
+// Drives the console's Federation page in headless Chromium against a
+// running Outpost A (started by web/console_federation_browser_test.go with
+// a second one, B, that already lets A in). Each step checks what an
+// administrator sees; screenshots go to OUTPOST_ARTIFACTS. Exits non-zero
+// on the first failure.
+import { chromium } from "playwright-core";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const env = process.env;
+const base = env.OUTPOST_URL;
+const shots = env.OUTPOST_ARTIFACTS;
+
+function check(cond, msg) {
+  if (!cond) throw new Error(`check failed: ${msg}`);
+}
+
+async function adminApi(path) {
+  const res = await fetch(base + path, { headers: { Authorization: `Bearer ${env.OUTPOST_TOKEN}`, Accept: "application/json" } });
+  check(res.ok, `GET ${path}: ${res.status}`);
+  return res.json();
+}
+
+const userDir = mkdtempSync(join(tmpdir(), "outpost-chromium-"));
+const ctx = await chromium.launchPersistentContext(userDir, {
+  executablePath: env.OUTPOST_CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  viewport: { width: 1440, height: 900 },
+});
+let failed = false;
+try {
+  await run();
+} catch (e) {
+  failed = true;
+  console.error(e && e.stack ? e.stack : e);
+  try {
+    await ctx.pages()[0].screenshot({ path: join(shots, "federation-failure.png") });
+  } catch {
+    /* no page */
+  }
+} finally {
+  await ctx.close();
+  rmSync(userDir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
+
+async function run() {
+  const page = ctx.pages()[0] || (await ctx.newPage());
+  const problems = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") problems.push(m.text());
+  });
+  page.on("pageerror", (e) => problems.push(`page error: ${e}`));
+  const row = (name) => page.locator(`#federation-links tr[data-federate="${name}"]`);
+  const stateOf = async (name) => (await row(name).locator(".fed-state").textContent()).trim();
+  const waitState = async (name, want) => {
+    const deadline = Date.now() + 30000;
+    for (;;) {
+      if ((await row(name).count()) === 1 && (await stateOf(name)) === want) return;
+      check(Date.now() < deadline, `federate ${name} never ${want} (now ${(await row(name).count()) ? await stateOf(name) : "absent"})`);
+      await page.click("#federation-refresh");
+      await page.waitForTimeout(250);
+    }
+  };
+
+  // Sign in with the admin token; the Federation page is in the bar.
+  await page.goto(base);
+  await page.waitForSelector("#login-token");
+  await page.fill("#login-token input[name=token]", env.OUTPOST_TOKEN);
+  await page.click("#login-token button");
+  await page.waitForSelector("#nav-federation");
+  await page.click("#nav-federation");
+  await page.waitForSelector("#federation-fingerprint");
+  check((await page.textContent("#federation-fingerprint")) === env.OUTPOST_FED_SELF, "the page shows this server's certificate fingerprint");
+  check((await page.textContent("#federation-server-id")).startsWith("outpost-"), "the page shows the server id");
+  check((await page.textContent("#federation-listening")).includes("not listening"), "no listener before any federate");
+  await page.waitForSelector("#federation-links .empty");
+  console.log("step: identity shown, no federate, no listener");
+
+  // Add B: address, CA file, pinned fingerprint.
+  await page.fill("#add-federate input[name=name]", "bravo");
+  await page.fill("#add-federate input[name=address]", env.OUTPOST_FED_ADDRESS);
+  await page.setInputFiles("#add-federate input[name=ca]", env.OUTPOST_FED_CA);
+  await page.fill("#add-federate input[name=pin]", env.OUTPOST_FED_PIN.toLowerCase());
+  await page.click("#add-federate button[type=submit]");
+  await row("bravo").waitFor();
+  await waitState("bravo", "connected");
+  check((await row("bravo").textContent()).includes(env.OUTPOST_FED_ADDRESS), "the row shows the address");
+  // B's client's position arrives first (the replay of a new link).
+  for (const deadline = Date.now() + 30000; (await row("bravo").locator(".last-contact").textContent()) === "never"; ) {
+    check(Date.now() < deadline, "the row never shows a last contact");
+    await page.click("#federation-refresh");
+    await page.waitForTimeout(250);
+  }
+  check(!(await row("bravo").locator(".events").textContent()).startsWith("0 /"), "the row counts the events received");
+  check(/^127\.0\.0\.1:\d+$/.test(await page.textContent("#federation-listening")), "the listener opened with the first trusted federate");
+  const stored = (await adminApi("api/federation/federates")).federates;
+  check(stored.length === 1 && stored[0].pin === env.OUTPOST_FED_PIN && stored[0].caSubjects.length === 1, `stored ${JSON.stringify(stored)}`);
+  await page.screenshot({ path: join(shots, "console-federation.png") });
+  console.log("step: bravo added with its CA file and pin, connected");
+
+  // Disable: the link ends, the row stays.
+  await row("bravo").locator("button.toggle-federate").click();
+  await waitState("bravo", "disabled");
+  check((await row("bravo").locator("button.toggle-federate").textContent()) === "Enable", "a disabled federate offers Enable");
+  const view = await adminApi("api/federation");
+  check(view.federates.find((f) => f.name === "bravo").connected === false, "the API says bravo is not connected");
+  console.log("step: bravo disabled");
+
+  // Remove, after a confirmation that can be cancelled.
+  await row("bravo").locator("button.remove-federate").click();
+  await page.click("dialog.modal .modal-buttons button:not(.primary)");
+  check((await row("bravo").count()) === 1, "cancelled: bravo stays");
+  await row("bravo").locator("button.remove-federate").click();
+  await page.click("dialog.modal .modal-buttons button.primary");
+  await row("bravo").waitFor({ state: "detached" });
+  await page.waitForSelector("#federation-links .empty");
+  console.log("step: bravo removed after confirming");
+
+  check(problems.length === 0, `console errors: ${problems.join(" | ")}`);
+
+  // A bad input is refused with the server's message and changes nothing
+  // (the browser logs the 400 itself: the only console error allowed).
+  await page.fill("#add-federate input[name=name]", "charlie");
+  await page.fill("#add-federate input[name=pin]", "not-a-fingerprint");
+  await page.click("#add-federate button[type=submit]");
+  await page.waitForSelector(".toast.error");
+  check((await page.textContent(".toast.error")).includes("pin"), "the refusal names the pin");
+  check((await adminApi("api/federation/federates")).federates.length === 0, "a refused add stores nothing");
+  console.log("step: a bad pin refused");
+
+  const others = problems.filter((p) => !p.includes("status of 400"));
+  check(others.length === 0, `console errors: ${others.join(" | ")}`);
+  console.log("step: no console error");
+}
