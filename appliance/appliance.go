@@ -295,7 +295,7 @@ func (a *Appliance) buildListeners() {
 			PublicHost: cfg.PublicHost,
 			CertOffer:  a.certOffer(nodeID),
 			Federation: a.federationView,
-			Federates:  a.store.Federates(), FederatesChanged: a.federatesChanged,
+			Federates:  a.store.Federates(), FederatesChanged: a.federatesChanged, FederateAnnounced: a.federateAnnounced,
 		})
 		a.add(ListenerREST, cfg.RESTPort, a.newHTTPListener(ListenerREST,
 			netx.Config{Addr: a.addr(cfg.RESTPort), Conns: []*netx.Limits{httpConns}}, a.mgmt, api))

@@ -34,6 +34,7 @@ func (a *Appliance) syncFederates(ctx context.Context) {
 		ms = append(ms, federation.Managed{Name: f.Name, Address: f.Address, CAPEM: f.CAPEM, Enabled: f.Enabled})
 	}
 	a.fed.SetManaged(ms)
+	a.syncFederateGroups(ctx)
 }
 
 // watchFederates syncs the managed federates until ctx ends.

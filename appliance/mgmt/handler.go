@@ -82,6 +82,9 @@ type Options struct {
 	// running federation picks it up). Served with Federation.
 	Federates        *store.Federates
 	FederatesChanged func()
+	// FederateAnnounced returns the federate groups a federate announced
+	// (nil: none), shown with its group mapping.
+	FederateAnnounced func(name string) []string
 
 	// Console holds the web console's built files (web.FS()), served at /
 	// and /assets/ (console.go). Nil: no console.
@@ -191,6 +194,8 @@ func New(opts Options) *API {
 			rt.Handle("POST /api/federation/federates", access.Admin, a.addFederate)
 			rt.Handle("PUT /api/federation/federates/{name}/trust", access.Admin, a.trustFederate)
 			rt.Handle("DELETE /api/federation/federates/{name}", access.Admin, a.removeFederate)
+			rt.Handle("GET /api/federation/federates/{name}/groups", access.Admin, a.federateGroups) // federation_groups.go
+			rt.Handle("PUT /api/federation/federates/{name}/groups", access.Admin, a.setFederateGroups)
 		}
 	}
 

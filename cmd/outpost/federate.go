@@ -23,12 +23,20 @@ const federateUsage = `usage:
       the CA certificates (PEM FILE) a managed federate's certificate must chain to
   outpost federate remove NAME
       its link ends, its CA is no longer trusted
+  outpost federate groups NAME [--out LOCAL=FEDERATE]... [--in FEDERATE=LOCAL]... [--clear]
+      the federate's group mapping (NAME: configured, managed, or a certificate's common name):
+      without flags printed; with --out/--in replaced by those pairs (local groups must exist:
+      a local group's events go out as the federate group; events of the federate group are
+      published to the local group); --clear removes it (__ANON__ both ways)
   A running server on the same data directory picks a change up within seconds.`
 
 func setupFederate(fs *flag.FlagSet) func(*cmdContext) int {
 	address := fs.String("address", "", "federate add: host:port of the federate's federation listener (none: it connects here only)")
 	caFile := fs.String("ca", "", "federate add: PEM file of the CA certificates the federate's certificate must chain to")
 	disabled := fs.Bool("disabled", false, "federate add: stored, not used until enabled")
+	groups := &groupFlags{clear: fs.Bool("clear", false, "federate groups: remove the mapping (__ANON__ both ways)")}
+	fs.Var(&groups.out, "out", "federate groups: LOCAL=FEDERATE, a local group's events go out as the federate group (repeatable)")
+	fs.Var(&groups.in, "in", "federate groups: FEDERATE=LOCAL, the federate group's events are published to the local group (repeatable)")
 	return func(c *cmdContext) int {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -40,6 +48,8 @@ func setupFederate(fs *flag.FlagSet) func(*cmdContext) int {
 			err = admin.FederateAdd(ctx, c.cfg, c.log, admin.Federate{Name: c.args[1], Address: *address, Enabled: !*disabled}, *caFile)
 		case len(c.args) == 3 && c.args[0] == "trust":
 			err = admin.FederateTrust(ctx, c.cfg, c.log, c.args[1], c.args[2])
+		case len(c.args) == 2 && c.args[0] == "groups":
+			return federateGroups(ctx, c, c.args[1], groups)
 		case len(c.args) == 2 && c.args[0] == "remove":
 			err = admin.FederateRemove(ctx, c.cfg, c.log, c.args[1])
 		default:
