@@ -53,6 +53,13 @@ func Federates(ctx context.Context, cfg config.Config, log *slog.Logger) (list [
 	return list, err
 }
 
+// GroupMapping and GroupPair are a federate's group mapping (the command
+// line reaches the store through this package).
+type (
+	GroupMapping = store.GroupMapping
+	GroupPair    = store.GroupPair
+)
+
 // FederateGroups returns the group mapping stored for the federate name
 // (docs/federation.md "Groups").
 func FederateGroups(ctx context.Context, cfg config.Config, log *slog.Logger, name string) (m store.GroupMapping, err error) {

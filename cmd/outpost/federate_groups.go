@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 
 	"outpost/appliance/admin"
-	"outpost/appliance/store"
 )
 
 // pairFlag collects the repeated NAME=NAME values of --out or --in.
@@ -38,14 +37,14 @@ func federateGroups(ctx context.Context, c *cmdContext, name string, g *groupFla
 		fmt.Fprintln(c.stderr, "outpost federate groups: --clear takes no --out or --in")
 		return exitUsage
 	}
-	var m store.GroupMapping
+	var m admin.GroupMapping
 	for _, v := range g.out {
 		local, fed, ok := strings.Cut(v, "=")
 		if !ok {
 			fmt.Fprintf(c.stderr, "outpost federate groups: --out %q: want LOCAL=FEDERATE\n", v)
 			return exitUsage
 		}
-		m.Outbound = append(m.Outbound, store.GroupPair{Local: local, Federate: fed})
+		m.Outbound = append(m.Outbound, admin.GroupPair{Local: local, Federate: fed})
 	}
 	for _, v := range g.in {
 		fed, local, ok := strings.Cut(v, "=")
@@ -53,7 +52,7 @@ func federateGroups(ctx context.Context, c *cmdContext, name string, g *groupFla
 			fmt.Fprintf(c.stderr, "outpost federate groups: --in %q: want FEDERATE=LOCAL\n", v)
 			return exitUsage
 		}
-		m.Inbound = append(m.Inbound, store.GroupPair{Local: local, Federate: fed})
+		m.Inbound = append(m.Inbound, admin.GroupPair{Local: local, Federate: fed})
 	}
 	if err := admin.SetFederateGroups(ctx, c.cfg, c.log, name, m); err != nil {
 		fmt.Fprintf(c.stderr, "outpost federate groups: %v\n", err)
@@ -68,7 +67,7 @@ func federateGroups(ctx context.Context, c *cmdContext, name string, g *groupFla
 	return exitOK
 }
 
-func printGroupMapping(c *cmdContext, name string, m store.GroupMapping) {
+func printGroupMapping(c *cmdContext, name string, m admin.GroupMapping) {
 	if m.Empty() {
 		fmt.Fprintf(c.stdout, "federate %s: no group mapping (__ANON__ both ways)\n", name)
 		return
