@@ -90,6 +90,13 @@ func (g *groupMap) federateGroups(mask uint64) []string {
 	return out
 }
 
+// AnyFederateGroup, as an inbound pair's federate group, stands for every
+// event of the federate whatever its tags (none included): the official
+// server's federate "inboundGroup", for a federate that does not tag its
+// events (an official server without federatedGroupMapping sends no
+// federateGroups).
+const AnyFederateGroup = "*"
+
 // localGroups is the mask of the local groups an event tagged with the
 // federate groups tags is published to (0: none, it is dropped). Without
 // an inbound mapping, __ANON__ whatever the tags.
@@ -97,7 +104,7 @@ func (g *groupMap) localGroups(tags []string) uint64 {
 	if g.in == nil {
 		return broker.AnonGroup
 	}
-	var m uint64
+	m := g.in[AnyFederateGroup]
 	for _, t := range tags {
 		m |= g.in[t]
 	}

@@ -45,6 +45,11 @@ func TestGroupMapResolution(t *testing.T) {
 			t.Errorf("localGroups(%v) = %b, want %b", tc.tags, got, tc.want)
 		}
 	}
+	// "*": every event of the federate, tagged or not.
+	any := newGroupMap(GroupMap{In: []InGroup{{AnyFederateGroup, red}, {"Cyan", blue}}})
+	if any.localGroups(nil) != red || any.localGroups([]string{"Cyan"}) != red|blue {
+		t.Fatalf("'*' maps untagged to %b, Cyan to %b", any.localGroups(nil), any.localGroups([]string{"Cyan"}))
+	}
 }
 
 // A link follows its federate's mapping: what it sends carries the mapped
