@@ -3,6 +3,7 @@ package federation
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"outpost/appliance/broker"
 )
@@ -113,10 +114,12 @@ func (g *groupMap) localGroups(tags []string) uint64 {
 
 // groupState is what Federation keeps of the mappings.
 type groupState struct {
-	mu        sync.Mutex
-	maps      map[string]*groupMap // by federate name
-	changed   chan struct{}        // closed (and replaced) at each change
-	announced map[string][]string  // the federate groups each federate announced
+	// cur is the mappings by federate name (never changed once stored:
+	// every event a link sends or receives reads it, without a lock).
+	cur       atomic.Pointer[map[string]*groupMap]
+	mu        sync.Mutex          // guards the rest, and serialises SetGroupMaps
+	changed   chan struct{}       // closed (and replaced) at each change
+	announced map[string][]string // the federate groups each federate announced
 }
 
 // maxAnnounced bounds the groups kept of one federate's announcement (and
@@ -129,10 +132,10 @@ const (
 
 // groupsOf is the mapping of the federate name.
 func (f *Federation) groupsOf(name string) *groupMap {
-	f.groups.mu.Lock()
-	defer f.groups.mu.Unlock()
-	if g := f.groups.maps[name]; g != nil {
-		return g
+	if m := f.groups.cur.Load(); m != nil {
+		if g := (*m)[name]; g != nil {
+			return g
+		}
 	}
 	return defaultGroups
 }
@@ -154,21 +157,29 @@ func (f *Federation) groupsChanged() <-chan struct{} {
 // groups are announced on its groups stream.
 func (f *Federation) SetGroupMaps(maps map[string]GroupMap) {
 	next := make(map[string]*groupMap, len(maps))
+	// Held to the end: two calls apply their masks to the sessions in
+	// turn, the last one's staying (the sessions' own locks come after
+	// this one, and nothing takes this one under them).
 	f.groups.mu.Lock()
+	defer f.groups.mu.Unlock()
+	var cur map[string]*groupMap
+	if p := f.groups.cur.Load(); p != nil {
+		cur = *p
+	}
 	var outChanged []string
 	for name, m := range maps {
 		if len(m.Out) == 0 && len(m.In) == 0 {
 			continue
 		}
-		if old := f.groups.maps[name]; old != nil && sameGroupMap(old.src, m) {
+		if old := cur[name]; old != nil && sameGroupMap(old.src, m) {
 			next[name] = old
 			continue
 		}
 		next[name] = newGroupMap(m)
 	}
-	changed := len(next) != len(f.groups.maps)
+	changed := len(next) != len(cur)
 	for name, g := range next {
-		old := f.groups.maps[name]
+		old := cur[name]
 		if old != g {
 			changed = true
 		}
@@ -176,7 +187,7 @@ func (f *Federation) SetGroupMaps(maps map[string]GroupMap) {
 			outChanged = append(outChanged, name)
 		}
 	}
-	for name, old := range f.groups.maps {
+	for name, old := range cur {
 		if next[name] == nil {
 			changed = true
 			if old.outMask != defaultGroups.outMask {
@@ -185,15 +196,13 @@ func (f *Federation) SetGroupMaps(maps map[string]GroupMap) {
 		}
 	}
 	if !changed {
-		f.groups.mu.Unlock()
 		return
 	}
-	f.groups.maps = next
+	f.groups.cur.Store(&next)
 	if f.groups.changed != nil {
 		close(f.groups.changed)
 		f.groups.changed = nil
 	}
-	f.groups.mu.Unlock()
 	for _, name := range outChanged {
 		mask := f.groupsOf(name).outMask
 		if l := f.linkOf(name); l != nil {
