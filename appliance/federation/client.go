@@ -149,8 +149,11 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	wg.Add(1)
 	go func() { // our groups again when the mapping changes them
 		defer wg.Done()
+		// A server may answer this stream and close it at once: then our
+		// changes are not announced, and the link goes on (announcements
+		// route nothing: each event carries its groups).
 		if err := f.announceChanges(ctx, o.Name, ourGroups, changed, mine.Send); err != nil {
-			errc <- fmt.Errorf("our groups: %w", err)
+			f.log.Debug("federate groups stream closed: changes not announced", "federate", logx.Clip(o.Name), "err", errString(err))
 		}
 	}()
 	if groupsOpen {

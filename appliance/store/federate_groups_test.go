@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -62,6 +63,19 @@ func TestFederateGroups(t *testing.T) {
 	}
 	if got, _ := fs.Groups(ctx, "bravo"); !reflect.DeepEqual(got, want) {
 		t.Fatalf("bad input changed the mapping: %+v", got)
+	}
+	// At most maxMappedFederates federates have a mapping.
+	one := GroupMapping{Inbound: []GroupPair{{"Blue", "Cyan"}}}
+	for i := 0; i < maxMappedFederates-2; i++ { // bravo and charlie have one
+		if err := fs.SetGroups(ctx, "fed-"+strings.Repeat("x", i%5)+string(rune('a'+i%26))+strconv.Itoa(i), one); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fs.SetGroups(ctx, "one-too-many", one); !errors.Is(err, ErrConflict) {
+		t.Fatalf("federate %d: %v", maxMappedFederates+1, err)
+	}
+	if err := fs.SetGroups(ctx, "charlie", one); err != nil { // changing one that has a mapping still works
+		t.Fatal(err)
 	}
 	if err := fs.SetGroups(ctx, "bravo", GroupMapping{}); err != nil {
 		t.Fatal(err)
