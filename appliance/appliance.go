@@ -298,7 +298,7 @@ func (a *Appliance) buildListeners() {
 			PublicHost: cfg.PublicHost,
 			CertOffer:  a.certOffer(nodeID),
 			Federation: a.federationView,
-			Federates:  a.store.Federates(), FederatesChanged: a.federatesChanged,
+			Federates:  a.store.Federates(), FederatesChanged: a.federatesChanged, FederateAnnounced: a.federateAnnounced,
 			FederationStatus: a.federationStatus,
 		})
 		a.add(ListenerREST, cfg.RESTPort, a.newHTTPListener(ListenerREST,

@@ -35,6 +35,7 @@ func (a *Appliance) syncFederates(ctx context.Context) {
 			Pin: f.Pin, BackoffMin: f.BackoffMin, BackoffMax: f.BackoffMax})
 	}
 	a.fed.SetManaged(ms)
+	a.syncFederateGroups(ctx)
 }
 
 // watchFederates syncs the managed federates until ctx ends.

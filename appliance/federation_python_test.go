@@ -117,7 +117,8 @@ func is(want string) func(any) bool { return func(v any) bool { return v == want
 // TestFederationPythonPeer: a federate written with Python's grpcio from
 // our .proto files (it shares only the wire facts) connects to Outpost, and
 // Outpost connects to it. Both ways they exchange identity and groups, and
-// a position crosses in each direction.
+// a position crosses in each direction; with a group mapping, the groups
+// announced and tagged are the mapped ones (docs/federation.md "Groups").
 func TestFederationPythonPeer(t *testing.T) {
 	python := pythonGRPC(t)
 	ca := newFedCA(t, "Federation CA")
@@ -178,6 +179,41 @@ func TestFederationPythonPeer(t *testing.T) {
 		}
 		if st := fedStats(a, "py"); st.EventsIn == 0 || st.EventsOut == 0 {
 			t.Fatalf("A's counters of py: %+v", st)
+		}
+	})
+
+	t.Run("groups", func(t *testing.T) {
+		b := startFederated(t, ca, "bravo", 0)
+		cyan := groupClient(t, b, "b-cyan", "Cyan")
+		anon := b.DialTCP(t)
+		res := fedAPI(t, b, adminToken(t, b), "PUT", "/api/federation/federates/python-peer/groups", map[string]any{
+			"outbound": []map[string]string{{"local": "Cyan", "federate": "Fed-Cyan"}},
+			"inbound":  []map[string]string{{"federate": "Fed-Cyan", "local": "Cyan"}}})
+		if res.Status != 200 {
+			t.Fatalf("mapping python-peer: %d %s", res.Status, res.Body)
+		}
+		if err := cyan.Send(takclient.SA("OUT-3", "CYANIST", 5, 6)); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, "B to hold OUT-3", func() bool { return len(b.Broker().Clients()) > 0 })
+		peer := startPyPeer(t, python, "client", fedListener(t, b), "--cert", pyCert, "--key", pyKey, "--ca", ca.trust(),
+			"--server-name", "bravo", "--send-uid", "PY-3", "--expect-uid", "OUT-3", "--groups", "Fed-Cyan")
+		if _, err := cyan.WaitFor(func(e *cot.Event) bool { return e.UID == "PY-3" }, fedWait); err != nil {
+			t.Fatalf("B's Cyan client did not get the Python peer's Fed-Cyan position: %v", err)
+		}
+		peer.wait(t)
+		onlyCyan := func(v any) bool {
+			l, ok := v.([]any)
+			return ok && len(l) == 1 && l[0] == "Fed-Cyan"
+		}
+		if peer.find("groups", onlyCyan) == nil {
+			t.Fatalf("B did not announce Fed-Cyan: %v", peer.lines)
+		}
+		if got := peer.find("event", is("OUT-3")); got == nil || !onlyCyan(got["eventGroups"]) {
+			t.Fatalf("OUT-3 reached the peer as %v", got)
+		}
+		if n := quietCount(anon, func(e *cot.Event) bool { return e.UID == "PY-3" }); n != 0 {
+			t.Fatalf("B's anonymous client got the Fed-Cyan position")
 		}
 	})
 }

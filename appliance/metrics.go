@@ -66,7 +66,7 @@ var (
 	mMeshDropped   = desc("mesh_dropped_total", "Datagrams dropped, by listener and reason: in (size, loop, duplicate, budget, malformed) and out (too_large, send_error).", "listener", "reason")
 	mFedConnected  = desc("federate_connected", "1 while a federation link to the federate is up.", "federate")
 	mFedEvents     = desc("federate_events_total", "Federation events received (in), published to local clients (published), sent (out), queued while the link was down (queued) and sent from that queue (queue_sent), by federate.", "federate", "direction")
-	mFedDropped    = desc("federate_dropped_total", "Federation events dropped, by federate and reason: queue (outbound queue full), loop, hops, duplicate, malformed, too_large, contacts, hop_limited (not sent on), queued_expired (dropped from the persistent queue: too old, over its bytes, or not stored).", "federate", "reason")
+	mFedDropped    = desc("federate_dropped_total", "Federation events dropped, by federate and reason: queue (outbound queue full), loop, hops, duplicate, malformed, too_large, contacts, group (federate groups mapped to no local group), hop_limited (not sent on), queued_expired (dropped from the persistent queue: too old, over its bytes, or not stored).", "federate", "reason")
 	mFedReconnects = desc("federate_reconnects_total", "Outbound federation connections made again after a failure, by federate.", "federate")
 	mDiskFloor     = desc("disk_floor_bytes", "Hard floor of free space (diskFloor): below it every write that grows the database gets 507.")
 )
@@ -280,7 +280,7 @@ func collectFederation(counter func(*prometheus.Desc, uint64, ...string), gauge 
 			reason string
 			n      uint64
 		}{{"queue", st.DroppedQueue}, {"loop", st.DroppedLoop}, {"hops", st.DroppedHops}, {"duplicate", st.DroppedDuplicate},
-			{"malformed", st.DroppedMalformed}, {"too_large", st.DroppedSize}, {"contacts", st.DroppedContacts}, {"hop_limited", st.HopLimited},
+			{"malformed", st.DroppedMalformed}, {"too_large", st.DroppedSize}, {"contacts", st.DroppedContacts}, {"group", st.DroppedGroup}, {"hop_limited", st.HopLimited},
 			{"queued_expired", st.DroppedQueued}} {
 			counter(mFedDropped, d.n, st.Name, d.reason)
 		}

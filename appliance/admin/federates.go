@@ -64,3 +64,29 @@ func Federates(ctx context.Context, cfg config.Config, log *slog.Logger) (list [
 	})
 	return list, err
 }
+
+// GroupMapping and GroupPair are a federate's group mapping (the command
+// line reaches the store through this package).
+type (
+	GroupMapping = store.GroupMapping
+	GroupPair    = store.GroupPair
+)
+
+// FederateGroups returns the group mapping stored for the federate name
+// (docs/federation.md "Groups").
+func FederateGroups(ctx context.Context, cfg config.Config, log *slog.Logger, name string) (m store.GroupMapping, err error) {
+	if err := store.CheckFederateRef(name); err != nil {
+		return m, err
+	}
+	err = withStore(ctx, &cfg, log, func(st *store.Store) error {
+		m, err = st.Federates().Groups(ctx, name)
+		return err
+	})
+	return m, err
+}
+
+// SetFederateGroups replaces the group mapping of the federate name (an
+// empty mapping removes it); its local groups must exist.
+func SetFederateGroups(ctx context.Context, cfg config.Config, log *slog.Logger, name string, m store.GroupMapping) error {
+	return withStore(ctx, &cfg, log, func(st *store.Store) error { return st.Federates().SetGroups(ctx, name, m) })
+}

@@ -75,3 +75,14 @@ func (b *Broker) ReplayVisible(identity string) int {
 	})
 	return n
 }
+
+// SetIn changes the IN mask of this session alone: what it publishes from
+// now on goes to in. Unlike SetGroups it replays nothing. A federation
+// link's session uses it before each event, published to the local groups
+// the event's federate groups map to (docs/federation.md "Groups").
+func (s *Session) SetIn(in uint64) { s.in.Store(in) }
+
+// SetOut changes the OUT mask of this session alone (what it reads from
+// now on), replaying nothing: a federation link's sessions follow their
+// federate's outbound group mapping.
+func (s *Session) SetOut(out uint64) { s.out.Store(out) }

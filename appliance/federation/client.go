@@ -128,7 +128,7 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	if err != nil {
 		return fmt.Errorf("groups stream: %w", err)
 	}
-	groupsOpen, err := firstGroups(setup, groups)
+	groupsOpen, err := firstGroups(setup, groups, func(g *fedproto.FederateGroups) { f.noteAnnounced(o.Name, g.GetFederateGroups()) })
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,9 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	if err != nil {
 		return fmt.Errorf("our groups: %w", err)
 	}
-	if err := mine.Send(&fedproto.FederateGroups{FederateGroups: []string{anonGroup}}); err != nil {
+	changed := f.groupsChanged()
+	ourGroups := f.groupsOf(o.Name).names
+	if err := mine.Send(&fedproto.FederateGroups{FederateGroups: ourGroups}); err != nil {
 		return fmt.Errorf("our groups: %w", err)
 	}
 	in, err := cli.ClientEventStream(ctx, sub)
@@ -165,15 +167,27 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	go func() { defer wg.Done(); errc <- l.recvLoop(in.Recv) }()
 	go func() { defer wg.Done(); errc <- l.sendLoop(ctx, out.Send) }()
 	go func() { defer wg.Done(); errc <- f.healthLoop(ctx, cli) }()
+	wg.Add(1)
+	go func() { // our groups again when the mapping changes them
+		defer wg.Done()
+		// A server may answer this stream and close it at once: then our
+		// changes are not announced, and the link goes on (announcements
+		// route nothing: each event carries its groups).
+		if err := f.announceChanges(ctx, o.Name, ourGroups, changed, mine.Send); err != nil {
+			f.log.Debug("federate groups stream closed: changes not announced", "federate", logx.Clip(o.Name), "err", errString(err))
+		}
+	}()
 	if groupsOpen {
 		wg.Add(1)
-		go func() { // the server's group updates: read so the stream flows
+		go func() { // the server's group updates: kept for its administrator
 			defer wg.Done()
 			for {
-				if _, err := groups.Recv(); err != nil {
+				g, err := groups.Recv()
+				if err != nil {
 					errc <- err
 					return
 				}
+				f.noteAnnounced(o.Name, g.GetFederateGroups())
 			}
 		}()
 	}
@@ -197,15 +211,18 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 
 // firstGroups waits for the server's first groups message, which says its
 // side is ready (a server without the groups stream is ready at once).
-func firstGroups(ctx context.Context, groups fedproto.FederatedChannel_ServerFederateGroupsStreamClient) (open bool, err error) {
+func firstGroups(ctx context.Context, groups fedproto.FederatedChannel_ServerFederateGroupsStreamClient, note func(*fedproto.FederateGroups)) (open bool, err error) {
 	res := make(chan error, 1)
+	var g *fedproto.FederateGroups
 	go func() {
-		_, err := groups.Recv()
+		var err error
+		g, err = groups.Recv()
 		res <- err
 	}()
 	select {
 	case err := <-res:
 		if err == nil {
+			note(g)
 			return true, nil
 		}
 		if status.Code(err) == codes.Unimplemented {

@@ -24,11 +24,12 @@ import (
 // ListenerName is the federation listener's name (and its sessions').
 const ListenerName = "federation"
 
-// anonGroup is the one federate group exchanged until group mapping
-// exists (docs/federation.md "Groups").
+// anonGroup is the federate group exchanged with a federate without a
+// group mapping (docs/federation.md "Groups").
 const anonGroup = "__ANON__"
 
-// anonGroups is every federated event's groups (shared: never changed).
+// anonGroups is the groups of such a federate's events (shared: never
+// changed).
 var anonGroups = []string{anonGroup}
 
 // Outbound is a federate this server connects to.
@@ -162,6 +163,8 @@ type Federation struct {
 	managed        map[string]*managedFed        // federates managed at run time, by name (managed.go)
 	trustedManaged atomic.Pointer[[]*managedFed] // the enabled ones with a CA: handshakes read it
 
+	groups groupState // the federates' group mappings (groups.go)
+
 	remoteMu sync.Mutex        // guards remote
 	remote   map[string]remote // remote contacts' uids: where their positions came from (recent.go)
 
@@ -281,6 +284,7 @@ func (f *Federation) attach(name, peerID, addr string, sp *spooler) (*link, erro
 	old := f.links[name]
 	f.links[name] = l
 	f.mu.Unlock()
+	l.setOut(f.groupsOf(name).outMask) // a mapping changed while it joined (groups.go)
 	if old != nil {
 		old.close()
 	}

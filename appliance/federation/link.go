@@ -52,6 +52,10 @@ type link struct {
 
 	own *conn
 
+	// pubMu keeps together setting a session's groups and publishing
+	// through it (receive), should two streams of one link receive.
+	pubMu sync.Mutex
+
 	mu       sync.Mutex // guards contacts and closed
 	contacts map[string]*conn
 	closed   bool
@@ -96,15 +100,16 @@ func (l *link) join(uid, addr string, directedOnly bool) *conn {
 	}
 	c := &conn{l: l, uid: uid}
 	c.placed.Store(true)
-	l.f.drv.Join(&c.Session, broker.SessionInfo{Addr: addr, Link: linkKey(l.name), DirectedOnly: directedOnly,
+	info := broker.SessionInfo{Addr: addr, Link: linkKey(l.name), DirectedOnly: directedOnly,
 		Wake: func() {
 			c.pending.Store(true)
 			if uid != "" {
 				l.contactsPending.Store(true)
 			}
 			l.wakeUp()
-		}, Closed: func(broker.Reason) { l.sessionClosed(c) }},
-		cotsession.Identity{})
+		}, Closed: func(broker.Reason) { l.sessionClosed(c) }}
+	sessionGroups(l.f.groupsOf(l.name), &info)
+	l.f.drv.Join(&c.Session, info, cotsession.Identity{})
 	select {
 	case <-c.Sess.Done(): // joined a broker that is closing: its hook gave the place back
 		return nil
@@ -240,16 +245,17 @@ func (l *link) drain(c *conn, callsign string, spare []*broker.Envelope) []*brok
 			if c.uid != "" && !env.Directed {
 				continue // a contact reads what is addressed to it only
 			}
-			l.send(env.Event, callsign, c.uid)
+			l.send(env.Event, env.Groups(), callsign, c.uid)
 		}
 		clear(spare)
 	}
 }
 
-// send queues ev for the federate, as federated makes it (nil: it does
-// not go), noting it in the persistent queue's memory (spool.go).
-func (l *link) send(ev *cot.Event, destCallsign, destUID string) {
-	fe := l.f.federated(ev, destCallsign, destUID, l.peer(), l.stats)
+// send queues ev, sent to the local groups of mask, for the federate, as
+// federated makes it (nil: it does not go), noting it in the persistent
+// queue's memory (spool.go).
+func (l *link) send(ev *cot.Event, mask uint64, destCallsign, destUID string) {
+	fe := l.f.federated(ev, l.f.groupsOf(l.name).federateGroups(mask), destCallsign, destUID, l.peer(), l.stats)
 	if fe == nil {
 		return
 	}
@@ -265,14 +271,16 @@ func (l *link) send(ev *cot.Event, destCallsign, destUID string) {
 }
 
 // federated is ev as it goes to the federate whose server id is peer,
-// with its provenance and hops: an event received from a federate goes on
-// with what it came with and this server added; it does not go (nil) to a
-// federate it already passed through, nor past its hop limit.
-func (f *Federation) federated(ev *cot.Event, destCallsign, destUID, peer string, st *fedStats) *fedproto.FederatedEvent {
-	if ev == nil || cot.IsControl(ev.Type) {
+// tagged with the federate groups groups, with its provenance and hops: an
+// event received from a federate goes on with what it came with and this
+// server added; it does not go (nil) without a federate group (its local
+// groups are not mapped out: groups.go), to a federate it already passed
+// through, nor past its hop limit.
+func (f *Federation) federated(ev *cot.Event, groups []string, destCallsign, destUID, peer string, st *fedStats) *fedproto.FederatedEvent {
+	if ev == nil || cot.IsControl(ev.Type) || len(groups) == 0 {
 		return nil
 	}
-	fe := &fedproto.FederatedEvent{FederateGroups: anonGroups}
+	fe := &fedproto.FederatedEvent{FederateGroups: groups}
 	o := f.recent.get(eventKey(ev), f.cfg.Now())
 	if o == nil {
 		o = f.remoteOrigin(ev.UID) // a remote contact's position, replayed after the memory let it go
@@ -375,6 +383,11 @@ func (l *link) receive(fe *fedproto.FederatedEvent, size int) {
 		l.f.warn.Warn("federated event refused: not a valid event", "federate", logx.Clip(l.name), "err", logx.Clip(err.Error()))
 		return
 	}
+	local := l.f.groupsOf(l.name).localGroups(fe.GetFederateGroups())
+	if local == 0 {
+		l.stats.dropGroup.Add(1) // its federate groups map to no local group (groups.go)
+		return
+	}
 	o := &origin{provenance: fe.GetFederateProvenance(), maxHops: h.GetMaxHops(), hops: h.GetCurrentHops()}
 	if h == nil {
 		o.maxHops = -1
@@ -391,7 +404,11 @@ func (l *link) receive(fe *fedproto.FederatedEvent, size int) {
 		}
 		l.f.rememberRemote(ev.UID, l, o)
 	}
-	if _, stop := c.Handle(&cot.Message{Event: ev, Size: max(size, 1)}, nil); stop {
+	l.pubMu.Lock()
+	c.Sess.SetIn(local)
+	_, stop := c.Handle(&cot.Message{Event: ev, Size: max(size, 1)}, nil)
+	l.pubMu.Unlock()
+	if stop {
 		return
 	}
 	l.stats.published.Add(1)
@@ -422,6 +439,7 @@ func (l *link) contact(ev *cot.Event) *conn {
 		l.contacts[ev.UID] = c
 		l.contactsPending.Store(true) // join left it pending
 		l.mu.Unlock()
+		c.Sess.SetOut(l.f.groupsOf(l.name).outMask) // a mapping changed while it joined (groups.go)
 	}
 	if ct := ev.Detail.Contact; ct != nil && ct.Callsign != c.callsign {
 		l.mu.Lock()

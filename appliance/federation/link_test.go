@@ -45,7 +45,7 @@ func TestSendProvenanceAndHops(t *testing.T) {
 	f, l := testLink(t, 3)
 	for queued(l) != nil { // the link's replay, if any
 	}
-	l.send(sa("LOCAL", 1), "", "")
+	l.send(sa("LOCAL", 1), broker.AnonGroup, "", "")
 	fe := queued(l)
 	if fe == nil || len(fe.GetFederateProvenance()) != 1 || fe.GetFederateProvenance()[0].GetFederationServerId() != "me" ||
 		fe.GetFederateHops().GetMaxHops() != 3 || fe.GetFederateHops().GetCurrentHops() != 1 || fe.GetFederateGroups()[0] != "__ANON__" {
@@ -61,31 +61,31 @@ func TestSendProvenanceAndHops(t *testing.T) {
 	}
 	on := sa("ON", 2)
 	f.recent.add(eventKey(on), &origin{provenance: from("x"), maxHops: 3, hops: 1}, now)
-	l.send(on, "", "")
+	l.send(on, broker.AnonGroup, "", "")
 	if fe := queued(l); fe == nil || len(fe.GetFederateProvenance()) != 2 || fe.GetFederateHops().GetCurrentHops() != 2 {
 		t.Fatalf("event sent on as %v", fe)
 	}
 	back := sa("BACK", 3)
 	f.recent.add(eventKey(back), &origin{provenance: from("x", "peer-id"), maxHops: -1, hops: 2}, now)
-	l.send(back, "", "")
+	l.send(back, broker.AnonGroup, "", "")
 	if fe := queued(l); fe != nil {
 		t.Fatalf("event sent back to a federate it passed: %v", fe)
 	}
 	spent := sa("SPENT", 4)
 	f.recent.add(eventKey(spent), &origin{provenance: from("x"), maxHops: 3, hops: 3}, now)
-	l.send(spent, "", "")
+	l.send(spent, broker.AnonGroup, "", "")
 	if fe := queued(l); fe != nil || l.stats.hopLimited.Load() != 1 {
 		t.Fatalf("event past its limit: %v (hop limited %d)", fe, l.stats.hopLimited.Load())
 	}
 	// A remote contact's position the memory no longer holds (a replay
 	// later) keeps the origin it came with.
 	f.rememberRemote("REMOTE", l, &origin{provenance: from("peer-id"), maxHops: -1, hops: 1})
-	l.send(sa("REMOTE", 5), "", "")
+	l.send(sa("REMOTE", 5), broker.AnonGroup, "", "")
 	if fe := queued(l); fe != nil {
 		t.Fatalf("a remote contact's position went back to its federate: %v", fe)
 	}
 	f.forgetRemote("REMOTE", l)
-	l.send(sa("REMOTE", 6), "", "")
+	l.send(sa("REMOTE", 6), broker.AnonGroup, "", "")
 	if fe := queued(l); fe == nil || len(fe.GetFederateProvenance()) != 1 {
 		t.Fatalf("after the contact left, its uid is local again: %v", fe)
 	}
@@ -95,7 +95,7 @@ func TestSendProvenanceAndHops(t *testing.T) {
 func TestSendQueueFull(t *testing.T) {
 	_, l := testLink(t, 0)
 	for i := 0; i < cap(l.out)+10; i++ {
-		l.send(sa("Q", float64(i)), "", "")
+		l.send(sa("Q", float64(i)), broker.AnonGroup, "", "")
 	}
 	if got := l.stats.dropQueue.Load(); got < 10 {
 		t.Fatalf("dropped %d, want at least 10", got)

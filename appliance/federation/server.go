@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"slices"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -127,27 +128,48 @@ func (s *service) ServerEventStream(stream fedproto.FederatedChannel_ServerEvent
 }
 
 // ServerFederateGroupsStream tells the federate the stream is ready and
-// this server's groups, then stays open.
+// the federate groups this server sends it (its outbound mapping,
+// groups.go), then stays open, announcing them again when they change.
 func (s *service) ServerFederateGroupsStream(_ *fedproto.Subscription, stream fedproto.FederatedChannel_ServerFederateGroupsStreamServer) error {
-	if _, _, err := s.caller(stream.Context()); err != nil {
+	name, _, err := s.caller(stream.Context())
+	if err != nil {
 		return err
 	}
-	err := stream.Send(&fedproto.FederateGroups{
+	changed := s.f.groupsChanged()
+	names := s.f.groupsOf(name).names
+	err = stream.Send(&fedproto.FederateGroups{
 		StreamUpdate:   &fedproto.ServerHealth{Status: fedproto.ServerHealth_SERVING},
-		FederateGroups: []string{anonGroup},
+		FederateGroups: names,
 	})
 	if err != nil {
 		return err
 	}
-	select {
-	case <-stream.Context().Done():
-	case <-s.f.stop:
-	}
-	return nil
+	return s.f.announceChanges(stream.Context(), name, names, changed, stream.Send)
 }
 
-// ClientFederateGroupsStream takes the federate's groups (logged; every
-// federated event is in __ANON__ for now).
+// announceChanges sends the federate name's groups again each time they
+// change from sent, until ctx ends or federation shuts down.
+func (f *Federation) announceChanges(ctx context.Context, name string, sent []string, changed <-chan struct{}, send func(*fedproto.FederateGroups) error) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.stop:
+			return nil
+		case <-changed:
+		}
+		changed = f.groupsChanged()
+		if names := f.groupsOf(name).names; !slices.Equal(names, sent) {
+			if err := send(&fedproto.FederateGroups{FederateGroups: names}); err != nil {
+				return err
+			}
+			sent = names
+		}
+	}
+}
+
+// ClientFederateGroupsStream takes the federate's groups (kept, shown to
+// the administrator who maps them: AnnouncedGroups).
 func (s *service) ClientFederateGroupsStream(stream fedproto.FederatedChannel_ClientFederateGroupsStreamServer) error {
 	name, _, err := s.caller(stream.Context())
 	if err != nil {
@@ -161,6 +183,7 @@ func (s *service) ClientFederateGroupsStream(stream fedproto.FederatedChannel_Cl
 			}
 			return nil
 		}
+		s.f.noteAnnounced(name, g.GetFederateGroups())
 		s.f.log.Debug("federate groups", "federate", logx.Clip(name), "groups", len(g.GetFederateGroups()))
 	}
 }

@@ -124,7 +124,7 @@ func (sp *spooler) open() {
 	}
 	c := &conn{}
 	c.placed.Store(true)
-	sp.f.drv.Join(&c.Session, broker.SessionInfo{Addr: sp.name, Link: linkKey(sp.name),
+	info := broker.SessionInfo{Addr: sp.name, Link: linkKey(sp.name),
 		Wake: func() {
 			select {
 			case sp.kick <- struct{}{}:
@@ -135,7 +135,9 @@ func (sp *spooler) open() {
 			if c.placed.Swap(false) {
 				sp.f.drv.Leave(c)
 			}
-		}}, cotsession.Identity{})
+		}}
+	sessionGroups(sp.f.groupsOf(sp.name), &info)
+	sp.f.drv.Join(&c.Session, info, cotsession.Identity{})
 	select {
 	case <-c.Sess.Done():
 		return
@@ -146,6 +148,7 @@ func (sp *spooler) open() {
 		return
 	}
 	sp.c = c
+	c.Sess.SetOut(sp.f.groupsOf(sp.name).outMask) // a mapping changed while it joined (groups.go)
 }
 
 // drain starts moving what the spool session reads into the queue.
@@ -190,7 +193,7 @@ func (sp *spooler) moveOnce(c *conn, spare []*broker.Envelope) []*broker.Envelop
 		}
 		items := make([][]byte, 0, len(spare))
 		for _, env := range spare {
-			fe := sp.f.federated(env.Event, "", "", peer, sp.st)
+			fe := sp.f.federated(env.Event, sp.f.groupsOf(sp.name).federateGroups(env.Groups()), "", "", peer, sp.st)
 			if fe == nil || env.Event.IsSA() && sp.queued(eventKey(env.Event), env.Event.UID) {
 				continue
 			}

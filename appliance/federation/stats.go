@@ -16,6 +16,7 @@ type fedStats struct {
 	in, published, out, ignored                           atomic.Uint64
 	dropQueue, dropLoop, dropHops, dropDup, dropMalformed atomic.Uint64
 	dropSize, dropContacts, hopLimited, reconnects        atomic.Uint64
+	dropGroup                                             atomic.Uint64
 	spooled, replayed, dropSpool                          atomic.Uint64
 	lastContact                                           atomic.Int64 // unix seconds
 	lastErr                                               atomic.Pointer[string]
@@ -60,9 +61,12 @@ type FederateStats struct {
 	DroppedMalformed uint64 `json:"droppedMalformed"`
 	DroppedSize      uint64 `json:"droppedSize"`
 	DroppedContacts  uint64 `json:"droppedContacts"`
-	HopLimited       uint64 `json:"hopLimited"` // events not sent on: their next hop would pass their limit
-	Ignored          uint64 `json:"ignored"`    // messages without an event (contact entries alone)
-	Reconnects       uint64 `json:"reconnects"` // outbound connections made again after a failure
+	// DroppedGroup: received events whose federate groups map to no local
+	// group (docs/federation.md "Groups").
+	DroppedGroup uint64 `json:"droppedGroup"`
+	HopLimited   uint64 `json:"hopLimited"` // events not sent on: their next hop would pass their limit
+	Ignored      uint64 `json:"ignored"`    // messages without an event (contact entries alone)
+	Reconnects   uint64 `json:"reconnects"` // outbound connections made again after a failure
 	// The persistent outbound queue (an outbound federate's link down):
 	// events queued, sent from it when the link returned, dropped from it
 	// (older or more than its bounds, or not stored).
@@ -114,7 +118,7 @@ func (f *Federation) Stats() []FederateStats {
 			EventsIn: s.in.Load(), Published: s.published.Load(), EventsOut: s.out.Load(),
 			DroppedQueue: s.dropQueue.Load(), DroppedLoop: s.dropLoop.Load(), DroppedHops: s.dropHops.Load(),
 			DroppedDuplicate: s.dropDup.Load(), DroppedMalformed: s.dropMalformed.Load(), DroppedSize: s.dropSize.Load(),
-			DroppedContacts: s.dropContacts.Load(), HopLimited: s.hopLimited.Load(), Ignored: s.ignored.Load(),
+			DroppedContacts: s.dropContacts.Load(), DroppedGroup: s.dropGroup.Load(), HopLimited: s.hopLimited.Load(), Ignored: s.ignored.Load(),
 			Reconnects: s.reconnects.Load(), LastContact: s.lastContact.Load(),
 			Queued: s.spooled.Load(), QueueSent: s.replayed.Load(), DroppedQueued: s.dropSpool.Load()})
 	}

@@ -86,6 +86,9 @@ type Options struct {
 	// listener's state for GET /api/federation (federation_manage.go).
 	// Nil: not shown.
 	FederationStatus func() FederationStatus
+	// FederateAnnounced returns the federate groups a federate announced
+	// (nil: none), shown with its group mapping.
+	FederateAnnounced func(name string) []string
 
 	// Console holds the web console's built files (web.FS()), served at /
 	// and /assets/ (console.go). Nil: no console.
@@ -197,6 +200,8 @@ func New(opts Options) *API {
 			rt.Handle("DELETE /api/federation/federates/{name}", access.Admin, a.removeFederate)
 			rt.Handle("PATCH /api/federation/federates/{name}", access.Admin, a.patchFederate) // federation_manage.go
 			rt.Handle("GET /api/federation/federates", access.Admin, a.listFederates)
+			rt.Handle("GET /api/federation/federates/{name}/groups", access.Admin, a.federateGroups) // federation_groups.go
+			rt.Handle("PUT /api/federation/federates/{name}/groups", access.Admin, a.setFederateGroups)
 		}
 	}
 

@@ -31,6 +31,11 @@ const federateUsage = `usage:
       the CA certificates (PEM FILE) a managed federate's certificate must chain to
   outpost federate remove NAME
       its link ends, its CA is no longer trusted
+  outpost federate groups NAME [--out LOCAL=FEDERATE]... [--in FEDERATE=LOCAL]... [--clear]
+      the federate's group mapping (NAME: configured, managed, or a certificate's common name):
+      without flags printed; with --out/--in replaced by those pairs (local groups must exist:
+      a local group's events go out as the federate group; events of the federate group are
+      published to the local group); --clear removes it (__ANON__ both ways)
   A running server on the same data directory picks a change up within seconds.`
 
 func setupFederate(fs *flag.FlagSet) func(*cmdContext) int {
@@ -40,6 +45,9 @@ func setupFederate(fs *flag.FlagSet) func(*cmdContext) int {
 	pin := fs.String("pin", "", "federate add|edit: the SHA-256 fingerprint the federate's certificate must have (\"\": any of its CA)")
 	backoffMin := fs.Duration("backoff-min", 0, "federate add|edit: first reconnect delay of its outbound link (0: 1s)")
 	backoffMax := fs.Duration("backoff-max", 0, "federate add|edit: longest reconnect delay (0: 1m)")
+	groups := &groupFlags{clear: fs.Bool("clear", false, "federate groups: remove the mapping (__ANON__ both ways)")}
+	fs.Var(&groups.out, "out", "federate groups: LOCAL=FEDERATE, a local group's events go out as the federate group (repeatable)")
+	fs.Var(&groups.in, "in", "federate groups: FEDERATE=LOCAL, the federate group's events are published to the local group (repeatable)")
 	return func(c *cmdContext) int {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -74,6 +82,8 @@ func setupFederate(fs *flag.FlagSet) func(*cmdContext) int {
 			err = admin.FederateUpdate(ctx, c.cfg, c.log, c.args[1], p)
 		case len(c.args) == 3 && c.args[0] == "trust":
 			err = admin.FederateTrust(ctx, c.cfg, c.log, c.args[1], c.args[2])
+		case len(c.args) == 2 && c.args[0] == "groups":
+			return federateGroups(ctx, c, c.args[1], groups)
 		case len(c.args) == 2 && c.args[0] == "remove":
 			err = admin.FederateRemove(ctx, c.cfg, c.log, c.args[1])
 		default:

@@ -62,7 +62,7 @@ var commands = map[string]command{
 	"invite":   {"invite NAME | --list | --revoke ID: one-time enrollment tokens and the QR codes ATAK, iTAK and WinTAK join with", setupInvite},
 	"token":    {"token create|list|revoke: API users and their bearer tokens (management API)", setupToken},
 	"audit":    {"audit [--since D] [--user NAME]: management API calls made as system users", setupAudit},
-	"federate": {"federate list|add|remove|trust: federation identity and fingerprint, trusted CAs, federates (managed ones too)", setupFederate},
+	"federate": {"federate list|add|remove|trust|groups: federation identity and fingerprint, trusted CAs, federates (managed ones too)", setupFederate},
 	"ca":       {"ca import --cert CA.pem --key KEY.pem [--chain ISSUERS.pem]: bring your own CA (the server must be stopped)", setupCA},
 
 	"service":     {"service install|uninstall|start|stop|restart|status: the system service (systemd or Windows)", setupService},

@@ -7,9 +7,10 @@ from appliance/federation/fedproto/*.proto by grpc_tools.
   fedpeer.py client ADDR ...   connects to Outpost's federation listener
   fedpeer.py server PORT ...   is the federation server Outpost connects to
 
-Either way it exchanges identity and groups, sends one position report
-(--send-uid, callsign PY) and waits until Outpost sends the event with
---expect-uid. Everything it sees is printed as one JSON object per line.
+Either way it exchanges identity and groups (--groups, comma-separated:
+the federate groups it announces and tags its event with; default
+__ANON__), sends one position report (--send-uid, callsign PY) and waits
+until Outpost sends the event with --expect-uid. Everything it sees is printed as one JSON object per line.
 It exits 0 once the expected event came, 1 at --timeout.
 """
 import argparse
@@ -32,6 +33,9 @@ def say(**kw):
     print(json.dumps(kw), flush=True)
 
 
+GROUPS = ["__ANON__"]  # --groups
+
+
 def position(uid):
     now = int(time.time() * 1000)
     other = ('<detail><contact callsign="PY" endpoint="*:-1:stcp"/>'
@@ -40,14 +44,14 @@ def position(uid):
         event=pb.GeoEvent(uid=uid, type="a-f-G-U-C", coordSource="m-g", sendTime=now, startTime=now,
                           staleTime=now + 300000, lat=12.5, lon=-3.25, hae=10, ce=5, le=9999999,
                           other=other, speed=1.5, course=90),
-        federateGroups=["__ANON__"],
+        federateGroups=GROUPS,
         federateProvenance=[pb.FederateProvenance(federationServerId="python-peer", federationServerName="python")],
         federateHops=pb.FederateHops(maxHops=-1, currentHops=1))
 
 
 def seen(fe, expect):
     ev = fe.event
-    say(event=ev.uid, type=ev.type, lat=ev.lat, other=ev.other,
+    say(event=ev.uid, type=ev.type, lat=ev.lat, other=ev.other, eventGroups=list(fe.federateGroups),
         provenance=[p.federationServerId for p in fe.federateProvenance], hops=fe.federateHops.currentHops)
     if ev.uid == expect:
         done.set()
@@ -74,7 +78,7 @@ def run_client(a):
     first = next(groups)
     say(groups=list(first.federateGroups), ready=pb.ServerHealth.ServingStatus.Name(first.streamUpdate.status))
     # Calls are kept referenced: grpc cancels a call whose object is collected.
-    mine = stub.ClientFederateGroupsStream.future(iter([pb.FederateGroups(federateGroups=["__ANON__"])]))
+    mine = stub.ClientFederateGroupsStream.future(iter([pb.FederateGroups(federateGroups=GROUPS)]))
     events = stub.ClientEventStream(sub)
 
     def receive():
@@ -114,7 +118,7 @@ class Servicer(rpc.FederatedChannelServicer):
     def ServerFederateGroupsStream(self, request, context):
         say(subscriber=request.identity.name, serverId=request.identity.serverId)
         yield pb.FederateGroups(streamUpdate=pb.ServerHealth(status=pb.ServerHealth.SERVING),
-                                federateGroups=["__ANON__"])
+                                federateGroups=GROUPS)
         done.wait(self.a.timeout)
 
     def ClientFederateGroupsStream(self, request_iterator, context):
@@ -161,7 +165,9 @@ def main():
     p.add_argument("--send-uid", required=True)
     p.add_argument("--expect-uid", required=True)
     p.add_argument("--timeout", type=float, default=60)
+    p.add_argument("--groups", default="__ANON__", help="federate groups, comma-separated")
     a = p.parse_args()
+    GROUPS[:] = [g for g in a.groups.split(",") if g]
     if a.mode == "client":
         a.addr = a.target
         ok = run_client(a)
