@@ -63,6 +63,8 @@ func (a *Appliance) buildFederation() error {
 		ServerID: "outpost-" + NodeID(cfg.SecretKey), MaxHops: int64(cfg.FederationMaxHops),
 		MaxEventBytes: cfg.MaxMessageBytes, Broker: a.broker, Logger: a.log,
 		Spool: fedSpool{fs: a.store.Federates(), bounds: store.QueueBounds{MaxAge: cfg.FederationQueueAge, MaxBytes: cfg.FederationQueueBytes}},
+		// Missions over ROL (federation_missions.go).
+		Missions: fedMissions{missions: a.store.Missions(), files: a.store.Files()}, MaxFileBytes: cfg.MaxUploadBytes,
 		// Each session of a link (a remote contact, or the rest of what the
 		// federate sends) is paced like a client with ten times a client's
 		// rates: a federate that floods is made to wait, its link's other

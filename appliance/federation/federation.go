@@ -79,6 +79,13 @@ type Config struct {
 	// federates (spool.go); nil: what a link down misses is not sent.
 	Spool Spool
 
+	// Missions, when set, is the store of missions and files that ROL
+	// reads and changes (rol_link.go); nil: missions do not cross.
+	Missions MissionStore
+	// MaxFileBytes bounds a file carried over ROL (the data package
+	// upload limit; within MaxMessage in any case).
+	MaxFileBytes int64
+
 	Broker *broker.Broker
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -143,6 +150,9 @@ type Federation struct {
 
 	remoteMu sync.Mutex        // guards remote
 	remote   map[string]remote // remote contacts' uids: where their positions came from (recent.go)
+
+	rolWork   chan MissionChange // local mission changes for the ROL worker (rol_link.go)
+	rolRecent *recent            // ROL programs received or sent lately (copies are dropped)
 }
 
 // maxStreams bounds the calls open at once on one federate's connection
@@ -160,7 +170,8 @@ func New(cfg Config) *Federation {
 	f := &Federation{cfg: cfg, log: log, warn: logx.NewLimiter(log, 20, 10*time.Second),
 		recent: newRecent(recentWindow, 64<<10), stop: make(chan struct{}),
 		self:  &fedproto.FederateProvenance{FederationServerId: cfg.ServerID, FederationServerName: cfg.Name},
-		stats: map[string]*fedStats{}, links: map[string]*link{}, remote: map[string]remote{}, managed: map[string]*managedFed{}, spoolers: map[string]*spooler{}}
+		stats: map[string]*fedStats{}, links: map[string]*link{}, remote: map[string]remote{}, managed: map[string]*managedFed{}, spoolers: map[string]*spooler{},
+		rolWork: make(chan MissionChange, rolWork), rolRecent: newRecent(recentWindow, 16<<10)}
 	f.drv = cotsession.New[*conn](cotsession.Config{Name: ListenerName, MaxEventsPerSecond: cfg.MaxEventsPerSecond,
 		MaxBytesPerSecond: cfg.MaxBytesPerSecond, ServerUID: cfg.ServerID, Broker: cfg.Broker, Logger: log,
 		Warn: f.warn, Now: cfg.Now, MaxMessage: cfg.MaxEventBytes})
@@ -200,6 +211,8 @@ func (f *Federation) Listen() error {
 
 // Serve serves the listener and starts the outbound connections.
 func (f *Federation) Serve() {
+	f.wg.Add(1)
+	go func() { defer f.wg.Done(); f.rolWorker() }()
 	if f.srv != nil {
 		f.wg.Add(1)
 		go func() {
