@@ -131,8 +131,10 @@ func (f *Federation) changeROL(ch MissionChange) []*fedproto.ROL {
 		if err != nil {
 			continue
 		}
+		// The payload's timestamp is when it was sent: the same file sent
+		// again for another mission is not taken for a copy (rolKey).
 		out = append(out, &fedproto.ROL{Program: p, Payload: []*fedproto.BinaryBlob{{Data: data, Filename: meta.Name,
-			Timestamp: meta.SubmittedAt.UnixMilli()}}})
+			Timestamp: f.cfg.Now().UnixMilli()}}})
 	}
 	return append(out, one("update", "mission", up)...)
 }
@@ -196,14 +198,15 @@ func (f *Federation) broadcastROL(r *fedproto.ROL, from *link) {
 	}
 }
 
-// rolKey identifies a ROL program with its payloads (a copy over another
-// path of a loop has the same).
+// rolKey identifies a ROL program with its payloads and their
+// timestamps (a copy over another path of a loop has the same).
 func rolKey(r *fedproto.ROL) uint64 {
 	h := sha256.New()
 	h.Write([]byte(r.GetProgram()))
 	for _, p := range r.GetPayload() {
 		s := sha256.Sum256(p.GetData())
 		h.Write(s[:])
+		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(p.GetTimestamp())))
 	}
 	return binary.LittleEndian.Uint64(h.Sum(nil))
 }
