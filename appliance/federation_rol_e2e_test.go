@@ -280,8 +280,8 @@ func TestFederationROLBadInput(t *testing.T) {
 		send(&fedproto.ROL{Program: p})
 	}
 	send(&fedproto.ROL{Program: `create resource` + "\n" + `{"name":"f","hash":"` + wrongHash + `"};`, Payload: []*fedproto.BinaryBlob{{Data: data}}}) // bytes without that hash
-	send(&fedproto.ROL{Program: "create mission\n{\"name\":\"" + strings.Repeat("x", 70<<10) + "\"};"})                                        // program too large
-	send(&fedproto.ROL{Program: good("many-payloads").Program, Payload: make([]*fedproto.BinaryBlob, 5)})                                     // too many payloads
+	send(&fedproto.ROL{Program: "create mission\n{\"name\":\"" + strings.Repeat("x", 70<<10) + "\"};"})                                                // program too large
+	send(&fedproto.ROL{Program: good("many-payloads").Program, Payload: make([]*fedproto.BinaryBlob, 5)})                                              // too many payloads
 	loop := good("looped")
 	loop.FederateProvenance = []*fedproto.FederateProvenance{{FederationServerId: id.GetServerId()}}
 	send(loop)
@@ -289,7 +289,7 @@ func TestFederationROLBadInput(t *testing.T) {
 	hops.FederateHops = &fedproto.FederateHops{MaxHops: 1, CurrentHops: 2}
 	send(hops)
 	send(good("fine-one"))
-	send(good("fine-one")) // a copy
+	send(good("fine-one"))                                                          // a copy
 	send(&fedproto.ROL{Program: "assign mission\n{\"missionName\":\"fine-one\"};"}) // valid, not applied here
 	send(&fedproto.ROL{Program: "create resource\n" + `{"name":"f.txt","hash":"` + hex.EncodeToString(sum[:]) + `","uid":"F-1"};`,
 		Payload: []*fedproto.BinaryBlob{{Data: data}}})

@@ -9,8 +9,10 @@ from appliance/federation/fedproto/*.proto by grpc_tools.
 
 Either way it exchanges identity and groups, sends one position report
 (--send-uid, callsign PY) and waits until Outpost sends the event with
---expect-uid. Everything it sees is printed as one JSON object per line.
-It exits 0 once the expected event came, 1 at --timeout.
+--expect-uid. As a client it can also send one ROL program creating a
+mission (--send-mission) and wait for Outpost's ROL naming another
+(--expect-mission). Everything it sees is printed as one JSON object per
+line. It exits 0 once what it expects came, 1 at --timeout.
 """
 import argparse
 import json
@@ -25,6 +27,7 @@ import fig_pb2 as pb
 import fig_pb2_grpc as rpc
 
 done = threading.Event()
+rol_done = threading.Event()  # the ROL naming --expect-mission came (or none is expected)
 finish = threading.Event()  # the client's streams stay open until it is set
 
 
@@ -46,6 +49,10 @@ def position(uid):
 
 
 def seen(fe, expect):
+    if fe.HasField("contact"):
+        c = fe.contact
+        say(contact=c.uid, callsign=c.callsign, operation=pb.CRUD.Name(c.operation))
+        return
     ev = fe.event
     say(event=ev.uid, type=ev.type, lat=ev.lat, other=ev.other,
         provenance=[p.federationServerId for p in fe.federateProvenance], hops=fe.federateHops.currentHops)
@@ -91,7 +98,34 @@ def run_client(a):
         finish.wait(a.timeout)
 
     sending = stub.ServerEventStream.future(outgoing())
-    ok = done.wait(a.timeout)
+
+    # Missions over ROL: the program form the official server writes
+    # (docs/federation.md "Missions over ROL").
+    rols = stub.ClientROLStream(sub)
+
+    def receive_rol():
+        try:
+            for r in rols:
+                say(rol=r.program, payloads=len(r.payload),
+                    rol_provenance=[p.federationServerId for p in r.federateProvenance])
+                if a.expect_mission and ('"name":"%s"' % a.expect_mission) in r.program:
+                    rol_done.set()
+        except grpc.RpcError as e:
+            say(rol_error=str(e.code()))
+
+    threading.Thread(target=receive_rol, daemon=True).start()
+
+    def rol_out():
+        if a.send_mission:
+            meta = {"type": "MissionMetadata", "name": a.send_mission, "creatorUid": "PY-CREATOR",
+                    "description": "from python", "tool": "public"}
+            yield pb.ROL(program="create mission\n" + json.dumps(meta) + ";", federateGroups=["__ANON__"],
+                         federateProvenance=[pb.FederateProvenance(federationServerId="python-peer")],
+                         federateHops=pb.FederateHops(maxHops=-1, currentHops=1))
+        finish.wait(a.timeout)
+
+    rol_sending = stub.ServerROLStream.future(rol_out())
+    ok = done.wait(a.timeout) and rol_done.wait(a.timeout)
     # The official client checks health an interval after its streams are
     # open; by then the link exists.
     health = stub.HealthCheck(pb.ClientHealth(status=pb.ClientHealth.SERVING), timeout=30)
@@ -100,6 +134,8 @@ def run_client(a):
     events.cancel()
     groups.cancel()
     sending.cancel()
+    rols.cancel()
+    rol_sending.cancel()
     mine.cancel()
     return ok
 
@@ -160,8 +196,12 @@ def main():
     p.add_argument("--server-name", default="", help="the server certificate's name (client)")
     p.add_argument("--send-uid", required=True)
     p.add_argument("--expect-uid", required=True)
+    p.add_argument("--send-mission", default="", help="a mission to create with ROL (client)")
+    p.add_argument("--expect-mission", default="", help="a mission whose ROL to wait for (client)")
     p.add_argument("--timeout", type=float, default=60)
     a = p.parse_args()
+    if not a.expect_mission:
+        rol_done.set()
     if a.mode == "client":
         a.addr = a.target
         ok = run_client(a)
