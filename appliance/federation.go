@@ -64,7 +64,7 @@ func (a *Appliance) buildFederation() error {
 		MaxEventBytes: cfg.MaxMessageBytes, Broker: a.broker, Logger: a.log,
 		Spool: fedSpool{fs: a.store.Federates(), bounds: store.QueueBounds{MaxAge: cfg.FederationQueueAge, MaxBytes: cfg.FederationQueueBytes}},
 		// Missions over ROL (federation_missions.go).
-		Missions: fedMissions{missions: a.store.Missions(), files: a.store.Files()}, MaxFileBytes: cfg.MaxUploadBytes,
+		Missions: fedMissions{missions: a.store.Missions(), files: a.store.Files(), notify: a.fedNotify}, MaxFileBytes: cfg.MaxUploadBytes,
 		// Each session of a link (a remote contact, or the rest of what the
 		// federate sends) is paced like a client with ten times a client's
 		// rates: a federate that floods is made to wait, its link's other

@@ -22,6 +22,9 @@ import (
 type fedMissions struct {
 	missions *store.Missions
 	files    *store.Files
+	// notify sends the CoT notifications of an applied change, as for a
+	// client's (marti.Handler.NotifyFederated).
+	notify func(kind string, m store.Mission, by string, added []store.ContentChange)
 }
 
 func (s fedMissions) File(ctx context.Context, hash string, max int64) (federation.FileMeta, []byte, error) {
@@ -86,14 +89,20 @@ func (s fedMissions) CreateMission(ctx context.Context, m federation.MissionMeta
 	if m.Expiration > 0 {
 		in.Expiration = &m.Expiration
 	}
-	_, _, _, err := s.missions.PutMission(store.FederatedChange(ctx, federate), m.Name, in)
+	sm, created, _, err := s.missions.PutMission(store.FederatedChange(ctx, federate), m.Name, in)
+	if err == nil && created {
+		s.notify(marti.MissionCreated, sm, m.CreatorUID, nil)
+	}
 	return err
 }
 
 func (s fedMissions) DeleteMission(ctx context.Context, name, by, federate string) error {
-	_, err := s.missions.DeleteMission(store.FederatedChange(ctx, federate), name, by)
+	m, err := s.missions.DeleteMission(store.FederatedChange(ctx, federate), name, by)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
+	}
+	if err == nil {
+		s.notify(marti.MissionDeleted, m, by, nil)
 	}
 	return err
 }
@@ -117,8 +126,12 @@ func (s fedMissions) AddContent(ctx context.Context, m federation.MissionMeta, h
 		}
 	}
 	if len(known)+len(uids) > 0 {
-		if _, err := s.missions.AddMissionContents(store.FederatedChange(ctx, federate), m.Name, known, uids, by); err != nil {
+		added, err := s.missions.AddMissionContents(store.FederatedChange(ctx, federate), m.Name, known, uids, by)
+		if err != nil {
 			return err
+		}
+		if sm, err := s.missions.MissionByName(ctx, m.Name); err == nil && len(added) > 0 {
+			s.notify(marti.ContentAdded, sm, by, added)
 		}
 	}
 	return missing
@@ -150,6 +163,14 @@ func fedMissionChange(ch marti.MissionChange) federation.MissionChange {
 		out.Kind = federation.ContentRemoved
 	}
 	return out
+}
+
+// fedNotify sends the notifications of a federate's mission change through
+// the client API (set once the appliance is built).
+func (a *Appliance) fedNotify(kind string, m store.Mission, by string, added []store.ContentChange) {
+	if a.marti != nil {
+		a.marti.NotifyFederated(kind, m, by, added)
+	}
 }
 
 // fedMissionChanged sends a client's mission change to the federates (nil

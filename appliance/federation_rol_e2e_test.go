@@ -17,6 +17,7 @@ import (
 
 	"outpost/appliance"
 	"outpost/appliance/apptest"
+	"outpost/appliance/cot"
 	"outpost/appliance/federation/fedproto"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
@@ -92,6 +93,10 @@ func TestFederationMissionsAndContacts(t *testing.T) {
 		t.Fatalf("B took no contact entry: %+v", st)
 	}
 
+	bc := b.DialTCP(t) // hears of the federated mission as of a local one
+	if err := bc.Send(takclient.SA("B-LISTENER", "BLISTEN", 3, 4)); err != nil {
+		t.Fatal(err)
+	}
 	data := bytes.Repeat([]byte("outpost federated package "), 4096)
 	hash := uploadFile(t, a, "plan.zip", data)
 	if res := marti(t, a, "PUT", "/Marti/api/missions/fedops?creatorUid=ANDROID-A&description=ops", nil); res.Status != 201 {
@@ -101,6 +106,11 @@ func TestFederationMissionsAndContacts(t *testing.T) {
 		t.Fatalf("add contents: %d %s", res.Status, res.Body)
 	}
 	testkit.WaitForWithin(t, fedWait, "the mission on B with its file", missionHas(t, b, "fedops", hash, true))
+	if _, err := bc.WaitFor(func(e *cot.Event) bool {
+		return e.Type == "t-x-m-n" && strings.Contains(string(e.Detail.XML), `name="fedops"`)
+	}, fedWait); err != nil {
+		t.Fatalf("B's client did not hear of the federated mission: %v", err)
+	}
 	res := marti(t, b, "GET", "/Marti/sync/content?hash="+hash, nil)
 	if res.Status != 200 || !bytes.Equal(res.Body, data) {
 		t.Fatalf("the file on B: %d, %d bytes (want %d)", res.Status, len(res.Body), len(data))

@@ -40,3 +40,18 @@ func addedOf(added []store.ContentChange) (hashes, uids []string) {
 	}
 	return hashes, uids
 }
+
+// NotifyFederated sends the CoT notifications of a federate's change of a
+// mission (api.md §6.2) as for a client's: a new mission (MissionCreated)
+// and a deleted one (MissionDeleted) to every client whose groups see it,
+// added contents (ContentAdded) to the mission's subscribers.
+func (h *Handler) NotifyFederated(kind string, m store.Mission, by string, added []store.ContentChange) {
+	switch kind {
+	case MissionCreated:
+		h.notifyCreated(m, by)
+	case MissionDeleted:
+		h.notifyDeleted(m, by)
+	case ContentAdded:
+		h.notifyContents(m, by, added)
+	}
+}
