@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"outpost/appliance/federation"
 	"outpost/appliance/marti"
@@ -178,5 +179,57 @@ func (a *Appliance) fedNotify(kind string, m store.Mission, by string, added []s
 func (a *Appliance) fedMissionChanged(ch marti.MissionChange) {
 	if a.fed != nil {
 		a.fed.MissionChanged(fedMissionChange(ch))
+	}
+}
+
+// LocalChanges walks the public missions by name and, for each, its change
+// history since since (what clients here made: a federate's changes are
+// left out), oldest first, up to max changes in all.
+func (s fedMissions) LocalChanges(ctx context.Context, since time.Time, max int, fn func(federation.MissionChange, time.Time) error) error {
+	after, n := "", 0
+	for {
+		list, more, err := s.missions.Missions(ctx, store.ToolPublic, after, 100)
+		if err != nil {
+			return err
+		}
+		for _, m := range list {
+			changes, _, err := s.missions.MissionChanges(ctx, m.Name, since, time.Time{}, store.Page{Limit: max - n})
+			if err != nil {
+				return err
+			}
+			for _, c := range changes {
+				ch := fedMissionChange(marti.MissionChange{Mission: m, By: c.CreatorUID})
+				switch {
+				case c.Federate != "":
+					continue
+				case c.Type == store.ChangeCreateMission:
+					ch.Kind = federation.MissionCreated
+				case c.Type != store.ChangeAddContent && c.Type != store.ChangeRemoveContent:
+					continue
+				case c.ContentResource != nil:
+					ch.Hashes = []string{c.ContentResource.Hash}
+				case c.ContentUID != "":
+					ch.UIDs = []string{c.ContentUID}
+				default:
+					continue
+				}
+				if ch.Kind == 0 {
+					ch.Kind = federation.ContentAdded
+					if c.Type == store.ChangeRemoveContent {
+						ch.Kind = federation.ContentRemoved
+					}
+				}
+				if err := fn(ch, c.At); err != nil {
+					return err
+				}
+				if n++; n >= max {
+					return nil
+				}
+			}
+		}
+		if !more || len(list) == 0 {
+			return nil
+		}
+		after = list[len(list)-1].Name
 	}
 }

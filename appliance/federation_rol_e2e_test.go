@@ -193,7 +193,9 @@ func TestFederationMissionsLoopOfThree(t *testing.T) {
 		t.Fatalf("add contents: %d %s", res.Status, res.Body)
 	}
 	for name, x := range map[string]*apptest.App{"B": b, "C": c} {
-		testkit.WaitForWithin(t, fedWait, "the mission on "+name, missionHas(t, x, "loopm", hash, true))
+		if !waitUntil(fedWait, missionHas(t, x, "loopm", hash, true)) {
+			t.Fatalf("the mission did not reach %s: A %+v\nB %+v\nC %+v", name, a.FederationStats(), b.FederationStats(), c.FederationStats())
+		}
 	}
 	time.Sleep(fedQuiet) // copies over the other path arrive within it
 	for name, x := range map[string]*apptest.App{"B": b, "C": c} {
@@ -340,4 +342,52 @@ func TestFederationROLBadInput(t *testing.T) {
 			break
 		}
 	}
+}
+
+// TestFederationMissionsReplay: a mission made on A while its federate B
+// is not there yet reaches B, with its file, when the link comes up (the
+// changes of the last federationQueueAge are replayed to a federate's first
+// link); B does not replay it back to A, whose changes they are.
+func TestFederationMissionsReplay(t *testing.T) {
+	ca := newFedCA(t, "Federation CA")
+	pB := testkit.FreePort(t)
+	a := startFederated(t, ca, "alpha", 0, "B="+fedAddr(pB))
+	data := []byte("made before the link")
+	hash := uploadFile(t, a, "early.txt", data)
+	if res := marti(t, a, "PUT", "/Marti/api/missions/early?creatorUid=ANDROID-A", nil); res.Status != 201 {
+		t.Fatalf("create mission: %d %s", res.Status, res.Body)
+	}
+	if res := marti(t, a, "PUT", "/Marti/api/missions/early/contents?creatorUid=ANDROID-A", map[string]any{"hashes": []string{hash}}); res.Status != 200 {
+		t.Fatalf("add contents: %d %s", res.Status, res.Body)
+	}
+	if res := marti(t, a, "DELETE", "/Marti/api/missions/early/contents?creatorUid=ANDROID-A&hash="+hash, nil); res.Status != 200 {
+		t.Fatalf("remove content: %d %s", res.Status, res.Body)
+	}
+	if res := marti(t, a, "PUT", "/Marti/api/missions/early/contents?creatorUid=ANDROID-A", map[string]any{"hashes": []string{hash}}); res.Status != 200 {
+		t.Fatalf("add contents again: %d %s", res.Status, res.Body)
+	}
+	b := startFederated(t, ca, "bravo", pB)
+	testkit.WaitForWithin(t, fedWait, "the mission on B with its file", missionHas(t, b, "early", hash, true))
+	if res := marti(t, b, "GET", "/Marti/sync/content?hash="+hash, nil); res.Status != 200 || !bytes.Equal(res.Body, data) {
+		t.Fatalf("the file on B: %d %q", res.Status, res.Body)
+	}
+	time.Sleep(fedQuiet)
+	if st := fedStats(a, "B"); st.ROLApplied != 0 || st.ROLDroppedLoop != 0 {
+		t.Fatalf("B sent A's changes back: %+v", st)
+	}
+	if st := fedStats(b, "alpha"); st.FilesStored != 1 || st.ROLFailed != 0 {
+		t.Fatalf("B's counters: %+v", st)
+	}
+}
+
+// waitUntil polls cond until it holds (true) or d passes (false).
+func waitUntil(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }

@@ -85,6 +85,10 @@ type Config struct {
 	// MaxFileBytes bounds a file carried over ROL (the data package
 	// upload limit; within MaxMessage in any case).
 	MaxFileBytes int64
+	// ROLReplay is how far back the mission changes sent to a federate's
+	// first link since start go (later links: since the previous one
+	// ended); 0: one hour; negative: none.
+	ROLReplay time.Duration
 
 	Broker *broker.Broker
 	Logger *slog.Logger
@@ -109,6 +113,9 @@ func (c *Config) fill() {
 	defd(&c.HealthInterval, 30*time.Second)
 	defd(&c.BackoffMin, time.Second)
 	defd(&c.BackoffMax, time.Minute)
+	if c.ROLReplay == 0 {
+		c.ROLReplay = time.Hour
+	}
 	if c.MaxHops == 0 {
 		c.MaxHops = -1
 	}
@@ -153,6 +160,7 @@ type Federation struct {
 
 	rolWork   chan MissionChange // local mission changes for the ROL worker (rol_link.go)
 	rolRecent *recent            // ROL programs received or sent lately (copies are dropped)
+	rolMu     sync.Mutex         // one received ROL program applied at a time (rol_link.go)
 }
 
 // maxStreams bounds the calls open at once on one federate's connection
@@ -323,6 +331,7 @@ func (f *Federation) detach(l *link, why error) {
 	}
 	f.mu.Unlock()
 	l.stats.connected.Add(-1)
+	l.stats.downAt.Store(f.cfg.Now().UnixMilli())
 	if why != nil && !errors.Is(why, io.EOF) {
 		l.stats.setError(why)
 	}

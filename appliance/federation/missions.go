@@ -28,6 +28,10 @@ type MissionStore interface {
 	AddContent(ctx context.Context, m MissionMeta, hashes, uids []string, by, federate string) error
 	// RemoveContent removes a file (hash) or a uid from the mission name.
 	RemoveContent(ctx context.Context, name, hash, uid, by, federate string) error
+	// LocalChanges calls fn with the changes clients of this server made
+	// to public missions since since (creation and contents; each
+	// mission's oldest first), at most max in all.
+	LocalChanges(ctx context.Context, since time.Time, max int, fn func(ch MissionChange, at time.Time) error) error
 }
 
 // ErrFileTooLarge: a file is larger than a ROL may carry.

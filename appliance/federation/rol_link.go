@@ -77,23 +77,29 @@ func (f *Federation) rolWorker() {
 		case <-f.stop:
 			return
 		case ch := <-f.rolWork:
-			for _, r := range f.changeROL(ch) {
-				r.FederateGroups = anonGroups
-				r.FederateProvenance = []*fedproto.FederateProvenance{f.self}
-				r.FederateHops = &fedproto.FederateHops{MaxHops: f.cfg.MaxHops, CurrentHops: 1}
-				f.rolRecent.add(rolKey(r), &origin{}, f.cfg.Now()) // a copy coming back is a duplicate
-				f.broadcastROL(r, nil)
+			for _, r := range f.changeROL(ch, f.cfg.Now()) {
+				f.broadcastROL(f.ownROL(r), nil)
 			}
 		}
 	}
 }
 
-// changeROL is ch as the official server writes it: a new mission's
+// ownROL marks r as starting here: this server's provenance and hop
+// limit, remembered (a copy coming back is a duplicate).
+func (f *Federation) ownROL(r *fedproto.ROL) *fedproto.ROL {
+	r.FederateGroups = anonGroups
+	r.FederateProvenance = []*fedproto.FederateProvenance{f.self}
+	r.FederateHops = &fedproto.FederateHops{MaxHops: f.cfg.MaxHops, CurrentHops: 1}
+	f.rolRecent.add(rolKey(r), &origin{}, f.cfg.Now())
+	return r
+}
+
+// changeROL is ch, made at at, as the official server writes it: a new mission's
 // `create mission`; a deleted one's `delete mission`; added files' `create
 // resource` with the file's bytes (each first, so the federate has the
 // file when the mission refers to it), then `update mission` ADD_CONTENT;
 // a removed file or uid's `update mission` REMOVE_CONTENT.
-func (f *Federation) changeROL(ch MissionChange) []*fedproto.ROL {
+func (f *Federation) changeROL(ch MissionChange, at time.Time) []*fedproto.ROL {
 	m := ch.Mission
 	one := func(op, res string, params any) []*fedproto.ROL {
 		p, err := program(op, res, params)
@@ -113,7 +119,7 @@ func (f *Federation) changeROL(ch MissionChange) []*fedproto.ROL {
 	}
 	up := missionUpdate{Content: missionContent{Hashes: nonNil(ch.Hashes), UIDs: nonNil(ch.UIDs)}, CreatorUID: ch.By,
 		ChangeType: changeAddContent, MissionName: m.Name, MissionCreatorUID: m.CreatorUID, MissionChatRoom: m.ChatRoom,
-		MissionTool: toolOf(m.Tool), MissionDescription: m.Description, Date: f.cfg.Now().UnixMilli()}
+		MissionTool: toolOf(m.Tool), MissionDescription: m.Description, Date: at.UnixMilli()}
 	var out []*fedproto.ROL
 	if ch.Kind == ContentRemoved {
 		up.ChangeType = changeRemoveContent
@@ -131,10 +137,10 @@ func (f *Federation) changeROL(ch MissionChange) []*fedproto.ROL {
 		if err != nil {
 			continue
 		}
-		// The payload's timestamp is when it was sent: the same file sent
+		// The payload's timestamp is the change's time: the same file sent
 		// again for another mission is not taken for a copy (rolKey).
 		out = append(out, &fedproto.ROL{Program: p, Payload: []*fedproto.BinaryBlob{{Data: data, Filename: meta.Name,
-			Timestamp: f.cfg.Now().UnixMilli()}}})
+			Timestamp: at.UnixMilli()}}})
 	}
 	return append(out, one("update", "mission", up)...)
 }
@@ -211,9 +217,12 @@ func rolKey(r *fedproto.ROL) uint64 {
 	return binary.LittleEndian.Uint64(h.Sum(nil))
 }
 
-// sendROLLoop sends what is queued for the link on send until the link or
-// ctx ends.
+// sendROLLoop sends what the federate missed (replayROL), then what is
+// queued for the link, on send until the link or ctx ends.
 func (l *link) sendROLLoop(ctx context.Context, send func(*fedproto.ROL) error) error {
+	if err := l.replayROL(ctx, send); err != nil {
+		return err
+	}
 	for {
 		select {
 		case r := <-l.rolOut:
@@ -227,6 +236,46 @@ func (l *link) sendROLLoop(ctx context.Context, send func(*fedproto.ROL) error) 
 			return ctx.Err()
 		}
 	}
+}
+
+// maxReplay bounds the changes replayed to a federate that connects.
+const maxReplay = 10000
+
+// replayROL sends the federate the changes clients made here to public
+// missions while it was not connected, as the official server's
+// MissionDisruptionManager does: those since its last link ended, or, for
+// its first link since this server started, those of the last ROLReplay.
+// Each change goes as when it was made (its time in `date` and the
+// payload's timestamp). What federates made is not replayed: their own
+// servers replay it.
+func (l *link) replayROL(ctx context.Context, send func(*fedproto.ROL) error) error {
+	f := l.f
+	if f.cfg.Missions == nil || f.cfg.ROLReplay < 0 {
+		return nil
+	}
+	since := f.cfg.Now().Add(-f.cfg.ROLReplay)
+	if down := l.stats.downAt.Load(); down != 0 {
+		since = time.UnixMilli(down)
+	}
+	n := 0
+	err := f.cfg.Missions.LocalChanges(ctx, since, maxReplay, func(ch MissionChange, at time.Time) error {
+		for _, r := range f.changeROL(ch, at) {
+			if err := send(f.ownROL(r)); err != nil {
+				return err
+			}
+			l.stats.rolOut.Add(1)
+			n++
+		}
+		return nil
+	})
+	if n > 0 {
+		f.log.Info("mission changes replayed to federate", "federate", logx.Clip(l.name), "rol", n, "since", since.UTC().Format(time.RFC3339))
+	}
+	if err != nil && ctx.Err() == nil {
+		f.warn.Warn("mission changes not replayed to federate", "federate", logx.Clip(l.name), "err", errString(err))
+		return nil // the live changes still go
+	}
+	return err
 }
 
 // recvROLLoop applies what the federate sends until its stream ends.
@@ -270,6 +319,12 @@ func (l *link) receiveROL(r *fedproto.ROL) {
 		f.warn.Warn("federated ROL refused", "federate", logx.Clip(l.name), "err", logx.Clip(err.Error()))
 		return
 	}
+	// One program at a time, from taking it as new to having applied it:
+	// a copy over another path waits until the first is applied (the file
+	// of a `create resource` is stored before the copy of the `update
+	// mission` that follows it on the other path adds it).
+	f.rolMu.Lock()
+	defer f.rolMu.Unlock()
 	if !f.rolRecent.add(rolKey(r), &origin{}, f.cfg.Now()) {
 		l.stats.rolDropDup.Add(1)
 		return

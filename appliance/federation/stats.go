@@ -23,6 +23,7 @@ type fedStats struct {
 	rolDropDup, rolDropQueue, filesStored, filesKnown atomic.Uint64
 	contactsIn, contactsOut                           atomic.Uint64
 	lastContact                                       atomic.Int64 // unix seconds
+	downAt                                            atomic.Int64 // unix ms: when its last link ended (0: none yet)
 	lastErr                                           atomic.Pointer[string]
 }
 
