@@ -31,8 +31,13 @@ rol_done = threading.Event()  # the ROL naming --expect-mission came (or none is
 finish = threading.Event()  # the client's streams stay open until it is set
 
 
+say_lock = threading.Lock()  # one whole line at a time from every thread
+
+
 def say(**kw):
-    print(json.dumps(kw), flush=True)
+    line = json.dumps(kw)
+    with say_lock:
+        print(line, flush=True)
 
 
 def position(uid):
