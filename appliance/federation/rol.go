@@ -153,17 +153,17 @@ type missionContent struct {
 
 // missionUpdate is the parameters of `update mission` for contents
 // (MissionUpdateDetails.java; Date is milliseconds, as Jackson writes a
-// java.util.Date).
+// java.util.Date by default; read as any JSON value, it is not used).
 type missionUpdate struct {
-	Content            missionContent `json:"content"`
-	CreatorUID         string         `json:"creatorUid"`
-	ChangeType         string         `json:"changeType"`
-	MissionName        string         `json:"missionName"`
-	MissionCreatorUID  string         `json:"missionCreatorUid"`
-	MissionChatRoom    string         `json:"missionChatRoom"`
-	MissionTool        string         `json:"missionTool"`
-	MissionDescription string         `json:"missionDescription"`
-	Date               int64          `json:"date,omitempty"`
+	Content            missionContent  `json:"content"`
+	CreatorUID         string          `json:"creatorUid"`
+	ChangeType         string          `json:"changeType"`
+	MissionName        string          `json:"missionName"`
+	MissionCreatorUID  string          `json:"missionCreatorUid"`
+	MissionChatRoom    string          `json:"missionChatRoom"`
+	MissionTool        string          `json:"missionTool"`
+	MissionDescription string          `json:"missionDescription"`
+	Date               json.RawMessage `json:"date,omitempty"`
 }
 
 // resourceMeta is the parameters of `create resource` (the sync model's

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -119,7 +120,8 @@ func (f *Federation) changeROL(ch MissionChange, at time.Time) []*fedproto.ROL {
 	}
 	up := missionUpdate{Content: missionContent{Hashes: nonNil(ch.Hashes), UIDs: nonNil(ch.UIDs)}, CreatorUID: ch.By,
 		ChangeType: changeAddContent, MissionName: m.Name, MissionCreatorUID: m.CreatorUID, MissionChatRoom: m.ChatRoom,
-		MissionTool: toolOf(m.Tool), MissionDescription: m.Description, Date: at.UnixMilli()}
+		MissionTool: toolOf(m.Tool), MissionDescription: m.Description,
+		Date: strconv.AppendInt(nil, at.UnixMilli(), 10)}
 	var out []*fedproto.ROL
 	if ch.Kind == ContentRemoved {
 		up.ChangeType = changeRemoveContent

@@ -44,7 +44,7 @@ func TestParseProgram(t *testing.T) {
 // What Outpost writes reads back the same.
 func TestProgramRoundTrip(t *testing.T) {
 	up := missionUpdate{Content: missionContent{Hashes: []string{strings.Repeat("a", 64)}, UIDs: []string{}}, CreatorUID: "u",
-		ChangeType: changeAddContent, MissionName: "m; \"quoted\"", MissionTool: "public", Date: 5}
+		ChangeType: changeAddContent, MissionName: "m; \"quoted\"", MissionTool: "public", Date: []byte("5")}
 	p, err := program("update", "mission", up)
 	if err != nil {
 		t.Fatal(err)
@@ -57,8 +57,15 @@ func TestProgramRoundTrip(t *testing.T) {
 		t.Fatalf("%v %v", sts, err)
 	}
 	var back missionUpdate
-	if err := decodeParams(sts[0].params, &back); err != nil || back.MissionName != up.MissionName || back.Content.Hashes[0] != up.Content.Hashes[0] || back.Date != 5 {
+	if err := decodeParams(sts[0].params, &back); err != nil || back.MissionName != up.MissionName || back.Content.Hashes[0] != up.Content.Hashes[0] || string(back.Date) != "5" {
 		t.Fatalf("%+v %v", back, err)
+	}
+	// The official server's form, its date as a string or a number.
+	for _, date := range []string{`1732000000000`, `"2024-11-19T07:06:40.000Z"`, `null`} {
+		var got missionUpdate
+		if err := decodeParams([]byte(`{"content":{"hashes":[],"uids":["u"],"paths":{},"after":null},"creatorUid":"c","changeType":"ADD_CONTENT","missionName":"m","missionCreatorUid":"c","missionChatRoom":"","missionTool":"public","missionDescription":"","date":`+date+`,"xmlContentForNotification":"<x/>"}`), &got); err != nil || got.Content.UIDs[0] != "u" {
+			t.Fatalf("date %s: %+v %v", date, got, err)
+		}
 	}
 	if err := decodeParams([]byte(`{"name":1}`), &missionMetadata{}); !errors.Is(err, errMalformed) {
 		t.Fatalf("a number for a name: %v", err)
