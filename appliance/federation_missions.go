@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"outpost/appliance/federation"
+	"outpost/appliance/logx"
 	"outpost/appliance/marti"
 	"outpost/appliance/store"
 )
@@ -64,16 +65,14 @@ func (s fedMissions) HasFile(ctx context.Context, hash string) (bool, error) {
 // (the federate's groups are __ANON__: docs/federation.md "Groups"),
 // checked against its hash.
 func (s fedMissions) PutFile(ctx context.Context, m federation.FileMeta, data []byte, federate string) error {
-	in := store.DataPackageInput{UID: m.UID, Name: m.Name, SubmissionUser: m.Submitter, CreatorUID: m.CreatorUID,
+	name := logx.FileName(m.Name, m.Hash) // as an upload's name is made safe
+	in := store.DataPackageInput{UID: m.UID, Name: name, SubmissionUser: m.Submitter, CreatorUID: m.CreatorUID,
 		Keywords: m.Keywords, MIMEType: m.MIMEType, ExpectedHash: m.Hash, SubmittedAt: m.SubmittedAt, Groups: store.AnonGroup}
 	_, err := s.files.PutDataPackage(ctx, in, bytes.NewReader(data))
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid) {
 		// Its uid is taken here, or a field is not acceptable here: the
-		// file is kept under a new uid with what is.
-		in.UID, in.Keywords = "", nil
-		if in.Name == "" || store.CheckMissionName(in.Name) != nil {
-			in.Name = m.Hash
-		}
+		// file is kept under a new uid with its name and bytes only.
+		in = store.DataPackageInput{Name: name, ExpectedHash: m.Hash, SubmittedAt: m.SubmittedAt, Groups: store.AnonGroup}
 		_, err = s.files.PutDataPackage(ctx, in, bytes.NewReader(data))
 	}
 	return err

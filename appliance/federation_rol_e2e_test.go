@@ -305,6 +305,13 @@ func TestFederationROLBadInput(t *testing.T) {
 	send(&fedproto.ROL{Program: "assign mission\n{\"missionName\":\"fine-one\"};"}) // valid, not applied here
 	send(&fedproto.ROL{Program: "create resource\n" + `{"name":"f.txt","hash":"` + hex.EncodeToString(sum[:]) + `","uid":"F-1"};`,
 		Payload: []*fedproto.BinaryBlob{{Data: data}}})
+	// A file whose metadata is hostile or over this server's limits is kept
+	// under a safe name, without the rest.
+	odd := []byte("odd file")
+	oddSum := sha256.Sum256(odd)
+	oddHash := hex.EncodeToString(oddSum[:])
+	send(&fedproto.ROL{Program: "create resource\n" + `{"name":"../../etc/pass\u0000wd","hash":"` + oddHash + `","uid":"` + strings.Repeat("u", 300) + `"};`,
+		Payload: []*fedproto.BinaryBlob{{Data: odd}}})
 	send(good("fine-two"))
 	testkit.WaitForWithin(t, fedWait, "the good missions on B", func() bool {
 		return marti(t, b, "GET", "/Marti/api/missions/fine-two", nil).Status == 200
@@ -315,6 +322,10 @@ func TestFederationROLBadInput(t *testing.T) {
 	if res := marti(t, b, "GET", "/Marti/sync/content?hash="+hex.EncodeToString(sum[:]), nil); res.Status != 200 || !bytes.Equal(res.Body, data) {
 		t.Fatalf("the federated file: %d %q", res.Status, res.Body)
 	}
+	p, err := b.Store().Files().DataPackageByHash(ctx, oddHash)
+	if err != nil || strings.ContainsAny(p.Name, "/\x00") || p.Name == "" || len(p.UID) > 255 {
+		t.Fatalf("the odd file: %+v %v", p, err)
+	}
 	for _, name := range []string{"looped", "hopped", "many-payloads"} {
 		if res := marti(t, b, "GET", "/Marti/api/missions/"+name, nil); res.Status != 404 {
 			t.Fatalf("%s was applied: %d", name, res.Status)
@@ -322,7 +333,7 @@ func TestFederationROLBadInput(t *testing.T) {
 	}
 	st := fedStats(b, "tester")
 	if st.ROLDroppedMalformed != 9 || st.ROLDroppedSize != 2 || st.ROLDroppedLoop != 2 || st.ROLDroppedDuplicate != 1 ||
-		st.ROLIgnored != 1 || st.ROLApplied != 3 || st.FilesStored != 1 || !st.Connected {
+		st.ROLIgnored != 1 || st.ROLApplied != 4 || st.FilesStored != 2 || !st.Connected {
 		t.Fatalf("counters %+v", st)
 	}
 	// The link still carries B's changes to the tester.
