@@ -80,7 +80,7 @@ type Config struct {
 	Spool Spool
 
 	// Missions, when set, is the store of missions and files that ROL
-	// reads and changes (rol_link.go); nil: missions do not cross.
+	// reads and changes (rol_send.go, rol_receive.go); nil: missions do not cross.
 	Missions MissionStore
 	// MaxFileBytes bounds a file carried over ROL (the data package
 	// upload limit; within MaxMessage in any case).
@@ -158,9 +158,9 @@ type Federation struct {
 	remoteMu sync.Mutex        // guards remote
 	remote   map[string]remote // remote contacts' uids: where their positions came from (recent.go)
 
-	rolWork   chan MissionChange // local mission changes for the ROL worker (rol_link.go)
+	rolWork   chan MissionChange // local mission changes for the ROL worker (rol_send.go)
 	rolRecent *recent            // ROL programs received or sent lately (copies are dropped)
-	rolMu     sync.Mutex         // one received ROL program applied at a time (rol_link.go)
+	rolMu     sync.Mutex         // one received ROL program applied at a time (rol_receive.go)
 }
 
 // maxStreams bounds the calls open at once on one federate's connection

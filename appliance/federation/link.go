@@ -58,7 +58,7 @@ type link struct {
 	contactsPending atomic.Bool
 
 	out chan *fedproto.FederatedEvent // what goes to the federate; full: dropped and counted
-	// rolOut: the ROL messages that go to the federate (rol_link.go); full:
+	// rolOut: the ROL messages that go to the federate (rol_send.go); full:
 	// dropped and counted.
 	rolOut chan *fedproto.ROL
 	// announced: the local clients whose contact entry went to the

@@ -178,7 +178,7 @@ func (s *service) HealthCheck(ctx context.Context, _ *fedproto.ClientHealth) (*f
 }
 
 // ClientROLStream sends the federate the mission changes made here and
-// those of other federates (rol_link.go). The connection ending ends the
+// those of other federates (rol_send.go). The connection ending ends the
 // link (the event streams end with it).
 func (s *service) ClientROLStream(sub *fedproto.Subscription, stream fedproto.FederatedChannel_ClientROLStreamServer) error {
 	l, err := s.linkFor(stream.Context(), sub.GetIdentity().GetServerId())
@@ -192,7 +192,7 @@ func (s *service) ClientROLStream(sub *fedproto.Subscription, stream fedproto.Fe
 	return nil
 }
 
-// ServerROLStream applies the federate's mission changes (rol_link.go). The
+// ServerROLStream applies the federate's mission changes (rol_receive.go). The
 // federate closing its side ends only this stream; the connection ending
 // ends the link.
 func (s *service) ServerROLStream(stream fedproto.FederatedChannel_ServerROLStreamServer) error {

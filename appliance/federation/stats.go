@@ -17,7 +17,7 @@ type fedStats struct {
 	dropQueue, dropLoop, dropHops, dropDup, dropMalformed atomic.Uint64
 	dropSize, dropContacts, hopLimited, reconnects        atomic.Uint64
 	spooled, replayed, dropSpool                          atomic.Uint64
-	// ROL (rol_link.go) and contact entries (contacts.go).
+	// ROL (rol_send.go, rol_receive.go) and contact entries (contacts.go).
 	rolIn, rolOut, rolApplied, rolIgnored, rolFailed  atomic.Uint64
 	rolDropMalformed, rolDropSize, rolDropLoop        atomic.Uint64
 	rolDropDup, rolDropQueue, filesStored, filesKnown atomic.Uint64
