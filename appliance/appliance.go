@@ -316,6 +316,7 @@ func (a *Appliance) buildListeners() {
 		Directory: a.directory, Users: a.users, Guard: a.guard,
 		MaxUploadBytes: cfg.MaxUploadBytes, Space: a.space, Identify: a.pki.Identity,
 		MissionLogsPerMinute: cfg.MissionLogEntriesPerMinute, MissionLogBytesPerMinute: cfg.MissionLogBytesPerMinute,
+		MissionChanged: a.fedMissionChanged,
 		Websocket: marti.WebsocketOptions{
 			MaxSockets: cfg.MaxConnections, MaxMessage: cfg.MaxMessageBytes, IdleTimeout: cfg.SSLSockTimeout,
 			WriteTimeout: cfg.WriteTimeout, MaxEventsPerSecond: cfg.ClientEventsPerSecond, MaxBytesPerSecond: cfg.ClientBytesPerSecond,

@@ -119,6 +119,8 @@ func is(want string) func(any) bool { return func(v any) bool { return v == want
 // Outpost connects to it. Both ways they exchange identity and groups, and
 // a position crosses in each direction; with a group mapping, the groups
 // announced and tagged are the mapped ones (docs/federation.md "Groups").
+// Connecting, the peer also gets Outpost's client as a contact entry, and a
+// mission crosses over ROL each way.
 func TestFederationPythonPeer(t *testing.T) {
 	python := pythonGRPC(t)
 	ca := newFedCA(t, "Federation CA")
@@ -133,7 +135,14 @@ func TestFederationPythonPeer(t *testing.T) {
 		// The position is sent before the peer connects: it comes with the replay.
 		testkit.WaitFor(t, "B to hold OUT-1", func() bool { return len(b.Broker().Clients()) > 0 })
 		peer := startPyPeer(t, python, "client", fedListener(t, b), "--cert", pyCert, "--key", pyKey, "--ca", ca.trust(),
-			"--server-name", "bravo", "--send-uid", "PY-1", "--expect-uid", "OUT-1")
+			"--server-name", "bravo", "--send-uid", "PY-1", "--expect-uid", "OUT-1",
+			"--send-mission", "py-mission", "--expect-mission", "outpost-mission")
+		testkit.WaitForWithin(t, fedWait, "the Python peer's mission on B", func() bool {
+			return marti(t, b, "GET", "/Marti/api/missions/py-mission", nil).Status == 200
+		})
+		if res := marti(t, b, "PUT", "/Marti/api/missions/outpost-mission?creatorUid=OUT-1", nil); res.Status != 201 {
+			t.Fatalf("create mission on B: %d %s", res.Status, res.Body)
+		}
 		ev, err := local.WaitFor(func(e *cot.Event) bool { return e.UID == "PY-1" }, fedWait)
 		if err != nil {
 			t.Fatalf("B's client did not get the Python peer's position: %v", err)
@@ -149,6 +158,15 @@ func TestFederationPythonPeer(t *testing.T) {
 		got := peer.find("event", is("OUT-1"))
 		if got == nil || !strings.Contains(got["other"].(string), `callsign="OUTPOSTER"`) {
 			t.Fatalf("the peer's view of OUT-1: %v", got)
+		}
+		if c := peer.find("contact", is("OUT-1")); c == nil || c["callsign"] != "OUTPOSTER" || c["operation"] != "CREATE" {
+			t.Fatalf("the peer's contact entry of OUT-1: %v (%v)", c, peer.lines)
+		}
+		if r := peer.find("rol", func(v any) bool {
+			s, _ := v.(string)
+			return strings.HasPrefix(s, "create mission\n{") && strings.Contains(s, `"name":"outpost-mission"`) && strings.HasSuffix(s, ";")
+		}); r == nil {
+			t.Fatalf("the peer got no ROL of outpost-mission: %v", peer.lines)
 		}
 	})
 

@@ -68,6 +68,8 @@ var (
 	mFedEvents     = desc("federate_events_total", "Federation events received (in), published to local clients (published), sent (out), queued while the link was down (queued) and sent from that queue (queue_sent), by federate.", "federate", "direction")
 	mFedDropped    = desc("federate_dropped_total", "Federation events dropped, by federate and reason: queue (outbound queue full), loop, hops, duplicate, malformed, too_large, contacts, group (federate groups mapped to no local group), hop_limited (not sent on), queued_expired (dropped from the persistent queue: too old, over its bytes, or not stored).", "federate", "reason")
 	mFedReconnects = desc("federate_reconnects_total", "Outbound federation connections made again after a failure, by federate.", "federate")
+	mFedROL        = desc("federate_rol_total", "Federation ROL (mission changes): messages received (in), sent (out), statements applied (applied), not applied here (ignored), refused by the store (failed); files stored (files_stored) and already kept (files_known), by federate.", "federate", "direction")
+	mFedROLDropped = desc("federate_rol_dropped_total", "Federation ROL messages dropped, by federate and reason: malformed, too_large, loop (or hops spent), duplicate, queue (outbound queue full).", "federate", "reason")
 	mDiskFloor     = desc("disk_floor_bytes", "Hard floor of free space (diskFloor): below it every write that grows the database gets 507.")
 )
 
@@ -285,5 +287,13 @@ func collectFederation(counter func(*prometheus.Desc, uint64, ...string), gauge 
 			counter(mFedDropped, d.n, st.Name, d.reason)
 		}
 		counter(mFedReconnects, st.Reconnects, st.Name)
+		for dir, n := range map[string]uint64{"in": st.ROLIn, "out": st.ROLOut, "applied": st.ROLApplied, "ignored": st.ROLIgnored,
+			"failed": st.ROLFailed, "files_stored": st.FilesStored, "files_known": st.FilesKnown} {
+			counter(mFedROL, n, st.Name, dir)
+		}
+		for reason, n := range map[string]uint64{"malformed": st.ROLDroppedMalformed, "too_large": st.ROLDroppedSize,
+			"loop": st.ROLDroppedLoop, "duplicate": st.ROLDroppedDuplicate, "queue": st.ROLDroppedQueue} {
+			counter(mFedROLDropped, n, st.Name, reason)
+		}
 	}
 }

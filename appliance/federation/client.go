@@ -163,6 +163,7 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	}
 	errc := make(chan error, 4)
 	var wg sync.WaitGroup
+	f.rolStreams(ctx, cli, sub, l, &wg) // missions (rol_send.go)
 	wg.Add(3)
 	go func() { defer wg.Done(); errc <- l.recvLoop(in.Recv) }()
 	go func() { defer wg.Done(); errc <- l.sendLoop(ctx, out.Send) }()

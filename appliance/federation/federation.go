@@ -99,6 +99,17 @@ type Config struct {
 	// federates (spool.go); nil: what a link down misses is not sent.
 	Spool Spool
 
+	// Missions, when set, is the store of missions and files that ROL
+	// reads and changes (rol_send.go, rol_receive.go); nil: missions do not cross.
+	Missions MissionStore
+	// MaxFileBytes bounds a file carried over ROL (the data package
+	// upload limit; within MaxMessage in any case).
+	MaxFileBytes int64
+	// ROLReplay is how far back the mission changes sent to a federate's
+	// first link since start go (later links: since the previous one
+	// ended); 0: one hour; negative: none.
+	ROLReplay time.Duration
+
 	Broker *broker.Broker
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -122,6 +133,9 @@ func (c *Config) fill() {
 	defd(&c.HealthInterval, 30*time.Second)
 	defd(&c.BackoffMin, time.Second)
 	defd(&c.BackoffMax, time.Minute)
+	if c.ROLReplay == 0 {
+		c.ROLReplay = time.Hour
+	}
 	if c.MaxHops == 0 {
 		c.MaxHops = -1
 	}
@@ -168,8 +182,11 @@ type Federation struct {
 	remoteMu sync.Mutex        // guards remote
 	remote   map[string]remote // remote contacts' uids: where their positions came from (recent.go)
 
-	v1Once sync.Once
-	v1     *V1Listener // the federation v1 listener (v1.go), made by V1
+	v1Once    sync.Once
+	v1        *V1Listener        // the federation v1 listener (v1.go), made by V1
+	rolWork   chan MissionChange // local mission changes for the ROL worker (rol_send.go)
+	rolRecent *recent            // ROL programs received or sent lately (copies are dropped)
+	rolMu     sync.Mutex         // one received ROL program applied at a time (rol_receive.go)
 }
 
 // maxStreams bounds the calls open at once on one federate's connection
@@ -187,7 +204,8 @@ func New(cfg Config) *Federation {
 	f := &Federation{cfg: cfg, log: log, warn: logx.NewLimiter(log, 20, 10*time.Second),
 		recent: newRecent(recentWindow, 64<<10), stop: make(chan struct{}),
 		self:  &fedproto.FederateProvenance{FederationServerId: cfg.ServerID, FederationServerName: cfg.Name},
-		stats: map[string]*fedStats{}, links: map[string]*link{}, remote: map[string]remote{}, managed: map[string]*managedFed{}, spoolers: map[string]*spooler{}}
+		stats: map[string]*fedStats{}, links: map[string]*link{}, remote: map[string]remote{}, managed: map[string]*managedFed{}, spoolers: map[string]*spooler{},
+		rolWork: make(chan MissionChange, rolWork), rolRecent: newRecent(recentWindow, 16<<10)}
 	f.drv = cotsession.New[*conn](cotsession.Config{Name: ListenerName, MaxEventsPerSecond: cfg.MaxEventsPerSecond,
 		MaxBytesPerSecond: cfg.MaxBytesPerSecond, ServerUID: cfg.ServerID, Broker: cfg.Broker, Logger: log,
 		Warn: f.warn, Now: cfg.Now, MaxMessage: cfg.MaxEventBytes})
@@ -210,6 +228,8 @@ func (f *Federation) Listen() error {
 
 // Serve serves the listener and starts the outbound connections.
 func (f *Federation) Serve() {
+	f.wg.Add(1)
+	go func() { defer f.wg.Done(); f.rolWorker() }()
 	f.serveListener()
 	for _, o := range f.cfg.Federates {
 		if sp := f.spoolerOf(o.Name); sp != nil {
@@ -307,6 +327,7 @@ func (f *Federation) detach(l *link, why error) {
 	}
 	f.mu.Unlock()
 	l.stats.connected.Add(-1)
+	l.stats.downAt.Store(f.cfg.Now().UnixMilli())
 	if why != nil && !errors.Is(why, io.EOF) {
 		l.stats.setError(why)
 	}

@@ -63,11 +63,18 @@ type link struct {
 	// writer looks through the contacts only then, not at every event).
 	contactsPending atomic.Bool
 
-	out  chan *fedproto.FederatedEvent // what goes to the federate; full: dropped and counted
-	kick chan struct{}                 // capacity 1: the writer has something to take
-	done chan struct{}
-	once sync.Once
-	wg   sync.WaitGroup
+	out chan *fedproto.FederatedEvent // what goes to the federate; full: dropped and counted
+	// rolOut: the ROL messages that go to the federate (rol_send.go); full:
+	// dropped and counted.
+	rolOut chan *fedproto.ROL
+	// announced: the local clients whose contact entry went to the
+	// federate, by uid, with the callsign sent (contacts.go); written by the
+	// writer goroutine only.
+	announced map[string]string
+	kick      chan struct{} // capacity 1: the writer has something to take
+	done      chan struct{}
+	once      sync.Once
+	wg        sync.WaitGroup
 }
 
 // linkKey is the broker.SessionInfo.Link of a federate's sessions.
@@ -78,7 +85,8 @@ func linkKey(name string) string { return "federation:" + name }
 // its writer.
 func (f *Federation) newLink(name, peerID, addr string, sp *spooler) *link {
 	l := &link{f: f, name: name, addr: addr, stats: f.statsOf(name), sp: sp, contacts: map[string]*conn{},
-		out: make(chan *fedproto.FederatedEvent, f.cfg.Queue), kick: make(chan struct{}, 1), done: make(chan struct{})}
+		out: make(chan *fedproto.FederatedEvent, f.cfg.Queue), rolOut: make(chan *fedproto.ROL, rolQueue),
+		announced: map[string]string{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	l.setPeer(peerID)
 	l.stats.links.Add(1)
 	l.own = l.join("", addr, false)
@@ -262,11 +270,20 @@ func (l *link) send(ev *cot.Event, mask uint64, destCallsign, destUID string) {
 	if l.sp != nil && destUID == "" && ev.IsSA() {
 		l.sp.note(eventKey(ev), ev.UID)
 	}
+	// A local client's contact entry (contacts.go): before its first
+	// position, after its departure.
+	ct := l.contactEntry(ev, destUID == "" && len(fe.FederateProvenance) == 1)
+	if ct != nil && ct.Operation != fedproto.CRUD_DELETE {
+		l.queueContact(ct, fe)
+	}
 	select {
 	case l.out <- fe:
 	default:
 		l.stats.dropQueue.Add(1)
 		l.f.warn.Warn("federate queue full: event dropped", "federate", logx.Clip(l.name), "queue", cap(l.out))
+	}
+	if ct != nil && ct.Operation == fedproto.CRUD_DELETE {
+		l.queueContact(ct, fe)
 	}
 }
 
@@ -347,18 +364,18 @@ func (l *link) receive(fe *fedproto.FederatedEvent, size int) {
 	now := l.f.cfg.Now()
 	g := fe.GetEvent()
 	if g == nil {
-		// A contact entry alone: contacts cross with their position
-		// reports; one that was deleted on the federate departs here.
-		if ct := fe.GetContact(); ct.GetOperation() == fedproto.CRUD_DELETE {
-			l.mu.Lock()
-			c := l.contacts[ct.GetUid()]
-			l.mu.Unlock()
-			if c != nil {
-				c.Sess.Close(broker.ReasonClientClosed)
-				return
-			}
+		// A contact entry alone (contacts.go); a loop's copy is dropped.
+		if fe.GetContact() == nil {
+			l.stats.ignored.Add(1)
+			return
 		}
-		l.stats.ignored.Add(1)
+		if slices.ContainsFunc(fe.GetFederateProvenance(), func(p *fedproto.FederateProvenance) bool {
+			return p.GetFederationServerId() == l.f.cfg.ServerID
+		}) {
+			l.stats.dropLoop.Add(1)
+			return
+		}
+		l.receiveContact(fe.GetContact())
 		return
 	}
 	if slices.ContainsFunc(fe.GetFederateProvenance(), func(p *fedproto.FederateProvenance) bool {
@@ -418,15 +435,30 @@ func (l *link) receive(fe *fedproto.FederatedEvent, size int) {
 // position of, made on its first report (nil: too many contacts on this
 // link, or the link is closing).
 func (l *link) contact(ev *cot.Event) *conn {
+	c := l.contactOf(ev.UID)
+	if c == nil {
+		return nil
+	}
+	if ct := ev.Detail.Contact; ct != nil && ct.Callsign != c.callsign {
+		l.mu.Lock()
+		c.callsign = ct.Callsign // guarded by l.mu: the writer reads it
+		l.mu.Unlock()
+	}
+	return c
+}
+
+// contactOf returns the session of the remote client uid, made when it
+// has none (nil: too many contacts on this link, or the link is closing).
+func (l *link) contactOf(uid string) *conn {
 	l.mu.Lock()
-	c := l.contacts[ev.UID]
+	c := l.contacts[uid]
 	if c == nil && (l.closed || len(l.contacts) >= l.f.cfg.MaxContacts) {
 		l.mu.Unlock()
 		return nil
 	}
 	l.mu.Unlock()
 	if c == nil {
-		c = l.join(ev.UID, "federate "+l.name, true)
+		c = l.join(uid, "federate "+l.name, true)
 		if c == nil {
 			return nil
 		}
@@ -436,15 +468,10 @@ func (l *link) contact(ev *cot.Event) *conn {
 			c.Sess.Close(broker.ReasonClientClosed)
 			return nil
 		}
-		l.contacts[ev.UID] = c
+		l.contacts[uid] = c
 		l.contactsPending.Store(true) // join left it pending
 		l.mu.Unlock()
 		c.Sess.SetOut(l.f.groupsOf(l.name).outMask) // a mapping changed while it joined (groups.go)
-	}
-	if ct := ev.Detail.Contact; ct != nil && ct.Callsign != c.callsign {
-		l.mu.Lock()
-		c.callsign = ct.Callsign // guarded by l.mu: the writer reads it
-		l.mu.Unlock()
 	}
 	return c
 }

@@ -201,26 +201,43 @@ func (s *service) HealthCheck(ctx context.Context, _ *fedproto.ClientHealth) (*f
 	return &fedproto.ServerHealth{Status: st}, nil
 }
 
-// ClientROLStream stays open and sends nothing: missions do not cross yet.
-func (s *service) ClientROLStream(_ *fedproto.Subscription, stream fedproto.FederatedChannel_ClientROLStreamServer) error {
-	select {
-	case <-stream.Context().Done():
-	case <-s.f.stop:
+// ClientROLStream sends the federate the mission changes made here and
+// those of other federates (rol_send.go). The connection ending ends the
+// link (the event streams end with it).
+func (s *service) ClientROLStream(sub *fedproto.Subscription, stream fedproto.FederatedChannel_ClientROLStreamServer) error {
+	l, err := s.linkFor(stream.Context(), sub.GetIdentity().GetServerId())
+	if err != nil {
+		return err
+	}
+	err = l.sendROLLoop(stream.Context(), stream.Send)
+	if stream.Context().Err() != nil {
+		s.f.detach(l, err)
 	}
 	return nil
 }
 
-// ServerROLStream reads and lets go of what the federate sends: missions do
-// not cross yet.
+// ServerROLStream applies the federate's mission changes (rol_receive.go). The
+// federate closing its side ends only this stream; the connection ending
+// ends the link.
 func (s *service) ServerROLStream(stream fedproto.FederatedChannel_ServerROLStreamServer) error {
-	for {
-		if _, err := stream.Recv(); err != nil {
-			if errors.Is(err, io.EOF) {
-				return stream.SendAndClose(&fedproto.Subscription{})
-			}
-			return nil
-		}
+	l, err := s.linkFor(stream.Context(), "")
+	if err != nil {
+		return err
 	}
+	res := make(chan error, 1)
+	go func() { res <- l.recvROLLoop(stream.Recv) }()
+	select {
+	case err = <-res:
+	case <-l.done:
+		return nil
+	}
+	if errors.Is(err, io.EOF) {
+		return stream.SendAndClose(&fedproto.Subscription{Identity: s.f.identity(fedproto.Identity_FEDERATION_TAK_SERVER)})
+	}
+	if stream.Context().Err() != nil {
+		s.f.detach(l, err)
+	}
+	return nil
 }
 
 // sendLoop sends what the link queues until the link or ctx ends.

@@ -18,8 +18,14 @@ type fedStats struct {
 	dropSize, dropContacts, hopLimited, reconnects        atomic.Uint64
 	dropGroup                                             atomic.Uint64
 	spooled, replayed, dropSpool                          atomic.Uint64
-	lastContact                                           atomic.Int64 // unix seconds
-	lastErr                                               atomic.Pointer[string]
+	// ROL (rol_send.go, rol_receive.go) and contact entries (contacts.go).
+	rolIn, rolOut, rolApplied, rolIgnored, rolFailed  atomic.Uint64
+	rolDropMalformed, rolDropSize, rolDropLoop        atomic.Uint64
+	rolDropDup, rolDropQueue, filesStored, filesKnown atomic.Uint64
+	contactsIn, contactsOut                           atomic.Uint64
+	lastContact                                       atomic.Int64 // unix seconds
+	downAt                                            atomic.Int64 // unix ms: when its last link ended (0: none yet)
+	lastErr                                           atomic.Pointer[string]
 }
 
 // maxLastError bounds a federate's last error (gRPC's wrapping of a
@@ -74,6 +80,28 @@ type FederateStats struct {
 	QueueSent     uint64 `json:"queueSent"`
 	DroppedQueued uint64 `json:"droppedQueued"`
 	LastContact   int64  `json:"lastContact"` // unix seconds of the last message received; 0 never
+	// Missions over ROL (docs/federation.md "Missions over ROL"): messages
+	// received, sent, statements applied, valid ones not applied here
+	// (another resource or change, a mission that is not public), failed
+	// (the store refused them); dropped: malformed, too large, looping or
+	// hop-exhausted, a copy received lately, the queue to the federate
+	// full. Files stored from a federate, and those already kept (stored
+	// once).
+	ROLIn               uint64 `json:"rolIn"`
+	ROLOut              uint64 `json:"rolOut"`
+	ROLApplied          uint64 `json:"rolApplied"`
+	ROLIgnored          uint64 `json:"rolIgnored"`
+	ROLFailed           uint64 `json:"rolFailed"`
+	ROLDroppedMalformed uint64 `json:"rolDroppedMalformed"`
+	ROLDroppedSize      uint64 `json:"rolDroppedSize"`
+	ROLDroppedLoop      uint64 `json:"rolDroppedLoop"`
+	ROLDroppedDuplicate uint64 `json:"rolDroppedDuplicate"`
+	ROLDroppedQueue     uint64 `json:"rolDroppedQueue"`
+	FilesStored         uint64 `json:"filesStored"`
+	FilesKnown          uint64 `json:"filesKnown"`
+	// Contact entries (ContactListEntry) received and sent.
+	ContactsIn  uint64 `json:"contactsIn"`
+	ContactsOut uint64 `json:"contactsOut"`
 }
 
 func (f *Federation) statsOf(name string) *fedStats {
@@ -120,7 +148,11 @@ func (f *Federation) Stats() []FederateStats {
 			DroppedDuplicate: s.dropDup.Load(), DroppedMalformed: s.dropMalformed.Load(), DroppedSize: s.dropSize.Load(),
 			DroppedContacts: s.dropContacts.Load(), DroppedGroup: s.dropGroup.Load(), HopLimited: s.hopLimited.Load(), Ignored: s.ignored.Load(),
 			Reconnects: s.reconnects.Load(), LastContact: s.lastContact.Load(),
-			Queued: s.spooled.Load(), QueueSent: s.replayed.Load(), DroppedQueued: s.dropSpool.Load()})
+			Queued: s.spooled.Load(), QueueSent: s.replayed.Load(), DroppedQueued: s.dropSpool.Load(),
+			ROLIn: s.rolIn.Load(), ROLOut: s.rolOut.Load(), ROLApplied: s.rolApplied.Load(), ROLIgnored: s.rolIgnored.Load(),
+			ROLFailed: s.rolFailed.Load(), ROLDroppedMalformed: s.rolDropMalformed.Load(), ROLDroppedSize: s.rolDropSize.Load(),
+			ROLDroppedLoop: s.rolDropLoop.Load(), ROLDroppedDuplicate: s.rolDropDup.Load(), ROLDroppedQueue: s.rolDropQueue.Load(),
+			FilesStored: s.filesStored.Load(), FilesKnown: s.filesKnown.Load(), ContactsIn: s.contactsIn.Load(), ContactsOut: s.contactsOut.Load()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -36,6 +36,11 @@ type Options struct {
 	Videos     *store.Videos
 	Accounts   *store.Accounts
 
+	// MissionChanged, when set, is told of each mission change a client
+	// made (created, deleted, contents added or removed) once committed
+	// (mission_federation.go).
+	MissionChanged func(MissionChange)
+
 	// MaxUploadBytes bounds one uploaded file (maxUploadBytes; 413 above).
 	MaxUploadBytes int64
 	// Space is the data filesystem's reserve: uploads below it get 507

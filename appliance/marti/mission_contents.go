@@ -62,6 +62,8 @@ func (h *Handler) missionAddContents(w http.ResponseWriter, r *http.Request) err
 	}
 	h.log.Info("mission contents added", "mission", logx.Clip(name), "by", logx.Clip(who), "added", len(added))
 	h.notifyContents(m, who, added)
+	hs, us := addedOf(added)
+	h.missionChanged(ContentAdded, m, hs, us, who)
 	return h.writeMission(w, r, m, http.StatusOK, "", false)
 }
 
@@ -94,6 +96,11 @@ func (h *Handler) missionRemoveContent(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	h.log.Info("mission content removed", "mission", logx.Clip(name), "by", logx.Clip(who), "hash", hash, "uid", logx.Clip(uid))
+	if hash != "" {
+		h.missionChanged(ContentRemoved, m, []string{hash}, nil, who)
+	} else {
+		h.missionChanged(ContentRemoved, m, nil, []string{uid}, who)
+	}
 	return h.writeMission(w, r, m, http.StatusOK, "", false)
 }
 
@@ -133,6 +140,8 @@ func (h *Handler) missionPackage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.notifyContents(m, u.creator, added)
+	hs, us := addedOf(added)
+	h.missionChanged(ContentAdded, m, hs, us, u.creator)
 	return h.writeMission(w, r, m, http.StatusOK, "", false)
 }
 

@@ -36,6 +36,7 @@ func (h *Handler) missionDelete(w http.ResponseWriter, r *http.Request) error {
 	}
 	h.log.Info("mission deleted", "mission", logx.Clip(m.Name), "by", logx.Clip(by))
 	h.notifyDeleted(m, by)
+	h.missionChanged(MissionDeleted, m, nil, nil, by)
 	v, err := h.missionView(r, m)
 	if err != nil {
 		return err

@@ -192,7 +192,7 @@ type changeJSON struct {
 func changeView(c store.MissionChange) changeJSON {
 	v := changeJSON{Type: c.Type, MissionName: c.MissionName, MissionGUID: c.MissionGUID, Timestamp: httpapi.FormatTime(c.At),
 		ServerTime: httpapi.FormatTime(c.At), CreatorUID: c.CreatorUID, ContentUID: c.ContentUID,
-		ContentResource: c.ContentResource, Details: c.Details, ExternalData: c.ExternalData}
+		ContentResource: c.ContentResource, Details: c.Details, ExternalData: c.ExternalData, IsFederatedChange: c.Federate != ""}
 	if c.LogEntry != nil {
 		l := logView(*c.LogEntry)
 		v.LogEntry = &l

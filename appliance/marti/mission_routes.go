@@ -424,6 +424,9 @@ func (h *Handler) missionPut(w http.ResponseWriter, r *http.Request) error {
 	// api.md §6.2: on creation and on update, so every client's mission
 	// list shows the current metadata.
 	h.notifyCreated(m, in.CreatorUID)
+	if created {
+		h.missionChanged(MissionCreated, m, nil, nil, in.CreatorUID)
+	}
 	return h.writeMission(w, r, m, status, sub.Token, false)
 }
 

@@ -236,6 +236,9 @@ func roleOf(ctx context.Context, q querier, m Mission, uid string) (string, erro
 
 // mayWrite returns ErrForbidden unless uid may change m's contents.
 func mayWrite(ctx context.Context, q querier, m Mission, uid string) error {
+	if federateOf(ctx) != "" {
+		return nil // a federate's change (missions_federated.go)
+	}
 	role, err := roleOf(ctx, q, m, uid)
 	if err != nil {
 		return err

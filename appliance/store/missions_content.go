@@ -79,6 +79,9 @@ type changeBody struct {
 	Details         *UIDDetails      `json:"details,omitempty"`
 	ExternalData    *ExternalData    `json:"externalData,omitempty"`
 	LogEntry        *LogEntry        `json:"logEntry,omitempty"`
+	// Federate: the federate the change came from ("" made here;
+	// missions_federated.go).
+	Federate string `json:"federate,omitempty"`
 }
 
 // MissionChange is one record of a mission's change history.
@@ -93,6 +96,7 @@ type MissionChange struct {
 }
 
 func recordChange(ctx context.Context, tx *sql.Tx, missionID int64, typ, creator string, at time.Time, body changeBody) error {
+	body.Federate = federateOf(ctx)
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err

@@ -70,6 +70,9 @@ func (s *Missions) Subscription(ctx context.Context, name, uid string) (Subscrip
 
 // mayOwn returns ErrForbidden unless uid owns m.
 func mayOwn(ctx context.Context, q querier, m Mission, uid, what string) error {
+	if federateOf(ctx) != "" {
+		return nil // a federate's change (missions_federated.go)
+	}
 	role, err := roleOf(ctx, q, m, uid)
 	if err != nil {
 		return err

@@ -10,8 +10,11 @@ from appliance/federation/fedproto/*.proto by grpc_tools.
 Either way it exchanges identity and groups (--groups, comma-separated:
 the federate groups it announces and tags its event with; default
 __ANON__), sends one position report (--send-uid, callsign PY) and waits
-until Outpost sends the event with --expect-uid. Everything it sees is printed as one JSON object per line.
-It exits 0 once the expected event came, 1 at --timeout.
+until Outpost sends the event with --expect-uid. As a client it can also
+send one ROL program creating a mission (--send-mission) and wait for
+Outpost's ROL naming another (--expect-mission). Everything it sees is
+printed as one JSON object per line. It exits 0 once what it expects came,
+1 at --timeout.
 """
 import argparse
 import json
@@ -26,11 +29,17 @@ import fig_pb2 as pb
 import fig_pb2_grpc as rpc
 
 done = threading.Event()
+rol_done = threading.Event()  # the ROL naming --expect-mission came (or none is expected)
 finish = threading.Event()  # the client's streams stay open until it is set
 
 
+say_lock = threading.Lock()  # one whole line at a time from every thread
+
+
 def say(**kw):
-    print(json.dumps(kw), flush=True)
+    line = json.dumps(kw)
+    with say_lock:
+        print(line, flush=True)
 
 
 GROUPS = ["__ANON__"]  # --groups
@@ -50,6 +59,10 @@ def position(uid):
 
 
 def seen(fe, expect):
+    if fe.HasField("contact"):
+        c = fe.contact
+        say(contact=c.uid, callsign=c.callsign, operation=pb.CRUD.Name(c.operation))
+        return
     ev = fe.event
     say(event=ev.uid, type=ev.type, lat=ev.lat, other=ev.other, eventGroups=list(fe.federateGroups),
         provenance=[p.federationServerId for p in fe.federateProvenance], hops=fe.federateHops.currentHops)
@@ -95,7 +108,34 @@ def run_client(a):
         finish.wait(a.timeout)
 
     sending = stub.ServerEventStream.future(outgoing())
-    ok = done.wait(a.timeout)
+
+    # Missions over ROL: the program form the official server writes
+    # (docs/federation.md "Missions over ROL").
+    rols = stub.ClientROLStream(sub)
+
+    def receive_rol():
+        try:
+            for r in rols:
+                say(rol=r.program, payloads=len(r.payload),
+                    rol_provenance=[p.federationServerId for p in r.federateProvenance])
+                if a.expect_mission and ('"name":"%s"' % a.expect_mission) in r.program:
+                    rol_done.set()
+        except grpc.RpcError as e:
+            say(rol_error=str(e.code()))
+
+    threading.Thread(target=receive_rol, daemon=True).start()
+
+    def rol_out():
+        if a.send_mission:
+            meta = {"type": "MissionMetadata", "name": a.send_mission, "creatorUid": "PY-CREATOR",
+                    "description": "from python", "tool": "public"}
+            yield pb.ROL(program="create mission\n" + json.dumps(meta) + ";", federateGroups=["__ANON__"],
+                         federateProvenance=[pb.FederateProvenance(federationServerId="python-peer")],
+                         federateHops=pb.FederateHops(maxHops=-1, currentHops=1))
+        finish.wait(a.timeout)
+
+    rol_sending = stub.ServerROLStream.future(rol_out())
+    ok = done.wait(a.timeout) and rol_done.wait(a.timeout)
     # The official client checks health an interval after its streams are
     # open; by then the link exists.
     health = stub.HealthCheck(pb.ClientHealth(status=pb.ClientHealth.SERVING), timeout=30)
@@ -104,6 +144,8 @@ def run_client(a):
     events.cancel()
     groups.cancel()
     sending.cancel()
+    rols.cancel()
+    rol_sending.cancel()
     mine.cancel()
     return ok
 
@@ -164,10 +206,14 @@ def main():
     p.add_argument("--server-name", default="", help="the server certificate's name (client)")
     p.add_argument("--send-uid", required=True)
     p.add_argument("--expect-uid", required=True)
+    p.add_argument("--send-mission", default="", help="a mission to create with ROL (client)")
+    p.add_argument("--expect-mission", default="", help="a mission whose ROL to wait for (client)")
     p.add_argument("--timeout", type=float, default=60)
     p.add_argument("--groups", default="__ANON__", help="federate groups, comma-separated")
     a = p.parse_args()
     GROUPS[:] = [g for g in a.groups.split(",") if g]
+    if not a.expect_mission:
+        rol_done.set()
     if a.mode == "client":
         a.addr = a.target
         ok = run_client(a)

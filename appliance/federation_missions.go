@@ -1,0 +1,234 @@
+package appliance
+
+// The store's side of missions over ROL (docs/federation.md "Missions over
+// ROL"): federation reads files and applies a federate's mission changes
+// through fedMissions (federation.MissionStore); a client's mission change
+// reaches federation through marti's MissionChanged.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"outpost/appliance/federation"
+	"outpost/appliance/logx"
+	"outpost/appliance/marti"
+	"outpost/appliance/store"
+)
+
+// fedMissions is federation.MissionStore over the store.
+type fedMissions struct {
+	missions *store.Missions
+	files    *store.Files
+	// notify sends the CoT notifications of an applied change, as for a
+	// client's (marti.Handler.NotifyFederated).
+	notify func(kind string, m store.Mission, by string, added []store.ContentChange)
+}
+
+func (s fedMissions) File(ctx context.Context, hash string, max int64) (federation.FileMeta, []byte, error) {
+	p, err := s.files.DataPackageByHash(ctx, hash)
+	if err != nil {
+		return federation.FileMeta{}, nil, err
+	}
+	if p.Size > max {
+		return federation.FileMeta{}, nil, fmt.Errorf("%w: %d bytes, at most %d", federation.ErrFileTooLarge, p.Size, max)
+	}
+	r, err := s.files.OpenBlob(ctx, p.BlobID)
+	if err != nil {
+		return federation.FileMeta{}, nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return federation.FileMeta{}, nil, err
+	}
+	if int64(len(data)) > max {
+		return federation.FileMeta{}, nil, federation.ErrFileTooLarge
+	}
+	return federation.FileMeta{Hash: p.Hash, UID: p.UID, Name: p.Name, MIMEType: p.MIMEType, Submitter: p.SubmissionUser,
+		CreatorUID: p.CreatorUID, Keywords: p.Keywords, Size: p.Size, SubmittedAt: p.SubmittedAt}, data, nil
+}
+
+func (s fedMissions) HasFile(ctx context.Context, hash string) (bool, error) {
+	_, err := s.files.DataPackageByHash(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// PutFile stores a federate's file as a public data package of __ANON__
+// (the federate's groups are __ANON__: docs/federation.md "Groups"),
+// checked against its hash.
+func (s fedMissions) PutFile(ctx context.Context, m federation.FileMeta, data []byte, federate string) error {
+	name := logx.FileName(m.Name, m.Hash) // as an upload's name is made safe
+	in := store.DataPackageInput{UID: m.UID, Name: name, SubmissionUser: m.Submitter, CreatorUID: m.CreatorUID,
+		Keywords: m.Keywords, MIMEType: m.MIMEType, ExpectedHash: m.Hash, SubmittedAt: m.SubmittedAt, Groups: store.AnonGroup}
+	_, err := s.files.PutDataPackage(ctx, in, bytes.NewReader(data))
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid) {
+		// Its uid is taken here, or a field is not acceptable here: the
+		// file is kept under a new uid with its name and bytes only.
+		in = store.DataPackageInput{Name: name, ExpectedHash: m.Hash, SubmittedAt: m.SubmittedAt, Groups: store.AnonGroup}
+		_, err = s.files.PutDataPackage(ctx, in, bytes.NewReader(data))
+	}
+	return err
+}
+
+func (s fedMissions) CreateMission(ctx context.Context, m federation.MissionMeta, federate string) error {
+	if _, err := s.missions.MissionByName(ctx, m.Name); err == nil {
+		return nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	in := store.MissionInput{CreatorUID: m.CreatorUID, Description: &m.Description, ChatRoom: &m.ChatRoom, BaseLayer: &m.BaseLayer,
+		BBox: &m.BBox, Path: &m.Path, Classification: &m.Classification, Tool: &m.Tool, InviteOnly: &m.InviteOnly}
+	if m.Expiration > 0 {
+		in.Expiration = &m.Expiration
+	}
+	sm, created, _, err := s.missions.PutMission(store.FederatedChange(ctx, federate), m.Name, in)
+	if err == nil && created {
+		s.notify(marti.MissionCreated, sm, m.CreatorUID, nil)
+	}
+	return err
+}
+
+func (s fedMissions) DeleteMission(ctx context.Context, name, by, federate string) error {
+	m, err := s.missions.DeleteMission(store.FederatedChange(ctx, federate), name, by)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err == nil {
+		s.notify(marti.MissionDeleted, m, by, nil)
+	}
+	return err
+}
+
+// AddContent adds what is stored of hashes (a file that did not cross is
+// left out) and uids, creating the mission first when it is not here.
+func (s fedMissions) AddContent(ctx context.Context, m federation.MissionMeta, hashes, uids []string, by, federate string) error {
+	if err := s.CreateMission(ctx, m, federate); err != nil {
+		return err
+	}
+	var known []string
+	var missing error
+	for _, h := range hashes {
+		h = strings.ToLower(h)
+		if ok, err := s.HasFile(ctx, h); err != nil {
+			return err
+		} else if ok {
+			known = append(known, h)
+		} else {
+			missing = fmt.Errorf("no file with hash %s here", h)
+		}
+	}
+	if len(known)+len(uids) > 0 {
+		added, err := s.missions.AddMissionContents(store.FederatedChange(ctx, federate), m.Name, known, uids, by)
+		if err != nil {
+			return err
+		}
+		if sm, err := s.missions.MissionByName(ctx, m.Name); err == nil && len(added) > 0 {
+			s.notify(marti.ContentAdded, sm, by, added)
+		}
+	}
+	return missing
+}
+
+func (s fedMissions) RemoveContent(ctx context.Context, name, hash, uid, by, federate string) error {
+	_, err := s.missions.RemoveMissionContent(store.FederatedChange(ctx, federate), name, strings.ToLower(hash), uid, by)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // not here (any more)
+	}
+	return err
+}
+
+// fedMissionChange is a client's mission change as federation takes it.
+func fedMissionChange(ch marti.MissionChange) federation.MissionChange {
+	m := ch.Mission
+	out := federation.MissionChange{Mission: federation.MissionMeta{Name: m.Name, GUID: m.GUID, CreatorUID: m.CreatorUID,
+		Description: m.Description, ChatRoom: m.ChatRoom, Tool: m.Tool, BaseLayer: m.BaseLayer, BBox: m.BBox, Path: m.Path,
+		Classification: m.Classification, Expiration: m.Expiration, InviteOnly: m.InviteOnly},
+		Hashes: ch.Hashes, UIDs: ch.UIDs, By: ch.By}
+	switch ch.Kind {
+	case marti.MissionCreated:
+		out.Kind = federation.MissionCreated
+	case marti.MissionDeleted:
+		out.Kind = federation.MissionDeleted
+	case marti.ContentAdded:
+		out.Kind = federation.ContentAdded
+	case marti.ContentRemoved:
+		out.Kind = federation.ContentRemoved
+	}
+	return out
+}
+
+// fedNotify sends the notifications of a federate's mission change through
+// the client API (set once the appliance is built).
+func (a *Appliance) fedNotify(kind string, m store.Mission, by string, added []store.ContentChange) {
+	if a.marti != nil {
+		a.marti.NotifyFederated(kind, m, by, added)
+	}
+}
+
+// fedMissionChanged sends a client's mission change to the federates (nil
+// when federation is off: marti tells no one).
+func (a *Appliance) fedMissionChanged(ch marti.MissionChange) {
+	if a.fed != nil {
+		a.fed.MissionChanged(fedMissionChange(ch))
+	}
+}
+
+// LocalChanges walks the public missions by name and, for each, its change
+// history since since (what clients here made: a federate's changes are
+// left out), oldest first, up to max changes in all.
+func (s fedMissions) LocalChanges(ctx context.Context, since time.Time, max int, fn func(federation.MissionChange, time.Time) error) error {
+	after, n := "", 0
+	for {
+		list, more, err := s.missions.Missions(ctx, store.ToolPublic, after, 100)
+		if err != nil {
+			return err
+		}
+		for _, m := range list {
+			changes, _, err := s.missions.MissionChanges(ctx, m.Name, since, time.Time{}, store.Page{Limit: max - n})
+			if err != nil {
+				return err
+			}
+			for _, c := range changes {
+				ch := fedMissionChange(marti.MissionChange{Mission: m, By: c.CreatorUID})
+				switch {
+				case c.Federate != "":
+					continue
+				case c.Type == store.ChangeCreateMission:
+					ch.Kind = federation.MissionCreated
+				case c.Type != store.ChangeAddContent && c.Type != store.ChangeRemoveContent:
+					continue
+				case c.ContentResource != nil:
+					ch.Hashes = []string{c.ContentResource.Hash}
+				case c.ContentUID != "":
+					ch.UIDs = []string{c.ContentUID}
+				default:
+					continue
+				}
+				if ch.Kind == 0 {
+					ch.Kind = federation.ContentAdded
+					if c.Type == store.ChangeRemoveContent {
+						ch.Kind = federation.ContentRemoved
+					}
+				}
+				if err := fn(ch, c.At); err != nil {
+					return err
+				}
+				if n++; n >= max {
+					return nil
+				}
+			}
+		}
+		if !more || len(list) == 0 {
+			return nil
+		}
+		after = list[len(list)-1].Name
+	}
+}
