@@ -137,6 +137,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzStreamDecoder -fuzztime 30s ./appliance/cot
 	$(GO) test -run '^$$' -fuzz FuzzProtoFrames -fuzztime 30s ./appliance/cot
 	$(GO) test -run '^$$' -fuzz FuzzParseCSR -fuzztime 30s ./appliance/marti
+	$(GO) test -run '^$$' -fuzz FuzzV1Frames -fuzztime 30s ./appliance/federation
+	$(GO) test -run '^$$' -fuzz FuzzROLProgram -fuzztime 30s ./appliance/federation
 
 clean:
 	rm -rf bin dist

@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -76,4 +77,35 @@ func TestIsHash(t *testing.T) {
 	if !isHash(strings.Repeat("aB", 32)) || isHash(strings.Repeat("g", 64)) || isHash("abc") {
 		t.Fatal("isHash")
 	}
+}
+
+// A received program is whatever a federate sends: parsing never panics,
+// and what parses holds at most maxStatements statements, each with
+// parameters that are one JSON object.
+func FuzzROLProgram(f *testing.F) {
+	up, _ := program("update", "mission", missionUpdate{MissionName: "m", ChangeType: changeAddContent})
+	for _, s := range []string{up, "create mission\n{\"name\":\"x\"};", "delete mission {};\ncreate resource {};", "create", "create mission", "create mission {", "create mission {};;", "update mission \"x\";"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		sts, err := parseProgram(p)
+		if err != nil {
+			if !errors.Is(err, errMalformed) || sts != nil {
+				t.Fatalf("%q: %v, %d statements", p, err, len(sts))
+			}
+			return
+		}
+		if len(sts) == 0 || len(sts) > maxStatements {
+			t.Fatalf("%q: %d statements", p, len(sts))
+		}
+		for _, st := range sts {
+			if !rolOperations[st.op] || !rolResources[st.resource] {
+				t.Fatalf("%q: statement %q %q", p, st.op, st.resource)
+			}
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(st.params, &obj); err != nil {
+				t.Fatalf("%q: parameters %q are not an object: %v", p, st.params, err)
+			}
+		}
+	})
 }
