@@ -147,7 +147,11 @@ func fedSim(b *testing.B, topo string) {
 		senders.Add(1)
 		go func() {
 			defer senders.Done()
-			time.Sleep(time.Duration(i) * interval / time.Duration(n)) // spread over the interval
+			select { // spread over the interval
+			case <-stop:
+				return
+			case <-time.After(time.Duration(i) * interval / time.Duration(n)):
+			}
 			t := time.NewTicker(interval)
 			defer t.Stop()
 			uid := "SIM-" + strconv.Itoa(i)
