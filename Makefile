@@ -11,7 +11,7 @@ BIN     := bin/outpost
 CROSS := linux/arm/6:linux-armv6 linux/arm/7:linux-armv7 linux/arm64:linux-arm64 \
          linux/amd64:linux-amd64 windows/amd64:windows-amd64.exe
 
-.PHONY: all run build console test deps vet race hostile journey large large-blob large-sync cross deb release smoke pkgtest lint bench bench-full fuzz soak clean
+.PHONY: all run build console test deps vet race hostile journey large large-blob large-sync cross deb release smoke pkgtest lint bench bench-full federation-sim fuzz soak clean
 
 # Debian architecture=binary of each package (armhf carries the GOARM=6
 # build: it runs on every Raspberry Pi, ARMv6 included).
@@ -130,6 +130,12 @@ bench:
 ## bench-full: the load scenarios at full size, 3 runs each with medians (about half an hour; BENCHMARKS.md)
 bench-full:
 	./scripts/bench/all.sh full
+
+## federation-sim: four Outposts on loopback in a star and in a chain, 100 clients each, every
+## client receiving every other's position: lost, p99 per hop, servers' CPU per delivery; 3 runs
+## each (about 6 minutes; BENCHMARKS.md "Federation")
+federation-sim:
+	$(GO) test -run '^$$' -bench FederationSim -benchtime 1x -count 3 -timeout 30m ./appliance
 
 ## fuzz: a short run of every fuzzer
 fuzz:

@@ -167,7 +167,7 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	wg.Add(3)
 	go func() { defer wg.Done(); errc <- l.recvLoop(in.Recv) }()
 	go func() { defer wg.Done(); errc <- l.sendLoop(ctx, out.Send) }()
-	go func() { defer wg.Done(); errc <- f.healthLoop(ctx, cli) }()
+	go func() { defer wg.Done(); errc <- f.healthLoop(ctx, cli, l.sent.ack) }()
 	wg.Add(1)
 	go func() { // our groups again when the mapping changes them
 		defer wg.Done()
@@ -236,8 +236,9 @@ func firstGroups(ctx context.Context, groups fedproto.FederatedChannel_ServerFed
 }
 
 // healthLoop checks the server's health every HealthInterval: an answer
-// other than SERVING ends the link.
-func (f *Federation) healthLoop(ctx context.Context, cli fedproto.FederatedChannelClient) error {
+// other than SERVING ends the link; SERVING acknowledges what was sent
+// before the check (unacked.go), given to acked with the check's time.
+func (f *Federation) healthLoop(ctx context.Context, cli fedproto.FederatedChannelClient, acked func(sentAt time.Time)) error {
 	t := time.NewTicker(f.cfg.HealthInterval)
 	defer t.Stop()
 	for {
@@ -247,6 +248,7 @@ func (f *Federation) healthLoop(ctx context.Context, cli fedproto.FederatedChann
 		case <-t.C:
 		}
 		hctx, cancel := context.WithTimeout(ctx, setupTimeout)
+		sentAt := time.Now()
 		h, err := cli.HealthCheck(hctx, &fedproto.ClientHealth{Status: fedproto.ClientHealth_SERVING})
 		cancel()
 		if err != nil {
@@ -255,5 +257,6 @@ func (f *Federation) healthLoop(ctx context.Context, cli fedproto.FederatedChann
 		if h.GetStatus() != fedproto.ServerHealth_SERVING {
 			return fmt.Errorf("health check: server says %s", h.GetStatus())
 		}
+		acked(sentAt)
 	}
 }

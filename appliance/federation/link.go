@@ -46,9 +46,8 @@ type link struct {
 	stats    *fedStats
 	sp       *spooler // the federate's persistent queue (outbound links); nil: none
 
-	// The last events sent (remember), written by the sending goroutine.
-	ring    []sentEvent
-	ringPos int
+	// What was sent and not yet acknowledged (remember; unacked.go).
+	sent unacked
 
 	own *conn
 
@@ -323,37 +322,13 @@ func (f *Federation) federated(ev *cot.Event, groups []string, destCallsign, des
 	return fe
 }
 
-// remember keeps fe among the last events sent (an outbound link with a
-// persistent queue queues them again if it fails).
+// remember keeps fe among the events sent and not yet acknowledged (an
+// outbound link with a persistent queue queues them again if it fails).
 func (l *link) remember(fe *fedproto.FederatedEvent) {
 	if l.sp == nil {
 		return
 	}
-	se := sentEvent{fe, time.Now()}
-	if len(l.ring) < resendLast {
-		l.ring = append(l.ring, se)
-		return
-	}
-	l.ring[l.ringPos] = se
-	l.ringPos = (l.ringPos + 1) % resendLast
-}
-
-// sentEvent is an event a link sent, and when.
-type sentEvent struct {
-	fe *fedproto.FederatedEvent
-	at time.Time
-}
-
-// lastSent is what remember kept that was sent after since, oldest first
-// (once the writer stopped).
-func (l *link) lastSent(since time.Time) []*fedproto.FederatedEvent {
-	var out []*fedproto.FederatedEvent
-	for _, se := range append(slices.Clone(l.ring[l.ringPos:]), l.ring[:l.ringPos]...) {
-		if se.at.After(since) {
-			out = append(out, se.fe)
-		}
-	}
-	return out
+	l.sent.add(fe, time.Now())
 }
 
 // receive handles one message from the federate: loops, spent hops,

@@ -250,10 +250,10 @@ func (l *link) sendLoop(ctx context.Context, send func(*fedproto.FederatedEvent)
 	for {
 		select {
 		case fe := <-l.out:
+			l.remember(fe) // first: one whose send fails is queued again too
 			if err := send(fe); err != nil {
 				return err
 			}
-			l.remember(fe)
 			l.stats.out.Add(1)
 		case <-l.done:
 			return errors.New("link closed")

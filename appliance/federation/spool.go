@@ -2,7 +2,6 @@ package federation
 
 import (
 	"sync"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -22,7 +21,8 @@ import (
 // before it closes: the overlap can only repeat an event, which the
 // receiving server's memory of recent events drops (recent.go), never
 // lose one. So do the last events a link sent before it failed (they may
-// have been lost on the way): they are queued again.
+// have been lost on the way): what was sent since the last acknowledged
+// health check is queued again (unacked.go).
 
 // Spool is the persistent outbound queue of each outbound federate.
 type Spool interface {
@@ -34,13 +34,6 @@ type Spool interface {
 	// Delete removes the queued events up to id.
 	Delete(federate string, upTo int64) error
 }
-
-// resendLast is how many of the last events a link sent are queued again
-// when it fails, those sent within resendWithin before it failed.
-const (
-	resendLast   = 256
-	resendWithin = 3 * time.Second
-)
 
 // spoolBatch is how many queued events a link takes at once.
 const spoolBatch = 256
@@ -223,11 +216,12 @@ func (sp *spooler) append(items [][]byte) {
 	}
 }
 
-// requeue queues again what a failed link may not have delivered: the last
-// events it sent, then what its writer had not sent yet.
+// requeue queues again what a failed link may not have delivered: what it
+// sent since its last acknowledged health check, then what its writer had
+// not sent yet.
 func (sp *spooler) requeue(l *link) {
 	var items [][]byte
-	for _, fe := range l.lastSent(time.Now().Add(-resendWithin)) {
+	for _, fe := range l.sent.pending() {
 		if b, err := proto.Marshal(fe); err == nil {
 			items = append(items, b)
 		}

@@ -49,9 +49,9 @@ func NetnsLAN(t testing.TB, n int) []*Netns {
 	t.Helper()
 	skip := func(why string) {
 		if os.Getenv("OUTPOST_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("network namespaces for the mesh tests: %s", why)
+			t.Fatalf("network namespaces (testkit.NetnsLAN): %s", why)
 		}
-		t.Skipf("network namespaces for the mesh tests: %s", why)
+		t.Skipf("network namespaces (testkit.NetnsLAN): %s", why)
 	}
 	if n < 1 || n > 250 {
 		t.Fatalf("NetnsLAN: %d namespaces", n)
