@@ -3,7 +3,10 @@
 package appliance_test
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"net"
@@ -238,13 +241,63 @@ func fedTrioTraffic(t *testing.T, tr *fedTrio) {
 	}
 }
 
-// fedTrioMission is where a mission with a file crosses A–B–C: a
-// mission made on A with a data package, subscribed to on C, the file
-// fetched over the links and stored once (missions over ROL are built
-// in parallel: docs/federation.md). Until then it checks nothing.
+// fedTrioMission: a mission made on A with a data package uploaded to A
+// crosses B to C (over ROL, docs/federation.md "Missions over ROL"): C
+// lists it with the file, serves the file's bytes by hash, and C's client
+// hears of the mission; B, in the middle, stored the file once and C once.
 func fedTrioMission(t *testing.T, tr *fedTrio) {
 	t.Helper()
-	t.Log("missions over federation (ROL): not in this test yet")
+	data := bytes.Repeat([]byte("a mission package across three servers "), 4096)
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	if r := tr.a.marti(t, "POST", "/Marti/sync/upload?name=trio.zip&creatorUid="+tr.uidA, data, "Content-Type", "application/zip"); r.Status != 200 {
+		t.Fatalf("upload on A: %d %s", r.Status, r.Body)
+	}
+	if r := tr.a.marti(t, "PUT", "/Marti/api/missions/trio-ops?creatorUid="+tr.uidA+"&description=three", nil); r.Status != 201 {
+		t.Fatalf("mission on A: %d %s", r.Status, r.Body)
+	}
+	if r := tr.a.marti(t, "PUT", "/Marti/api/missions/trio-ops/contents?creatorUid="+tr.uidA, map[string]any{"hashes": []string{hash}}); r.Status != 200 {
+		t.Fatalf("mission contents on A: %d %s", r.Status, r.Body)
+	}
+	for _, n := range []*fedNode{tr.b, tr.c} {
+		testkit.WaitForWithin(t, fedWait, "the mission with its file on "+n.name, func() bool {
+			r := n.marti(t, "GET", "/Marti/api/missions/trio-ops", nil)
+			return r.Status == 200 && strings.Contains(string(r.Body), hash)
+		})
+		if r := n.marti(t, "GET", "/Marti/sync/content?hash="+hash, nil); r.Status != 200 || !bytes.Equal(r.Body, data) {
+			t.Fatalf("the file on %s: %d, %d bytes (want %d)", n.name, r.Status, len(r.Body), len(data))
+		}
+	}
+	tr.onC.wait(t, "C's client told of the mission", 1, func(e *cot.Event) bool {
+		return e.Type == "t-x-m-n" && bytes.Contains(e.Detail.XML, []byte(`name="trio-ops"`))
+	})
+	for _, n := range []*fedNode{tr.b, tr.c} {
+		var doc struct {
+			Federates []struct {
+				FilesStored uint64 `json:"filesStored"`
+				ROLFailed   uint64 `json:"rolFailed"`
+			} `json:"federates"`
+		}
+		n.api(t, "GET", "/api/federation", nil, 200).JSON(t, &doc)
+		var stored, failed uint64
+		for _, f := range doc.Federates {
+			stored += f.FilesStored
+			failed += f.ROLFailed
+		}
+		if stored != 1 || failed != 0 {
+			t.Fatalf("%s stored the file %d times (%d ROL failed), want once", n.name, stored, failed)
+		}
+	}
+}
+
+// marti calls n's client API (8080) from inside its namespace.
+func (n *fedNode) marti(t *testing.T, method, route string, body any, headers ...string) testkit.Response {
+	t.Helper()
+	_, port, err := net.SplitHostPort(n.p.Addr(t, appliance.ListenerHTTP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testkit.Do(t, n.hc, method, "http://127.0.0.1:"+port+route, body, headers...)
 }
 
 // fedTrioCut: A's client sends positions of three uids, 20 a second; 2 s
