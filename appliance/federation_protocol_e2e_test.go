@@ -77,7 +77,9 @@ func TestFederationManagedProtocol(t *testing.T) {
 	if res.Status != 200 || !strings.Contains(string(res.Body), `"protocol":"v2"`) {
 		t.Fatalf("alpha to v2: %d %s", res.Status, res.Body)
 	}
-	waitFed(t, b, "alpha", func(s federation.FederateStats) bool { return s.Connected && s.Links == 2 && s.Address == fedListener(t, a) })
+	waitFed(t, b, "alpha", func(s federation.FederateStats) bool {
+		return s.Connected && s.Links == 2 && s.Address == fedListener(t, a)
+	})
 	crosses("2", 22)
 	res = fedAPI(t, b, tokB, "GET", "/api/federation/federates", nil)
 	if res.Status != 200 || !strings.Contains(string(res.Body), `"protocol":"v2"`) {
