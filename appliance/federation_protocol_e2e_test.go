@@ -14,8 +14,8 @@ import (
 // federation v1, at A's v1 listener; positions cross both ways. A bad
 // protocol is refused and changes nothing. Changed to v2 with A's v2
 // listener, B's link starts again (over gRPC: A's v2 listener speaks
-// nothing else) and positions cross again (docs/federation.md "Federates
-// one by one").
+// nothing else) and positions cross again; the protocol alone changed
+// back to v1 ends the link (docs/federation.md "Federates one by one").
 func TestFederationManagedProtocol(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
 	a := startFederatedV1(t, ca, "alpha-server", 0)
@@ -78,7 +78,7 @@ func TestFederationManagedProtocol(t *testing.T) {
 		t.Fatalf("alpha to v2: %d %s", res.Status, res.Body)
 	}
 	waitFed(t, b, "alpha", func(s federation.FederateStats) bool {
-		return s.Connected && s.Links == 2 && s.Address == fedListener(t, a)
+		return s.Connected && s.Links >= 2 && s.Address == fedListener(t, a)
 	})
 	crosses("2", 22)
 	res = fedAPI(t, b, tokB, "GET", "/api/federation/federates", nil)
@@ -86,12 +86,12 @@ func TestFederationManagedProtocol(t *testing.T) {
 		t.Fatalf("listed: %d %s", res.Status, res.Body)
 	}
 	// The protocol alone changed back to v1, the address still A's v2
-	// listener: the link ends and cannot come up (v1 to a gRPC listener).
+	// listener: the link ends and cannot stay up (v1 to a gRPC listener:
+	// the handshake, or the first frame, fails).
 	if res := fedAPI(t, b, tokB, "PATCH", "/api/federation/federates/alpha", map[string]any{"protocol": "v1"}); res.Status != 200 {
 		t.Fatalf("alpha back to v1: %d %s", res.Status, res.Body)
 	}
-	s := waitFed(t, b, "alpha", func(s federation.FederateStats) bool { return !s.Connected && s.LastError != "" })
-	if s.Links != 2 {
-		t.Fatalf("a v1 link to a v2 listener: %+v", s)
-	}
+	waitFed(t, b, "alpha", func(s federation.FederateStats) bool {
+		return !s.Connected && strings.Contains(s.LastError, "federation v1")
+	})
 }
