@@ -32,7 +32,7 @@ func (a *Appliance) syncFederates(ctx context.Context) {
 	ms := make([]federation.Managed, 0, len(list))
 	for _, f := range list {
 		ms = append(ms, federation.Managed{Name: f.Name, Address: f.Address, CAPEM: f.CAPEM, Enabled: f.Enabled,
-			Pin: f.Pin, BackoffMin: f.BackoffMin, BackoffMax: f.BackoffMax})
+			Pin: f.Pin, BackoffMin: f.BackoffMin, BackoffMax: f.BackoffMax, V1: f.Protocol == store.FederateV1})
 	}
 	a.fed.SetManaged(ms)
 	a.syncFederateGroups(ctx)

@@ -66,8 +66,9 @@ func (n fedNode) state(t *testing.T) fedState {
 // federationTrust and drives A's Federation page in headless Chromium
 // (web/test/federation.mjs): B lets A in by A's CA (through the API); on
 // A's page the administrator reads A's identity, adds B with its address,
-// its CA file and its pinned fingerprint, sees the link connected with its
-// counters, disables it (the link ends on B too), and removes it after
+// its CA file, its pinned fingerprint and protocol v2, sees the link
+// connected with its counters, edits the protocol to v1 (no link: B has no
+// v1 listener) and back to v2 (connected again), disables it (the link ends on B too), and removes it after
 // confirming. Afterwards the API holds no managed federate on A.
 func TestConsoleFederationInBrowser(t *testing.T) {
 	node, chromium := requireBrowser(t)

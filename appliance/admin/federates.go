@@ -19,6 +19,10 @@ type Federate = store.Federate
 // FederatePatch is a change to a managed federate (FederateUpdate).
 type FederatePatch = store.FederatePatch
 
+// FederateV1 is the protocol of a managed federate whose outbound link
+// speaks federation v1.
+const FederateV1 = store.FederateV1
+
 // FederateAdd stores a new managed federate; caFile, when not empty, is
 // the PEM file of the CA certificates its certificate must chain to.
 func FederateAdd(ctx context.Context, cfg config.Config, log *slog.Logger, f Federate, caFile string) error {
@@ -43,7 +47,7 @@ func FederateTrust(ctx context.Context, cfg config.Config, log *slog.Logger, nam
 }
 
 // FederateUpdate changes a managed federate in place (enable, disable,
-// address, pin, back-off: the fields p sets).
+// address, pin, back-off, protocol: the fields p sets).
 func FederateUpdate(ctx context.Context, cfg config.Config, log *slog.Logger, name string, p FederatePatch) error {
 	return withStore(ctx, &cfg, log, func(st *store.Store) error {
 		_, err := st.Federates().Update(ctx, name, p)

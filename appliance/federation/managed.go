@@ -26,6 +26,10 @@ type Managed struct {
 	// BackoffMin and BackoffMax bound its outbound link's reconnect delay
 	// (0: Config's).
 	BackoffMin, BackoffMax time.Duration
+	// V1, when set, makes its outbound link federation v1 (v1.go) instead
+	// of v2; a change of it starts the link again as a change of address
+	// does.
+	V1 bool
 }
 
 // managedFed is a managed federate in use.
@@ -95,7 +99,7 @@ func (f *Federation) SetManaged(list []Managed) {
 				sp.drain()
 			}
 			m.stop = make(chan struct{})
-			o := Outbound{Name: name, Address: m.Address, Trusted: m.pool, Pin: m.Pin, BackoffMin: m.BackoffMin, BackoffMax: m.BackoffMax}
+			o := Outbound{Name: name, Address: m.Address, Trusted: m.pool, Pin: m.Pin, BackoffMin: m.BackoffMin, BackoffMax: m.BackoffMax, V1: m.V1}
 			f.wg.Add(1)
 			go func() { defer f.wg.Done(); f.dialLoop(o, m.stop) }()
 		}

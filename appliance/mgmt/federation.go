@@ -4,9 +4,9 @@ package mgmt
 // "Managing federates"):
 //
 //	GET    /api/federation                         {"enabled", "federates": [{"name", "source", "state", "eventsIn", …}]}
-//	POST   /api/federation/federates               {"name", "address", "ca", "enabled"} → 201 the federate
+//	POST   /api/federation/federates               {"name", "address", "ca", "enabled", "pin", "backoffMin", "backoffMax", "protocol"} → 201 the federate
 //	PUT    /api/federation/federates/{name}/trust  {"ca"} → 200 the federate
-//	PATCH  /api/federation/federates/{name}        {"enabled", "address", "pin", "backoffMin", "backoffMax"} → 200 the federate (federation_manage.go)
+//	PATCH  /api/federation/federates/{name}        {"enabled", "address", "pin", "backoffMin", "backoffMax", "protocol"} → 200 the federate (federation_manage.go)
 //	DELETE /api/federation/federates/{name}        → 200 {"message"}
 
 import (
@@ -54,11 +54,14 @@ type federateJSON struct {
 	// The reconnect back-off as durations ("" the default).
 	BackoffMin string `json:"backoffMin"`
 	BackoffMax string `json:"backoffMax"`
+	// Protocol is what its outbound link speaks: "v2" or "v1".
+	Protocol string `json:"protocol"`
 }
 
 func federateView(f store.Federate) federateJSON {
 	v := federateJSON{Name: f.Name, Address: f.Address, Enabled: f.Enabled, Created: httpapi.FormatTime(f.Created),
-		Inbound: f.Address == "", CAs: []string{}, Pin: f.Pin, BackoffMin: durationText(f.BackoffMin), BackoffMax: durationText(f.BackoffMax)}
+		Inbound: f.Address == "", CAs: []string{}, Pin: f.Pin, BackoffMin: durationText(f.BackoffMin), BackoffMax: durationText(f.BackoffMax),
+		Protocol: f.Protocol}
 	if cas, err := store.ParseCAs(f.CAPEM); err == nil {
 		for _, c := range cas {
 			v.CAs = append(v.CAs, c.Subject.String())
@@ -77,6 +80,8 @@ func (a *API) addFederate(w http.ResponseWriter, r *http.Request) {
 		CA      string `json:"ca"`
 		Enabled *bool  `json:"enabled"`
 		Pin     string `json:"pin"`
+		// Protocol: "v2" (also when absent or "") or "v1".
+		Protocol string `json:"protocol"`
 		backoffJSON
 	}
 	if err := httpapi.DecodeJSON(r, maxFederateBody, &body); err != nil {
@@ -88,7 +93,8 @@ func (a *API) addFederate(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, federatesError)
 		return
 	}
-	f := store.Federate{Name: body.Name, Address: body.Address, CAPEM: body.CA, Enabled: body.Enabled == nil || *body.Enabled, Pin: body.Pin}
+	f := store.Federate{Name: body.Name, Address: body.Address, CAPEM: body.CA, Enabled: body.Enabled == nil || *body.Enabled, Pin: body.Pin,
+		Protocol: body.Protocol}
 	if lo != nil {
 		f.BackoffMin = *lo
 	}

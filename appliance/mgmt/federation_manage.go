@@ -5,10 +5,11 @@ package mgmt
 // Federation page"):
 //
 //	GET   /api/federation/federates         {"federates": [the managed federates]}
-//	PATCH /api/federation/federates/{name}  {"enabled", "address", "pin", "backoffMin", "backoffMax"} → 200 the federate
+//	PATCH /api/federation/federates/{name}  {"enabled", "address", "pin", "backoffMin", "backoffMax", "protocol"} → 200 the federate
 //
 // Each field present replaces the stored one ("pin": "" removes the pin,
-// "backoffMin"/"backoffMax": "" or "0s" the default); the running
+// "backoffMin"/"backoffMax": "" or "0s" the default, "protocol": "v2"
+// or "v1", "" the default v2); the running
 // federation picks the change up at once (the federate's link starts
 // again as it now is).
 
@@ -82,9 +83,10 @@ func durationText(d time.Duration) string {
 // field or nothing to change, 404 no such federate, 413 too large).
 func (a *API) patchFederate(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Enabled *bool   `json:"enabled"`
-		Address *string `json:"address"`
-		Pin     *string `json:"pin"`
+		Enabled  *bool   `json:"enabled"`
+		Address  *string `json:"address"`
+		Pin      *string `json:"pin"`
+		Protocol *string `json:"protocol"`
 		backoffJSON
 	}
 	if err := httpapi.DecodeJSON(r, maxFederateBody, &body); err != nil {
@@ -96,9 +98,9 @@ func (a *API) patchFederate(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err, federatesError)
 		return
 	}
-	p := store.FederatePatch{Enabled: body.Enabled, Address: body.Address, Pin: body.Pin, BackoffMin: lo, BackoffMax: hi}
+	p := store.FederatePatch{Enabled: body.Enabled, Address: body.Address, Pin: body.Pin, BackoffMin: lo, BackoffMax: hi, Protocol: body.Protocol}
 	if p == (store.FederatePatch{}) {
-		httpapi.Fail(w, r, httpapi.BadRequest("", "nothing to change: give enabled, address, pin, backoffMin or backoffMax"), federatesError)
+		httpapi.Fail(w, r, httpapi.BadRequest("", "nothing to change: give enabled, address, pin, backoffMin, backoffMax or protocol"), federatesError)
 		return
 	}
 	name := r.PathValue("name")

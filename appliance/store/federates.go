@@ -39,8 +39,17 @@ type Federate struct {
 	// BackoffMin and BackoffMax bound the delay before its outbound link
 	// connects again (0: the defaults, 1 s and 60 s).
 	BackoffMin, BackoffMax time.Duration
-	Created                time.Time // set by the store
+	// Protocol is the federation protocol its outbound link speaks:
+	// FederateV2 (also when "") or FederateV1.
+	Protocol string
+	Created  time.Time // set by the store
 }
+
+// The protocols of a managed federate's outbound link.
+const (
+	FederateV2 = "v2"
+	FederateV1 = "v1"
+)
 
 // Validate checks f against the table's limits (ErrInvalid naming the field).
 func (f *Federate) Validate() error {
@@ -71,6 +80,13 @@ func (f *Federate) Validate() error {
 			return err
 		}
 		f.Pin = pin
+	}
+	switch f.Protocol {
+	case "":
+		f.Protocol = FederateV2
+	case FederateV2, FederateV1:
+	default:
+		return fmt.Errorf("%w: protocol must be %q or %q", ErrInvalid, FederateV2, FederateV1)
 	}
 	return checkBackoff(f.BackoffMin, f.BackoffMax)
 }
@@ -162,9 +178,9 @@ func (s *Federates) Add(ctx context.Context, f Federate) error {
 		if n >= MaxFederates {
 			return fmt.Errorf("%w: at most %d federates", ErrConflict, MaxFederates)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO federates(name, address, ca_pem, enabled, created_at, pin, backoff_min_ms, backoff_max_ms)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING`, f.Name, f.Address, f.CAPEM, f.Enabled, unixMilli(time.Now()),
-			f.Pin, f.BackoffMin.Milliseconds(), f.BackoffMax.Milliseconds())
+		_, err = tx.ExecContext(ctx, `INSERT INTO federates(name, address, ca_pem, enabled, created_at, pin, backoff_min_ms, backoff_max_ms, protocol)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING`, f.Name, f.Address, f.CAPEM, f.Enabled, unixMilli(time.Now()),
+			f.Pin, f.BackoffMin.Milliseconds(), f.BackoffMax.Milliseconds(), f.Protocol)
 		if err != nil {
 			return err
 		}
@@ -206,6 +222,7 @@ type FederatePatch struct {
 	Enabled                *bool
 	Pin                    *string
 	BackoffMin, BackoffMax *time.Duration
+	Protocol               *string
 }
 
 // Update changes a stored federate (ErrNotFound, ErrInvalid: nothing is
@@ -220,8 +237,8 @@ func (s *Federates) Update(ctx context.Context, name string, p FederatePatch) (F
 			f          Federate
 			bmin, bmax int64
 		)
-		err := tx.QueryRowContext(ctx, `SELECT name, address, ca_pem, enabled, pin, backoff_min_ms, backoff_max_ms FROM federates WHERE name = ?`, name).
-			Scan(&f.Name, &f.Address, &f.CAPEM, &f.Enabled, &f.Pin, &bmin, &bmax)
+		err := tx.QueryRowContext(ctx, `SELECT name, address, ca_pem, enabled, pin, backoff_min_ms, backoff_max_ms, protocol FROM federates WHERE name = ?`, name).
+			Scan(&f.Name, &f.Address, &f.CAPEM, &f.Enabled, &f.Pin, &bmin, &bmax, &f.Protocol)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: no federate named %q", ErrNotFound, name)
 		}
@@ -244,11 +261,14 @@ func (s *Federates) Update(ctx context.Context, name string, p FederatePatch) (F
 		if p.BackoffMax != nil {
 			f.BackoffMax = *p.BackoffMax
 		}
+		if p.Protocol != nil {
+			f.Protocol = *p.Protocol
+		}
 		if err := f.Validate(); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE federates SET address = ?, enabled = ?, pin = ?, backoff_min_ms = ?, backoff_max_ms = ? WHERE name = ?`,
-			f.Address, f.Enabled, f.Pin, f.BackoffMin.Milliseconds(), f.BackoffMax.Milliseconds(), name)
+		_, err = tx.ExecContext(ctx, `UPDATE federates SET address = ?, enabled = ?, pin = ?, backoff_min_ms = ?, backoff_max_ms = ?, protocol = ? WHERE name = ?`,
+			f.Address, f.Enabled, f.Pin, f.BackoffMin.Milliseconds(), f.BackoffMax.Milliseconds(), f.Protocol, name)
 		out = f
 		return err
 	})
@@ -280,7 +300,7 @@ func (s *Federates) List(ctx context.Context) ([]Federate, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("store: list federates: %w", err)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT name, address, ca_pem, enabled, created_at, pin, backoff_min_ms, backoff_max_ms
+	rows, err := s.r.QueryContext(ctx, `SELECT name, address, ca_pem, enabled, created_at, pin, backoff_min_ms, backoff_max_ms, protocol
 		FROM federates ORDER BY name LIMIT ?`, MaxFederates)
 	if err != nil {
 		return nil, s.wrapErr("list federates", err)
@@ -293,7 +313,7 @@ func (s *Federates) List(ctx context.Context) ([]Federate, error) {
 			created    int64
 			bmin, bmax int64
 		)
-		if err := rows.Scan(&f.Name, &f.Address, &f.CAPEM, &f.Enabled, &created, &f.Pin, &bmin, &bmax); err != nil {
+		if err := rows.Scan(&f.Name, &f.Address, &f.CAPEM, &f.Enabled, &created, &f.Pin, &bmin, &bmax, &f.Protocol); err != nil {
 			return nil, s.wrapErr("list federates", err)
 		}
 		f.Created = fromMilli(created)

@@ -131,3 +131,49 @@ func TestFederateUpdate(t *testing.T) {
 		t.Fatalf("add with a bad pin: %v", err)
 	}
 }
+
+// TestFederateProtocol: a federate's protocol is v2 unless set to v1, kept
+// through Add, Update and List; any other value is refused and changes
+// nothing.
+func TestFederateProtocol(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	fs := s.Federates()
+	if err := fs.Add(ctx, Federate{Name: "alpha", Address: "10.0.0.1:9001", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Add(ctx, Federate{Name: "bravo", Address: "10.0.0.2:9000", Enabled: true, Protocol: FederateV1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"v3", "V1", "grpc", " v1", strings.Repeat("v", 300)} {
+		if err := fs.Add(ctx, Federate{Name: "charlie", Protocol: bad}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("add with protocol %.10q: %v", bad, err)
+		}
+		if _, err := fs.Update(ctx, "bravo", FederatePatch{Protocol: &bad}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("update to protocol %.10q: %v", bad, err)
+		}
+	}
+	list, err := fs.List(ctx)
+	if err != nil || len(list) != 2 || list[0].Protocol != FederateV2 || list[1].Protocol != FederateV1 {
+		t.Fatalf("stored %+v %v", list, err)
+	}
+	v2, empty := FederateV2, ""
+	got, err := fs.Update(ctx, "bravo", FederatePatch{Protocol: &v2})
+	if err != nil || got.Protocol != FederateV2 || got.Address != "10.0.0.2:9000" {
+		t.Fatalf("update to v2: %+v %v", got, err)
+	}
+	v1 := FederateV1
+	if got, err := fs.Update(ctx, "alpha", FederatePatch{Protocol: &v1}); err != nil || got.Protocol != FederateV1 {
+		t.Fatalf("update to v1: %+v %v", got, err)
+	}
+	if got, err := fs.Update(ctx, "alpha", FederatePatch{Protocol: &empty}); err != nil || got.Protocol != FederateV2 {
+		t.Fatalf("update to the default: %+v %v", got, err)
+	}
+	if _, err := fs.Update(ctx, "bravo", FederatePatch{Protocol: &v1}); err != nil {
+		t.Fatal(err)
+	}
+	list, err = fs.List(ctx)
+	if err != nil || len(list) != 2 || list[0].Protocol != FederateV2 || list[1].Protocol != FederateV1 {
+		t.Fatalf("after updates %+v %v", list, err)
+	}
+}

@@ -17,16 +17,18 @@ const federateUsage = `usage:
       fingerprint: what a federate's administrator trusts), the CAs of federationTrust, the
       federates of the configuration and the managed federates (docs/federation.md)
   outpost federate add NAME [--address HOST:PORT] [--ca FILE] [--disabled] [--pin SHA256]
-                           [--backoff-min DURATION] [--backoff-max DURATION]
+                           [--backoff-min DURATION] [--backoff-max DURATION] [--protocol v1|v2]
       a managed federate: connected to at --address (none: it connects here only), its
       certificate trusted when it chains to the CA certificates of the PEM file --ca (and,
       with --pin, only the certificate of that SHA-256 fingerprint); its outbound link
-      reconnects after --backoff-min doubling up to --backoff-max (defaults 1s, 1m)
+      reconnects after --backoff-min doubling up to --backoff-max (defaults 1s, 1m) and speaks
+      federation --protocol v2 (the default, gRPC) or v1 (the legacy TLS stream)
   outpost federate enable|disable NAME
       its link starts or ends; the federate stays stored
   outpost federate edit NAME [--address HOST:PORT] [--pin SHA256] [--backoff-min D] [--backoff-max D]
+                            [--protocol v1|v2]
       changes what the flags given name (--address "" inbound only, --pin "" no pin,
-      --backoff-min/--backoff-max 0 the defaults)
+      --backoff-min/--backoff-max 0 the defaults); its link starts again as it now is
   outpost federate trust NAME FILE
       the CA certificates (PEM FILE) a managed federate's certificate must chain to
   outpost federate remove NAME
@@ -45,6 +47,7 @@ func setupFederate(fs *flag.FlagSet) func(*cmdContext) int {
 	pin := fs.String("pin", "", "federate add|edit: the SHA-256 fingerprint the federate's certificate must have (\"\": any of its CA)")
 	backoffMin := fs.Duration("backoff-min", 0, "federate add|edit: first reconnect delay of its outbound link (0: 1s)")
 	backoffMax := fs.Duration("backoff-max", 0, "federate add|edit: longest reconnect delay (0: 1m)")
+	protocol := fs.String("protocol", "", "federate add|edit: the federation protocol of its outbound link, v2 or v1 (\"\": v2)")
 	groups := &groupFlags{clear: fs.Bool("clear", false, "federate groups: remove the mapping (__ANON__ both ways)")}
 	fs.Var(&groups.out, "out", "federate groups: LOCAL=FEDERATE, a local group's events go out as the federate group (repeatable)")
 	fs.Var(&groups.in, "in", "federate groups: FEDERATE=LOCAL, the federate group's events are published to the local group (repeatable)")
@@ -57,7 +60,7 @@ func setupFederate(fs *flag.FlagSet) func(*cmdContext) int {
 			return federateList(ctx, c)
 		case len(c.args) == 2 && c.args[0] == "add":
 			err = admin.FederateAdd(ctx, c.cfg, c.log, admin.Federate{Name: c.args[1], Address: *address, Enabled: !*disabled,
-				Pin: *pin, BackoffMin: *backoffMin, BackoffMax: *backoffMax}, *caFile)
+				Pin: *pin, BackoffMin: *backoffMin, BackoffMax: *backoffMax, Protocol: *protocol}, *caFile)
 		case len(c.args) == 2 && (c.args[0] == "enable" || c.args[0] == "disable"):
 			on := c.args[0] == "enable"
 			err = admin.FederateUpdate(ctx, c.cfg, c.log, c.args[1], admin.FederatePatch{Enabled: &on})
@@ -73,10 +76,12 @@ func setupFederate(fs *flag.FlagSet) func(*cmdContext) int {
 					p.BackoffMin = backoffMin
 				case "backoff-max":
 					p.BackoffMax = backoffMax
+				case "protocol":
+					p.Protocol = protocol
 				}
 			})
 			if p == (admin.FederatePatch{}) {
-				fmt.Fprintln(c.stderr, "outpost federate edit: nothing to change (give --address, --pin, --backoff-min or --backoff-max)")
+				fmt.Fprintln(c.stderr, "outpost federate edit: nothing to change (give --address, --pin, --backoff-min, --backoff-max or --protocol)")
 				return exitUsage
 			}
 			err = admin.FederateUpdate(ctx, c.cfg, c.log, c.args[1], p)
@@ -129,8 +134,11 @@ func federateList(ctx context.Context, c *cmdContext) int {
 	}
 	for _, f := range managed {
 		addr, on := f.Address, "yes"
-		if addr == "" {
+		switch {
+		case addr == "":
 			addr = "(inbound only)"
+		case f.Protocol == admin.FederateV1:
+			addr += "/v1" // as the configuration's entries show it
 		}
 		if !f.Enabled {
 			on = "no"

@@ -77,6 +77,11 @@ func TestFederateList(t *testing.T) {
 		{[]string{"federate", "edit", "charlie", "--backoff-min", "1m", "--backoff-max", "1s"}, 1, "backoffMax"},
 		{[]string{"federate", "edit", "nobody", "--address", "10.0.0.9:9001"}, 1, "no federate named"},
 		{[]string{"federate", "add", "foxtrot", "--pin", "nope"}, 1, "pin"},
+		{[]string{"federate", "add", "golf", "--address", "10.0.0.7:9000", "--protocol", "v1"}, 0, "golf: add done"},
+		{[]string{"federate", "add", "hotel", "--protocol", "v3"}, 1, "protocol"},
+		{[]string{"federate", "edit", "golf", "--protocol", "tcp"}, 1, "protocol"},
+		{[]string{"federate", "edit", "charlie", "--protocol", "v1"}, 0, "charlie: edit done"},
+		{[]string{"federate", "edit", "charlie", "--protocol", "v2"}, 0, "charlie: edit done"},
 		{[]string{"federate", "disable", "delta"}, 0, "delta: disable done"},
 		{[]string{"federate", "remove", "delta"}, 0, "delta: remove done"},
 		{[]string{"federate", "remove", "delta"}, 1, "no federate named"},
@@ -88,7 +93,8 @@ func TestFederateList(t *testing.T) {
 	}
 	code, out, errs = outpost(t, append([]string{"federate", "list", "--federation-trust", trust}, data...)...)
 	if code != 0 || !strings.Contains(out, "charlie") || !strings.Contains(out, "10.0.0.3:9001") || !strings.Contains(out, "managed") ||
-		!strings.Contains(out, "AB:AB:AB") ||
+		!strings.Contains(out, "AB:AB:AB") || !strings.Contains(out, "10.0.0.7:9000/v1") || strings.Contains(out, "10.0.0.3:9001/v1") ||
+		strings.Contains(out, "hotel") ||
 		!strings.Contains(out, "Partner CA "+caPrint[:2]) || strings.Contains(out, "delta") {
 		t.Errorf("list after add/remove: exit %d %s %s", code, out, errs)
 	}

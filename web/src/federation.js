@@ -2,13 +2,19 @@
 // console's Federation page"): this server's federation identity (what the
 // other side's administrator trusts and pins), each federate's link state
 // and counters (GET /api/federation, every 5 seconds), and the managed
-// federates: add (name, address, CA file, pin), replace the CA, enable or
+// federates: add (name, address, protocol, CA file, pin), replace the CA, enable or
 // disable, edit, remove (GET, POST, PATCH, PUT …/trust, DELETE under
 // /api/federation/federates).
 import { api } from "./api.js";
-import { ago, confirmAction, every, field, h, modal, section, setChildren, showError, table, toast } from "./ui.js";
+import { ago, confirmAction, every, field, h, modal, section, select, setChildren, showError, table, toast } from "./ui.js";
 
 const MAX_CA_BYTES = 64 * 1024; // what the server takes (federation.md "Managing federates")
+
+// The protocols of a managed federate's outbound link (federation.md "Federates one by one").
+const PROTOCOLS = [
+  ["v2", "Federation v2 (gRPC, port 9001)"],
+  ["v1", "Federation v1 (legacy, port 9000)"],
+];
 
 export function mountFederation(root) {
   const identity = h("div", { id: "federation-identity" });
@@ -34,7 +40,7 @@ export function mountFederation(root) {
     setChildren(
       links,
       table(
-        ["Federate", "Source", "Address", "State", "Last contact", "In / out", "Drops", "Queued / sent", "Reconnects", "Last error", ""],
+        ["Federate", "Source", "Address", "Protocol", "State", "Last contact", "In / out", "Drops", "Queued / sent", "Reconnects", "Last error", ""],
         rows,
         view.enabled ? "No federate yet: add one below, or list it in the configuration." : "Federation is off (federationPort is -1).",
       ),
@@ -107,6 +113,7 @@ function federateRow(f, stored, reload) {
     h("td", null, f.name, stored && stored.pin ? h("small", { class: "note", title: stored.pin }, " pinned") : null),
     h("td", null, f.source),
     h("td", null, address),
+    h("td", { class: "protocol" }, stored && !stored.inboundOnly ? stored.protocol : "—"),
     h("td", null, stateBadge(f.state)),
     h("td", { class: "last-contact" }, contact),
     h("td", { class: "num events" }, `${f.eventsIn} / ${f.eventsOut}`),
@@ -194,6 +201,7 @@ function edit(f, reload) {
     "form",
     { class: "form", id: "edit-federate" },
     field("Address", h("input", { name: "address", value: f.address, maxlength: 255, placeholder: "host:9001" }), "Where to connect to; empty: it connects here."),
+    field("Protocol", select("protocol", PROTOCOLS, f.protocol), "What its outbound link speaks."),
     field("Pinned SHA-256 fingerprint", h("input", { name: "pin", value: f.pin, maxlength: 95 }), "Empty: any certificate of its CA."),
     h(
       "div",
@@ -210,7 +218,7 @@ function edit(f, reload) {
       onclick: async (close) => {
         const d = new FormData(form);
         const body = {};
-        for (const k of ["address", "pin", "backoffMin", "backoffMax"]) {
+        for (const k of ["address", "protocol", "pin", "backoffMin", "backoffMax"]) {
           const v = d.get(k).trim();
           if (v !== (f[k] || "")) body[k] = v;
         }
@@ -244,7 +252,7 @@ function addForm(reload) {
         const button = form.querySelector("button[type=submit]");
         button.disabled = true;
         try {
-          const body = { name: d.get("name").trim(), address: d.get("address").trim(), enabled: d.get("enabled") === "on" };
+          const body = { name: d.get("name").trim(), address: d.get("address").trim(), protocol: d.get("protocol"), enabled: d.get("enabled") === "on" };
           const ca = await readCA(caInput);
           if (ca) body.ca = ca;
           const pin = d.get("pin").trim();
@@ -265,6 +273,7 @@ function addForm(reload) {
       { class: "row" },
       field("Name", h("input", { name: "name", required: true, maxlength: 64, pattern: "[^ =,\\/]+", title: "no spaces, '=', ',' or '/'", placeholder: "battalion" })),
       field("Address", h("input", { name: "address", maxlength: 255, placeholder: "tak.example.org:9001" }), "Empty: it connects here."),
+      field("Protocol", select("protocol", PROTOCOLS, "v2"), "What its outbound link speaks."),
     ),
     h(
       "div",

@@ -84,6 +84,7 @@ async function run() {
   await page.fill("#add-federate input[name=address]", env.OUTPOST_FED_ADDRESS);
   await page.setInputFiles("#add-federate input[name=ca]", env.OUTPOST_FED_CA);
   await page.fill("#add-federate input[name=pin]", env.OUTPOST_FED_PIN.toLowerCase());
+  await page.selectOption("#add-federate select[name=protocol]", "v2");
   await page.click("#add-federate button[type=submit]");
   await row("bravo").waitFor();
   await waitState("bravo", "connected");
@@ -97,9 +98,29 @@ async function run() {
   check(!(await row("bravo").locator(".events").textContent()).startsWith("0 /"), "the row counts the events received");
   check(/^127\.0\.0\.1:\d+$/.test(await page.textContent("#federation-listening")), "the listener opened with the first trusted federate");
   const stored = (await adminApi("api/federation/federates")).federates;
-  check(stored.length === 1 && stored[0].pin === env.OUTPOST_FED_PIN && stored[0].caSubjects.length === 1, `stored ${JSON.stringify(stored)}`);
+  check(stored.length === 1 && stored[0].pin === env.OUTPOST_FED_PIN && stored[0].caSubjects.length === 1 && stored[0].protocol === "v2", `stored ${JSON.stringify(stored)}`);
+  check((await row("bravo").locator(".protocol").textContent()) === "v2", "the row shows the protocol");
   await page.screenshot({ path: join(shots, "console-federation.png") });
-  console.log("step: bravo added with its CA file and pin, connected");
+  console.log("step: bravo added with its CA file, pin and protocol, connected");
+
+  // Edit the protocol: v1 (B has no v1 listener: the link cannot come up), then v2 again.
+  const setProtocol = async (want) => {
+    await row("bravo").locator("button.edit-federate").click();
+    await page.selectOption("#edit-federate select[name=protocol]", want);
+    await page.click("dialog.modal .modal-buttons button.primary");
+    await page.waitForSelector("#edit-federate", { state: "detached" });
+    for (const deadline = Date.now() + 30000; (await row("bravo").locator(".protocol").textContent()) !== want; ) {
+      check(Date.now() < deadline, `the row never shows protocol ${want}`);
+      await page.click("#federation-refresh");
+      await page.waitForTimeout(250);
+    }
+    check((await adminApi("api/federation/federates")).federates[0].protocol === want, `stored protocol ${want}`);
+  };
+  await setProtocol("v1");
+  await waitState("bravo", "disconnected");
+  await setProtocol("v2");
+  await waitState("bravo", "connected");
+  console.log("step: bravo's protocol edited to v1 (no link) and back to v2 (connected)");
 
   // Disable: the link ends, the row stays.
   await row("bravo").locator("button.toggle-federate").click();
