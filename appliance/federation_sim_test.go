@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"outpost/appliance"
+	"outpost/appliance/sysinfo"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
 )
@@ -267,7 +268,7 @@ func simLinked(b *testing.B, p *testkit.Proc) bool {
 func simCPU(b *testing.B, procs []*testkit.Proc) time.Duration {
 	var total time.Duration
 	for _, p := range procs {
-		d, err := testkit.ProcCPU(p.PID())
+		d, err := sysinfo.ProcessCPU(p.PID())
 		if err != nil {
 			b.Fatal(err)
 		}

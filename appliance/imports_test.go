@@ -35,7 +35,7 @@ var allowedImports = map[string][]string{
 	"appliance/broker":              {"appliance/cot", "appliance/logx"},
 	"appliance/store":               {"appliance/cot", "appliance/logx", "appliance/rate", "appliance/diskspace"},
 	"appliance/takclient":           {"appliance/cot"},
-	"cmd/outpost-load":              {"appliance/cot", "appliance/takclient"},
+	"cmd/outpost-load":              {"appliance/cot", "appliance/takclient", "appliance/sysinfo"},
 	"appliance/objects":             {"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/logx"},
 	"appliance/excheck":             {"appliance/cot"},
 	"appliance/cotsession":          {"appliance/broker", "appliance/cot", "appliance/logx", "appliance/rate"},
@@ -52,7 +52,7 @@ var allowedImports = map[string][]string{
 	"appliance/sysinfo":             {},
 	"appliance/marti":               append([]string{"appliance/excheck", "appliance/cotsession", "appliance/access", "appliance/users", "appliance/qr"}, transportDeps...),
 	"appliance": {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti", "appliance/objects", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate", "web",
-		"appliance/access", "appliance/users", "appliance/admin", "appliance/cotsession", "appliance/diskspace", "appliance/mesh", "appliance/federation", "appliance/federation/fedproto"},
+		"appliance/access", "appliance/users", "appliance/admin", "appliance/cotsession", "appliance/diskspace", "appliance/mesh", "appliance/federation", "appliance/federation/fedproto", "appliance/sysinfo"},
 	"appliance/netx": {"appliance/logx"},
 	// Test support: imported by test files only (testOnly below).
 	"internal/testkit":  {},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"outpost/appliance/sysinfo"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,32 +14,11 @@ import (
 // Linux /proc readings: the server's CPU time and resident memory (given
 // its pid), the machine's load average, the tool's own memory.
 
-// userHZ is the unit of /proc/PID/stat's utime and stime (USER_HZ, 100 on
-// every Linux architecture Go supports).
-const userHZ = 100
-
-// procCPU returns a process's user+system CPU time in seconds from
-// /proc/PID/stat (every thread, including exited ones).
+// procCPU returns a process's user+system CPU time in seconds (every
+// thread, including exited ones).
 func procCPU(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) may hold spaces: fields resume after ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	utime, err1 := strconv.ParseUint(f[11], 10, 64)
-	stime, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
-	}
-	return float64(utime+stime) / userHZ, nil
+	d, err := sysinfo.ProcessCPU(pid)
+	return d.Seconds(), err
 }
 
 // procRSS returns a process's resident set size in bytes (VmRSS).

@@ -1,6 +1,6 @@
 //go:build linux
 
-package testkit
+package sysinfo
 
 import (
 	"bytes"
@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-// ProcCPU is a process's user and system CPU time so far, every thread
+// ProcessCPU is a process's user and system CPU time so far, every thread
 // included, from /proc/PID/stat (utime and stime, in USER_HZ: 100 a
 // second on every Linux architecture Go supports; proc(5)).
-func ProcCPU(pid int) (time.Duration, error) {
+func ProcessCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
