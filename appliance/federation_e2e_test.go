@@ -442,26 +442,7 @@ func TestFederationBadInput(t *testing.T) {
 func TestFederationReconnects(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
 	pB := testkit.FreePort(t)
-	a := startFederated(t, ca, "alpha", 0, "B="+fedAddr(pB))
-	local := a.DialTCP(t)
-	b1 := startFederated(t, ca, "bravo", pB)
-	c1 := b1.DialTCP(t)
-	if err := c1.Send(takclient.SA("B1-USER", "FIRST", 1, 1)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := local.WaitFor(func(e *cot.Event) bool { return e.UID == "B1-USER" }, fedWait); err != nil {
-		t.Fatalf("first link: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := b1.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// The remote user departs with the link.
-	if _, err := local.WaitFor(func(e *cot.Event) bool { return e.Type == "t-x-d-d" }, fedWait); err != nil {
-		t.Fatalf("no departure when the link ended: %v", err)
-	}
-	testkit.WaitForWithin(t, fedWait, "A to see the link down", func() bool { return !fedStats(a, "B").Connected })
+	a, local := linkedThenDropped(t, ca, "B1-USER", "B="+fedAddr(pB), func() *apptest.App { return startFederated(t, ca, "bravo", pB) })
 	// While B is away, A's client moves.
 	if err := local.Send(takclient.SA("A-USER", "ALPHA", 5, 5)); err != nil {
 		t.Fatal(err)
@@ -553,4 +534,32 @@ func TestFederationAllow(t *testing.T) {
 	if err := try(user); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("a trusted CA's other certificate: want refused at the handshake, got %v", err)
 	}
+}
+
+// linkedThenDropped starts A connecting to the federate federate, and B
+// with start: a position of uid from B's client reaches A's client; then B
+// closes, its remote user departs at A and A sees the link down. It
+// returns A and A's client.
+func linkedThenDropped(t *testing.T, ca *fedCA, uid, federate string, start func() *apptest.App) (*apptest.App, *takclient.Client) {
+	t.Helper()
+	a := startFederated(t, ca, "alpha", 0, federate)
+	local := a.DialTCP(t)
+	b := start()
+	if err := b.DialTCP(t).Send(takclient.SA(uid, "FIRST", 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := local.WaitFor(func(e *cot.Event) bool { return e.UID == uid }, fedWait); err != nil {
+		t.Fatalf("first link: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The remote user departs with the link.
+	if _, err := local.WaitFor(func(e *cot.Event) bool { return e.Type == "t-x-d-d" }, fedWait); err != nil {
+		t.Fatalf("no departure when the link ended: %v", err)
+	}
+	testkit.WaitForWithin(t, fedWait, "A to see the link down", func() bool { return !fedStats(a, "B").Connected })
+	return a, local
 }
