@@ -76,7 +76,7 @@ func (a *Appliance) buildFederation() error {
 		OnDemand: trusted == nil, Revoked: a.revokedHere,
 		Spool: fedSpool{fs: a.store.Federates(), bounds: store.QueueBounds{MaxAge: cfg.FederationQueueAge, MaxBytes: cfg.FederationQueueBytes}},
 		// Missions over ROL (federation_missions.go).
-		Missions: fedMissions{missions: a.store.Missions(), files: a.store.Files(), notify: a.fedNotify}, MaxFileBytes: cfg.MaxUploadBytes,
+		Missions: fedMissions{missions: a.store.Missions(), files: a.store.Files(), accounts: a.store.Accounts(), notify: a.fedNotify}, MaxFileBytes: cfg.MaxUploadBytes,
 		// A federate's first link since start is sent the mission changes
 		// of the queue's age (docs/federation.md "Missions over ROL").
 		ROLReplay: cfg.FederationQueueAge,

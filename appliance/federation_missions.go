@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"outpost/appliance/access"
 	"outpost/appliance/federation"
 	"outpost/appliance/logx"
 	"outpost/appliance/marti"
@@ -24,6 +25,7 @@ import (
 type fedMissions struct {
 	missions *store.Missions
 	files    *store.Files
+	accounts *store.Accounts // the groups: a mission's group names as a mask and back
 	// notify sends the CoT notifications of an applied change, as for a
 	// client's (marti.Handler.NotifyFederated).
 	notify func(kind string, m store.Mission, by string, added []store.ContentChange)
@@ -61,18 +63,18 @@ func (s fedMissions) HasFile(ctx context.Context, hash string) (bool, error) {
 	return err == nil, err
 }
 
-// PutFile stores a federate's file as a public data package of __ANON__
-// (the federate's groups are __ANON__: docs/federation.md "Groups"),
+// PutFile stores a federate's file as a data package shared with the local
+// groups its federate groups map to (docs/federation.md "Groups"),
 // checked against its hash.
 func (s fedMissions) PutFile(ctx context.Context, m federation.FileMeta, data []byte, federate string) error {
 	name := logx.FileName(m.Name, m.Hash) // as an upload's name is made safe
 	in := store.DataPackageInput{UID: m.UID, Name: name, SubmissionUser: m.Submitter, CreatorUID: m.CreatorUID,
-		Keywords: m.Keywords, MIMEType: m.MIMEType, ExpectedHash: m.Hash, SubmittedAt: m.SubmittedAt, Groups: store.AnonGroup}
+		Keywords: m.Keywords, MIMEType: m.MIMEType, ExpectedHash: m.Hash, SubmittedAt: m.SubmittedAt, Groups: anonIfNone(m.Groups)}
 	_, err := s.files.PutDataPackage(ctx, in, bytes.NewReader(data))
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid) {
 		// Its uid is taken here, or a field is not acceptable here: the
 		// file is kept under a new uid with its name and bytes only.
-		in = store.DataPackageInput{Name: name, ExpectedHash: m.Hash, SubmittedAt: m.SubmittedAt, Groups: store.AnonGroup}
+		in = store.DataPackageInput{Name: name, ExpectedHash: m.Hash, SubmittedAt: m.SubmittedAt, Groups: anonIfNone(m.Groups)}
 		_, err = s.files.PutDataPackage(ctx, in, bytes.NewReader(data))
 	}
 	return err
@@ -84,8 +86,12 @@ func (s fedMissions) CreateMission(ctx context.Context, m federation.MissionMeta
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
+	groups, err := s.groupNames(ctx, m.Groups)
+	if err != nil {
+		return err
+	}
 	in := store.MissionInput{CreatorUID: m.CreatorUID, Description: &m.Description, ChatRoom: &m.ChatRoom, BaseLayer: &m.BaseLayer,
-		BBox: &m.BBox, Path: &m.Path, Classification: &m.Classification, Tool: &m.Tool, InviteOnly: &m.InviteOnly}
+		BBox: &m.BBox, Path: &m.Path, Classification: &m.Classification, Tool: &m.Tool, InviteOnly: &m.InviteOnly, Groups: &groups}
 	if m.Expiration > 0 {
 		in.Expiration = &m.Expiration
 	}
@@ -145,12 +151,13 @@ func (s fedMissions) RemoveContent(ctx context.Context, name, hash, uid, by, fed
 	return err
 }
 
-// fedMissionChange is a client's mission change as federation takes it.
-func fedMissionChange(ch marti.MissionChange) federation.MissionChange {
+// fedMissionChange is a client's mission change as federation takes it,
+// the mission's groups as the mask groups.
+func fedMissionChange(ch marti.MissionChange, groups uint64) federation.MissionChange {
 	m := ch.Mission
 	out := federation.MissionChange{Mission: federation.MissionMeta{Name: m.Name, GUID: m.GUID, CreatorUID: m.CreatorUID,
 		Description: m.Description, ChatRoom: m.ChatRoom, Tool: m.Tool, BaseLayer: m.BaseLayer, BBox: m.BBox, Path: m.Path,
-		Classification: m.Classification, Expiration: m.Expiration, InviteOnly: m.InviteOnly},
+		Classification: m.Classification, Expiration: m.Expiration, InviteOnly: m.InviteOnly, Groups: groups},
 		Hashes: ch.Hashes, UIDs: ch.UIDs, By: ch.By}
 	switch ch.Kind {
 	case marti.MissionCreated:
@@ -176,9 +183,49 @@ func (a *Appliance) fedNotify(kind string, m store.Mission, by string, added []s
 // fedMissionChanged sends a client's mission change to the federates (nil
 // when federation is off: marti tells no one).
 func (a *Appliance) fedMissionChanged(ch marti.MissionChange) {
-	if a.fed != nil {
-		a.fed.MissionChanged(fedMissionChange(ch))
+	if a.fed == nil {
+		return
 	}
+	mask, err := fedMissions{accounts: a.store.Accounts()}.groupMask(context.Background(), ch.Mission.Groups)
+	if err != nil {
+		a.log.Warn("mission change not federated: reading the groups", "mission", logx.Clip(ch.Mission.Name), "err", err)
+		return
+	}
+	a.fed.MissionChanged(fedMissionChange(ch, mask))
+}
+
+// groupMask is the mask of the group names (none: __ANON__; a group that
+// no longer exists counts for none).
+func (s fedMissions) groupMask(ctx context.Context, names []string) (uint64, error) {
+	if len(names) == 0 {
+		return store.AnonGroup, nil
+	}
+	groups, err := s.accounts.Groups(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return access.MaskOf(groups, names), nil
+}
+
+// groupNames is the names of the groups of mask (none for __ANON__ alone
+// or no group: a mission of no group is __ANON__'s).
+func (s fedMissions) groupNames(ctx context.Context, mask uint64) ([]string, error) {
+	if mask == 0 || mask == store.AnonGroup {
+		return []string{}, nil
+	}
+	groups, err := s.accounts.Groups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return access.NamesOf(groups, mask), nil
+}
+
+// anonIfNone is mask, or __ANON__ for none.
+func anonIfNone(mask uint64) uint64 {
+	if mask == 0 {
+		return store.AnonGroup
+	}
+	return mask
 }
 
 // LocalChanges walks the public missions by name and, for each, its change
@@ -192,12 +239,16 @@ func (s fedMissions) LocalChanges(ctx context.Context, since time.Time, max int,
 			return err
 		}
 		for _, m := range list {
+			mask, err := s.groupMask(ctx, m.Groups)
+			if err != nil {
+				return err
+			}
 			changes, _, err := s.missions.MissionChanges(ctx, m.Name, since, time.Time{}, store.Page{Limit: max - n})
 			if err != nil {
 				return err
 			}
 			for _, c := range changes {
-				ch := fedMissionChange(marti.MissionChange{Mission: m, By: c.CreatorUID})
+				ch := fedMissionChange(marti.MissionChange{Mission: m, By: c.CreatorUID}, mask)
 				switch {
 				case c.Federate != "":
 					continue

@@ -292,7 +292,7 @@ func collectFederation(counter func(*prometheus.Desc, uint64, ...string), gauge 
 			counter(mFedROL, n, st.Name, dir)
 		}
 		for reason, n := range map[string]uint64{"malformed": st.ROLDroppedMalformed, "too_large": st.ROLDroppedSize,
-			"loop": st.ROLDroppedLoop, "duplicate": st.ROLDroppedDuplicate, "queue": st.ROLDroppedQueue} {
+			"loop": st.ROLDroppedLoop, "duplicate": st.ROLDroppedDuplicate, "queue": st.ROLDroppedQueue, "group": st.ROLDroppedGroup} {
 			counter(mFedROLDropped, n, st.Name, reason)
 		}
 	}

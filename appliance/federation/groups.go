@@ -91,6 +91,24 @@ func (g *groupMap) federateGroups(mask uint64) []string {
 	return out
 }
 
+// rolGroups are the federate groups a mission of the local groups of mask
+// goes out as (nil: it does not go to this federate). Unlike an event's
+// (which the federate's sessions read only when __ANON__ or a mapped group
+// sees it), a mission is checked here: without an outbound mapping only a
+// mission __ANON__ sees goes, tagged __ANON__.
+func (g *groupMap) rolGroups(mask uint64) []string {
+	if mask == 0 {
+		mask = broker.AnonGroup
+	}
+	if g.out == nil {
+		if mask&broker.AnonGroup == 0 {
+			return nil
+		}
+		return anonGroups
+	}
+	return g.federateGroups(mask)
+}
+
 // AnyFederateGroup, as an inbound pair's federate group, stands for every
 // event of the federate whatever its tags (none included): the official
 // server's federate "inboundGroup", for a federate that does not tag its

@@ -43,6 +43,10 @@ type MissionMeta struct {
 	BaseLayer, BBox, Path, Classification               string
 	Expiration                                          int64
 	InviteOnly                                          bool
+	// Groups is the mask of the mission's local groups (0 counts as
+	// __ANON__): outbound, which federates it goes to (groups.go rolGroups);
+	// inbound, the groups a federate's mission is created in.
+	Groups uint64
 }
 
 // FileMeta is what crosses of a file's metadata.
@@ -51,6 +55,7 @@ type FileMeta struct {
 	Keywords                                         []string
 	Size                                             int64
 	SubmittedAt                                      time.Time
+	Groups                                           uint64 // inbound: the local groups it is shared with (0: __ANON__)
 }
 
 // MissionChangeKind says what a local mission change was.

@@ -93,11 +93,18 @@ func (l *link) receiveROL(r *fedproto.ROL) {
 		l.stats.rolIgnored.Add(1)
 		return
 	}
+	// The local groups its missions and files go to (groups.go): none, and
+	// it is dropped, counted.
+	groups := f.groupsOf(l.name).localGroups(r.GetFederateGroups())
+	if groups == 0 {
+		l.stats.rolDropGroup.Add(1)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), rolApplyTimeout)
 	defer cancel()
 	forward := true
 	for _, st := range sts {
-		switch err := l.apply(ctx, st, r.GetPayload()); {
+		switch err := l.apply(ctx, st, r.GetPayload(), groups); {
 		case err == nil:
 			l.stats.rolApplied.Add(1)
 		case errors.Is(err, errIgnored):
@@ -125,7 +132,7 @@ func (l *link) receiveROL(r *fedproto.ROL) {
 	fw := &fedproto.ROL{Program: r.GetProgram(), Payload: r.GetPayload(), FederateGroups: anonGroups,
 		FederateProvenance: append(slices.Clip(r.GetFederateProvenance()), f.self),
 		FederateHops:       &fedproto.FederateHops{MaxHops: maxHops, CurrentHops: next}}
-	f.broadcastROL(fw, l)
+	f.broadcastROL(fw, l, groups)
 }
 
 // errIgnored: a valid statement that Outpost does not apply (another
@@ -133,7 +140,9 @@ func (l *link) receiveROL(r *fedproto.ROL) {
 var errIgnored = errors.New("ROL statement not applied here")
 
 // apply applies one statement to the store.
-func (l *link) apply(ctx context.Context, st statement, payload []*fedproto.BinaryBlob) error {
+// groups is the mask of the local groups the federate's missions and files
+// go to.
+func (l *link) apply(ctx context.Context, st statement, payload []*fedproto.BinaryBlob, groups uint64) error {
 	ms := l.f.cfg.Missions
 	switch st.resource + " " + st.op {
 	case "mission create", "mission delete":
@@ -152,7 +161,7 @@ func (l *link) apply(ctx context.Context, st statement, payload []*fedproto.Bina
 		}
 		return ms.CreateMission(ctx, MissionMeta{Name: md.Name, GUID: md.GUID, CreatorUID: md.CreatorUID, Description: md.Description,
 			ChatRoom: md.ChatRoom, Tool: toolOf(md.Tool), BaseLayer: md.BaseLayer, BBox: md.BBox, Path: md.Path,
-			Classification: md.Classification, Expiration: md.Expiration, InviteOnly: md.InviteOnly}, l.name)
+			Classification: md.Classification, Expiration: md.Expiration, InviteOnly: md.InviteOnly, Groups: groups}, l.name)
 	case "mission update":
 		var up missionUpdate
 		if err := decodeParams(st.params, &up); err != nil {
@@ -169,7 +178,7 @@ func (l *link) apply(ctx context.Context, st statement, payload []*fedproto.Bina
 		switch up.ChangeType {
 		case changeAddContent:
 			m := MissionMeta{Name: up.MissionName, CreatorUID: up.MissionCreatorUID, ChatRoom: up.MissionChatRoom,
-				Tool: toolOf(up.MissionTool), Description: up.MissionDescription}
+				Tool: toolOf(up.MissionTool), Description: up.MissionDescription, Groups: groups}
 			return ms.AddContent(ctx, m, up.Content.Hashes, up.Content.UIDs, up.CreatorUID, l.name)
 		case changeRemoveContent:
 			var hash, uid string // the first of each, as the official server reads it
@@ -208,7 +217,7 @@ func (l *link) apply(ctx context.Context, st statement, payload []*fedproto.Bina
 		}
 		at, _ := time.Parse(cotTimeMillis, rm.SubmissionTime)
 		if err := ms.PutFile(ctx, FileMeta{Hash: got, UID: rm.UID, Name: name, MIMEType: rm.MIMEType, Submitter: rm.Submitter,
-			CreatorUID: rm.CreatorUID, Keywords: rm.Keywords, Size: int64(len(data)), SubmittedAt: at}, data, l.name); err != nil {
+			CreatorUID: rm.CreatorUID, Keywords: rm.Keywords, Size: int64(len(data)), SubmittedAt: at, Groups: groups}, data, l.name); err != nil {
 			return err
 		}
 		l.stats.filesStored.Add(1)

@@ -67,7 +67,7 @@ func (f *Federation) rolWorker() {
 			return
 		case ch := <-f.rolWork:
 			for _, r := range f.changeROL(ch, f.cfg.Now()) {
-				f.broadcastROL(f.ownROL(r), nil)
+				f.broadcastROL(f.ownROL(r), nil, ch.Mission.Groups)
 			}
 		}
 	}
@@ -170,7 +170,7 @@ func resourceOf(f FileMeta) resourceMeta {
 
 // broadcastROL queues r for every link except from, and those its
 // provenance passed through.
-func (f *Federation) broadcastROL(r *fedproto.ROL, from *link) {
+func (f *Federation) broadcastROL(r *fedproto.ROL, from *link, groups uint64) {
 	f.mu.Lock()
 	ls := make([]*link, 0, len(f.links))
 	for _, l := range f.links {
@@ -185,13 +185,33 @@ func (f *Federation) broadcastROL(r *fedproto.ROL, from *link) {
 		}) {
 			continue
 		}
+		rr := l.rolFor(r, groups)
+		if rr == nil {
+			continue
+		}
 		select {
-		case l.rolOut <- r:
+		case l.rolOut <- rr:
 		default:
 			l.stats.rolDropQueue.Add(1)
 			f.warn.Warn("federate ROL queue full: mission change dropped", "federate", logx.Clip(l.name))
 		}
 	}
+}
+
+// rolFor is r as it goes to l's federate, tagged with the federate groups
+// a mission of the local groups groups goes out as there (nil: it does
+// not go: groups.go rolGroups). The program and payloads are shared.
+func (l *link) rolFor(r *fedproto.ROL, groups uint64) *fedproto.ROL {
+	fg := l.f.groupsOf(l.name).rolGroups(groups)
+	if fg == nil {
+		return nil
+	}
+	if slices.Equal(fg, r.GetFederateGroups()) {
+		return r
+	}
+	return &fedproto.ROL{Program: r.GetProgram(), Payload: r.GetPayload(), FederateGroups: fg,
+		FederateProvenance: r.GetFederateProvenance(), FederateHops: r.GetFederateHops(),
+		FederateGroupHopLimits: r.GetFederateGroupHopLimits()}
 }
 
 // sendROLLoop sends what the federate missed (replayROL), then what is
@@ -237,7 +257,11 @@ func (l *link) replayROL(ctx context.Context, send func(*fedproto.ROL) error) er
 	n := 0
 	err := f.cfg.Missions.LocalChanges(ctx, since, maxReplay, func(ch MissionChange, at time.Time) error {
 		for _, r := range f.changeROL(ch, at) {
-			if err := send(f.ownROL(r)); err != nil {
+			r = l.rolFor(f.ownROL(r), ch.Mission.Groups)
+			if r == nil {
+				continue // not for this federate's groups
+			}
+			if err := send(r); err != nil {
 				return err
 			}
 			l.stats.rolOut.Add(1)

@@ -21,6 +21,7 @@ type fedStats struct {
 	// ROL (rol_send.go, rol_receive.go) and contact entries (contacts.go).
 	rolIn, rolOut, rolApplied, rolIgnored, rolFailed  atomic.Uint64
 	rolDropMalformed, rolDropSize, rolDropLoop        atomic.Uint64
+	rolDropGroup                                      atomic.Uint64 // its federate groups map to no local group
 	rolDropDup, rolDropQueue, filesStored, filesKnown atomic.Uint64
 	contactsIn, contactsOut                           atomic.Uint64
 	lastContact                                       atomic.Int64 // unix seconds
@@ -97,6 +98,7 @@ type FederateStats struct {
 	ROLDroppedLoop      uint64 `json:"rolDroppedLoop"`
 	ROLDroppedDuplicate uint64 `json:"rolDroppedDuplicate"`
 	ROLDroppedQueue     uint64 `json:"rolDroppedQueue"`
+	ROLDroppedGroup     uint64 `json:"rolDroppedGroup"`
 	FilesStored         uint64 `json:"filesStored"`
 	FilesKnown          uint64 `json:"filesKnown"`
 	// Contact entries (ContactListEntry) received and sent.
@@ -152,7 +154,8 @@ func (f *Federation) Stats() []FederateStats {
 			ROLIn: s.rolIn.Load(), ROLOut: s.rolOut.Load(), ROLApplied: s.rolApplied.Load(), ROLIgnored: s.rolIgnored.Load(),
 			ROLFailed: s.rolFailed.Load(), ROLDroppedMalformed: s.rolDropMalformed.Load(), ROLDroppedSize: s.rolDropSize.Load(),
 			ROLDroppedLoop: s.rolDropLoop.Load(), ROLDroppedDuplicate: s.rolDropDup.Load(), ROLDroppedQueue: s.rolDropQueue.Load(),
-			FilesStored: s.filesStored.Load(), FilesKnown: s.filesKnown.Load(), ContactsIn: s.contactsIn.Load(), ContactsOut: s.contactsOut.Load()})
+			ROLDroppedGroup: s.rolDropGroup.Load(),
+			FilesStored:     s.filesStored.Load(), FilesKnown: s.filesKnown.Load(), ContactsIn: s.contactsIn.Load(), ContactsOut: s.contactsOut.Load()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
