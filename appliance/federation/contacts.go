@@ -77,7 +77,7 @@ func (l *link) queueContact(ct *fedproto.ContactListEntry, fe *fedproto.Federate
 // receiveContact handles a FederatedEvent that carries a contact entry and
 // no event: CREATE and UPDATE make (or rename) the remote contact, DELETE
 // makes it depart. Anything else is counted as ignored.
-func (l *link) receiveContact(ct *fedproto.ContactListEntry) {
+func (l *link) receiveContact(ct *fedproto.ContactListEntry, tags []string) {
 	uid, cs := ct.GetUid(), ct.GetCallsign()
 	if uid == "" || len(uid) > maxContactField || len(cs) > maxContactField {
 		l.stats.ignored.Add(1)
@@ -99,12 +99,22 @@ func (l *link) receiveContact(ct *fedproto.ContactListEntry) {
 			l.stats.ignored.Add(1)
 			return
 		}
+		// Listed to the local groups its federate groups map to (groups.go),
+		// as its position reports are published to them.
+		local := l.f.groupsOf(l.name).localGroups(tags)
+		if local == 0 {
+			l.stats.dropGroup.Add(1)
+			return
+		}
 		c := l.contactOf(uid)
 		if c == nil {
 			l.stats.dropContacts.Add(1)
 			return
 		}
 		l.stats.contactsIn.Add(1)
+		l.pubMu.Lock()
+		c.Sess.SetIn(local)
+		l.pubMu.Unlock()
 		l.mu.Lock()
 		c.callsign = cs
 		l.mu.Unlock()

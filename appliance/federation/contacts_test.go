@@ -107,3 +107,25 @@ func TestContactEntriesReceived(t *testing.T) {
 		t.Fatalf("after DELETE: listed %d, contacts in %d", n, l.stats.contactsIn.Load())
 	}
 }
+
+// A received contact entry is listed to the local groups its federate
+// groups map to (as the contact's positions are published to them); one
+// whose groups map to none is dropped and counted.
+func TestContactEntriesGroups(t *testing.T) {
+	f, l := testLink(t, 0)
+	const cyan = uint64(1) << 5
+	f.SetGroupMaps(map[string]GroupMap{"peer": {In: []InGroup{{Federate: "Fed-Blue", Local: cyan}}}})
+	recv := func(uid string, groups ...string) {
+		l.receive(&fedproto.FederatedEvent{Contact: &fedproto.ContactListEntry{Operation: fedproto.CRUD_CREATE, Uid: uid, Callsign: "C-" + uid},
+			FederateGroups: groups}, 50)
+	}
+	recv("RED-1", "Fed-Red")
+	if n := len(f.cfg.Broker.Clients()); n != 0 || l.stats.dropGroup.Load() != 1 {
+		t.Fatalf("an entry of an unmapped group: %d listed, %d dropped by group", n, l.stats.dropGroup.Load())
+	}
+	recv("BLUE-1", "Fed-Blue")
+	cs := f.cfg.Broker.Clients()
+	if len(cs) != 1 || cs[0].UID != "BLUE-1" || cs[0].Groups != cyan {
+		t.Fatalf("an entry of a mapped group: %+v, want BLUE-1 listed to Cyan only", cs)
+	}
+}

@@ -350,7 +350,7 @@ func (l *link) receive(fe *fedproto.FederatedEvent, size int) {
 			l.stats.dropLoop.Add(1)
 			return
 		}
-		l.receiveContact(fe.GetContact())
+		l.receiveContact(fe.GetContact(), fe.GetFederateGroups())
 		return
 	}
 	if slices.ContainsFunc(fe.GetFederateProvenance(), func(p *fedproto.FederateProvenance) bool {
