@@ -67,9 +67,13 @@ func (n fedNode) state(t *testing.T) fedState {
 // (web/test/federation.mjs): B lets A in by A's CA (through the API); on
 // A's page the administrator reads A's identity, adds B with its address,
 // its CA file, its pinned fingerprint and protocol v2, sees the link
-// connected with its counters, edits the protocol to v1 (no link: B has no
-// v1 listener) and back to v2 (connected again), disables it (the link ends on B too), and removes it after
-// confirming. Afterwards the API holds no managed federate on A.
+// connected with its counters, maps its groups (an outbound and an inbound
+// pair of A's group Blue, saved and summed up in the row; a federate group
+// over 255 bytes refused, nothing changed; cleared after confirming), edits
+// the protocol to v1 (no link: B has no v1 listener) and back to v2
+// (connected again), disables it (the link ends on B too), and removes it
+// after confirming. Afterwards the API holds no managed federate on A and
+// no mapping of bravo.
 func TestConsoleFederationInBrowser(t *testing.T) {
 	node, chromium := requireBrowser(t)
 	dir := t.TempDir()
@@ -107,6 +111,10 @@ func TestConsoleFederationInBrowser(t *testing.T) {
 		now.Format(time.RFC3339), now.Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))
 	if _, err := cot.Write([]byte(sa)); err != nil {
 		t.Fatal(err)
+	}
+	// A group of A for the page's group mapping editor.
+	if r := a.do(t, "POST", "api/groups", map[string]string{"name": "Blue"}); r.Status != 201 {
+		t.Fatalf("A makes the group Blue: %d %s", r.Status, r.Body)
 	}
 	aState := a.state(t)
 	if aState.Listening != "" || aState.Identity.Fingerprint == "" {
@@ -148,6 +156,16 @@ func TestConsoleFederationInBrowser(t *testing.T) {
 	r := a.do(t, "GET", "api/federation/federates", nil)
 	if r.Status != 200 || strings.TrimSpace(string(r.Body)) != `{"federates":[]}` {
 		t.Fatalf("A's managed federates after the console: %d %s", r.Status, r.Body)
+	}
+	var groups struct {
+		Outbound, Inbound []struct{ Local, Federate string }
+	}
+	if r = a.do(t, "GET", "api/federation/federates/bravo/groups", nil); r.Status != 200 {
+		t.Fatalf("A's groups of bravo after the console: %d %s", r.Status, r.Body)
+	}
+	r.JSON(t, &groups)
+	if len(groups.Outbound) != 0 || len(groups.Inbound) != 0 {
+		t.Fatalf("A's groups of bravo after the console cleared them: %s", r.Body)
 	}
 	for _, f := range b.state(t).Federates {
 		if f.Name == "alpha" && f.Connected {

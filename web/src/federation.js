@@ -4,8 +4,10 @@
 // and counters (GET /api/federation, every 5 seconds), and the managed
 // federates: add (name, address, protocol, CA file, pin), replace the CA, enable or
 // disable, edit, remove (GET, POST, PATCH, PUT …/trust, DELETE under
-// /api/federation/federates).
+// /api/federation/federates); every federate's group mapping, summed up in
+// its row and edited in federationgroups.js.
 import { api } from "./api.js";
+import { editFederateGroups, federateGroups, MAX_SUMMARIES, showSummary } from "./federationgroups.js";
 import { ago, confirmAction, every, field, h, modal, section, select, setChildren, showError, table, toast } from "./ui.js";
 
 const MAX_CA_BYTES = 64 * 1024; // what the server takes (federation.md "Managing federates")
@@ -36,11 +38,15 @@ export function mountFederation(root) {
     const [view, stored] = await Promise.all([api("GET", "api/federation"), api("GET", "api/federation/federates").catch(() => ({ federates: [] }))]);
     managed = new Map(stored.federates.map((f) => [f.name, f]));
     showIdentity(identity, view);
-    const rows = (view.federates || []).map((f) => federateRow(f, managed.get(f.name), refresh));
+    const federates = view.federates || [];
+    // One GET per federate for its mapping's summary, for a page of at most MAX_SUMMARIES.
+    const mappings =
+      federates.length <= MAX_SUMMARIES ? await Promise.all(federates.map((f) => federateGroups(f.name).catch(() => null))) : federates.map(() => undefined);
+    const rows = federates.map((f, i) => federateRow(f, managed.get(f.name), mappings[i], refresh));
     setChildren(
       links,
       table(
-        ["Federate", "Source", "Address", "Protocol", "State", "Last contact", "In / out", "Drops", "Queued / sent", "Reconnects", "Last error", ""],
+        ["Federate", "Source", "Address", "Protocol", "State", "Last contact", "In / out", "Drops", "Queued / sent", "Reconnects", "Last error", "Groups", ""],
         rows,
         view.enabled ? "No federate yet: add one below, or list it in the configuration." : "Federation is off (federationPort is -1).",
       ),
@@ -103,7 +109,15 @@ function drops(f) {
   return h("span", { title: parts.join(", ") || "none" }, String(n));
 }
 
-function federateRow(f, stored, reload) {
+/** The Groups cell: the mapping's summary (mapping undefined: not fetched, too many federates). */
+function groupsCell(mapping) {
+  const cell = h("td", { class: "groups-summary" });
+  if (mapping === undefined) cell.append(h("small", { class: "note" }, "see Groups"));
+  else showSummary(cell, mapping);
+  return cell;
+}
+
+function federateRow(f, stored, mapping, reload) {
   const isManaged = f.source === "managed" && stored;
   const contact = f.lastContact ? ago(new Date(f.lastContact * 1000).toISOString()) : "never";
   const address = f.address || (f.source === "inbound" || (stored && stored.inboundOnly) ? "(connects here)" : "—");
@@ -121,14 +135,17 @@ function federateRow(f, stored, reload) {
     h("td", { class: "num" }, `${f.queued} / ${f.queueSent}`),
     h("td", { class: "num" }, String(f.reconnects)),
     h("td", { class: "last-error" }, f.lastError || "—"),
+    groupsCell(mapping),
     h(
       "td",
       null,
-      isManaged
-        ? h(
-            "div",
-            { class: "row-actions" },
-            h(
+      h(
+        "div",
+        { class: "row-actions" },
+        h("button", { type: "button", class: "small groups-federate", onclick: () => editFederateGroups(f.name, reload) }, "Groups"),
+        isManaged
+          ? [
+              h(
               "button",
               { type: "button", class: "small toggle-federate", onclick: () => setEnabled(stored, !stored.enabled, reload) },
               stored.enabled ? "Disable" : "Enable",
@@ -136,8 +153,9 @@ function federateRow(f, stored, reload) {
             h("button", { type: "button", class: "small edit-federate", onclick: () => edit(stored, reload) }, "Edit"),
             h("button", { type: "button", class: "small trust-federate", onclick: () => replaceCA(stored, reload) }, "Replace CA"),
             h("button", { type: "button", class: "small danger remove-federate", onclick: () => remove(stored, reload) }, "Remove"),
-          )
-        : h("small", { class: "note" }, f.source === "config" ? "configuration file" : ""),
+            ]
+          : h("small", { class: "note" }, f.source === "config" ? "configuration file" : ""),
+      ),
     ),
   );
 }

@@ -100,8 +100,83 @@ async function run() {
   const stored = (await adminApi("api/federation/federates")).federates;
   check(stored.length === 1 && stored[0].pin === env.OUTPOST_FED_PIN && stored[0].caSubjects.length === 1 && stored[0].protocol === "v2", `stored ${JSON.stringify(stored)}`);
   check((await row("bravo").locator(".protocol").textContent()) === "v2", "the row shows the protocol");
-  await page.screenshot({ path: join(shots, "console-federation.png") });
   console.log("step: bravo added with its CA file, pin and protocol, connected");
+
+  // bravo's group mapping: an outbound and an inbound pair of the group
+  // Blue (made on A through the API by the Go test), saved, summed up in
+  // the row and stored.
+  const groupsPath = "api/federation/federates/bravo/groups";
+  const summary = async () => (await row("bravo").locator(".groups-summary").textContent()).trim();
+  const waitSummary = async (want) => {
+    for (const deadline = Date.now() + 30000; (await summary()) !== want; ) {
+      check(Date.now() < deadline, `the row's groups never show ${want} (now ${await summary()})`);
+      await page.click("#federation-refresh");
+      await page.waitForTimeout(250);
+    }
+  };
+  const openGroups = async () => {
+    await row("bravo").locator("button.groups-federate").click();
+    await page.waitForSelector("#federate-groups-form");
+  };
+  await waitSummary("__ANON__");
+  await openGroups();
+  check((await page.locator("#federate-groups-form .group-pair").count()) === 0, "no pair before any mapping");
+  check((await page.locator("#federate-groups-announced option[value='*']").count()) === 1, "the inbound suggestions offer *");
+  await page.click("#federate-groups-form button.add-outbound");
+  const outPair = page.locator("#federate-groups-out .group-pair").last();
+  await outPair.locator("select[name=local]").selectOption("Blue");
+  await outPair.locator("input[name=federate]").fill("Fed-Blue");
+  await page.click("#federate-groups-form button.add-inbound");
+  const inPair = page.locator("#federate-groups-in .group-pair").last();
+  await inPair.locator("input[name=federate]").fill("Fed-Cyan");
+  await inPair.locator("select[name=local]").selectOption("Blue");
+  await page.screenshot({ path: join(shots, "federation-groups.png") });
+  await page.click("dialog.modal .modal-buttons button.primary");
+  await page.waitForSelector("#federate-groups-form", { state: "detached" });
+  await waitSummary("Blue→Fed-Blue · Fed-Cyan→Blue");
+  const mapped = await adminApi(groupsPath);
+  check(
+    JSON.stringify(mapped.outbound) === JSON.stringify([{ local: "Blue", federate: "Fed-Blue" }]) &&
+      JSON.stringify(mapped.inbound) === JSON.stringify([{ local: "Blue", federate: "Fed-Cyan" }]),
+    `stored mapping ${JSON.stringify(mapped)}`,
+  );
+  await page.screenshot({ path: join(shots, "console-federation.png") });
+  console.log("step: bravo's groups: Blue→Fed-Blue out, Fed-Cyan→Blue in, stored");
+
+  // A federate group name of 256 bytes (128 characters: the field takes
+  // them) is refused with the server's message; the editor stays open and
+  // nothing changes.
+  const before = problems.length;
+  await openGroups();
+  check((await page.locator("#federate-groups-out .group-pair").count()) === 1, "the editor shows the stored outbound pair");
+  check((await page.inputValue("#federate-groups-out input[name=federate]")) === "Fed-Blue", "the stored federate group is shown");
+  await page.fill("#federate-groups-out input[name=federate]", "é".repeat(128));
+  await page.click("dialog.modal .modal-buttons button.primary");
+  await page.waitForSelector(".toast.error");
+  const refusal = await page.textContent(".toast.error");
+  check(refusal.includes("255"), `the refusal gives the limit: ${refusal}`);
+  check((await page.locator("#federate-groups-form").count()) === 1, "the editor stays open after a refusal");
+  check(JSON.stringify(await adminApi(groupsPath)) === JSON.stringify(mapped), "a refused save changes nothing");
+  await page.click("dialog.modal .modal-buttons button:has-text('Cancel')");
+  await page.waitForSelector("#federate-groups-form", { state: "detached" });
+  await page.evaluate(() => document.querySelectorAll(".toast.error").forEach((t) => t.remove()));
+  check(
+    problems.slice(before).every((p) => p.includes("status of 400")),
+    `console errors: ${problems.slice(before).join(" | ")}`,
+  );
+  problems.splice(before); // the browser logs the 400 itself
+  check((await summary()) === "Blue→Fed-Blue · Fed-Cyan→Blue", "the row keeps the stored mapping");
+  console.log("step: a federate group over 255 bytes refused, nothing changed");
+
+  // Clear, after a confirmation: __ANON__ both ways again.
+  await openGroups();
+  await page.click("dialog.modal .modal-buttons button:has-text('Clear')");
+  await page.locator("dialog.modal").last().locator(".modal-buttons button.primary").click();
+  await page.waitForSelector("#federate-groups-form", { state: "detached" });
+  await waitSummary("__ANON__");
+  const cleared = await adminApi(groupsPath);
+  check(cleared.outbound.length === 0 && cleared.inbound.length === 0, `cleared mapping ${JSON.stringify(cleared)}`);
+  console.log("step: bravo's groups cleared after confirming");
 
   // Edit the protocol: v1 (B has no v1 listener: the link cannot come up), then v2 again.
   const setProtocol = async (want) => {
