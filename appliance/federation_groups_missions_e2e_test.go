@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"outpost/appliance"
@@ -100,5 +101,33 @@ func TestFederationGroupsMissions(t *testing.T) {
 	}
 	if st := fedStats(a, "B"); st.ROLDroppedGroup != 1 || st.ROLFailed != 0 {
 		t.Fatalf("A's ROL counters of B: dropped by group %d (want 1), failed %d", st.ROLDroppedGroup, st.ROLFailed)
+	}
+
+	// A federate changes only the missions its groups reach: B has a Teal
+	// mission "shared" (its ROL to A is dropped there: Fed-Teal maps to
+	// nothing); A's Blue user makes a mission of the same name, adds to it
+	// and deletes it: on B, where A's ROL maps to Cyan, the Teal mission
+	// keeps its contents and is not deleted.
+	createMission(t, b, bTeal, "shared")
+	createMission(t, a, aBlue, "shared")
+	before := fedStats(b, "alpha-server").ROLDroppedGroup
+	if r := testkit.Do(t, aBlue, "PUT", a.URL(t, appliance.ListenerHTTPS, "/Marti/api/missions/shared/contents?creatorUid=ANDROID-shared"),
+		map[string]any{"uids": []string{"A-UID-IN-SHARED"}}); r.Status != 200 {
+		t.Fatalf("contents of A's shared: %d %s", r.Status, r.Body)
+	}
+	if r := testkit.Do(t, aBlue, "DELETE", a.URL(t, appliance.ListenerHTTPS, "/Marti/api/missions/shared?creatorUid=ANDROID-shared"), nil); r.Status != 200 {
+		t.Fatalf("delete A's shared: %d %s", r.Status, r.Body)
+	}
+	createMission(t, a, aBlue, "fence-ops")
+	testkit.WaitForWithin(t, fedWait, "A's fence mission on B", func() bool { return missionGroups(t, b, "fence-ops") != nil })
+	m, err := b.Store().Missions().MissionByName(context.Background(), "shared")
+	if err != nil || !slices.Equal(m.Groups, []string{"Teal"}) {
+		t.Fatalf("B's Teal mission after A's changes: %+v %v", m, err)
+	}
+	if r := testkit.Do(t, bTeal, "GET", b.URL(t, appliance.ListenerHTTPS, "/Marti/api/missions/shared"), nil); r.Status != 200 || strings.Contains(string(r.Body), "A-UID-IN-SHARED") {
+		t.Fatalf("B's Teal mission as its Teal user reads it: %d %s", r.Status, r.Body)
+	}
+	if got := fedStats(b, "alpha-server").ROLDroppedGroup - before; got != 2 {
+		t.Fatalf("B dropped %d of A's changes of its Teal mission by group, want 2 (the content, the deletion)", got)
 	}
 }

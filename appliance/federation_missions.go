@@ -102,7 +102,30 @@ func (s fedMissions) CreateMission(ctx context.Context, m federation.MissionMeta
 	return err
 }
 
-func (s fedMissions) DeleteMission(ctx context.Context, name, by, federate string) error {
+// mayChange is nil when the mission name is not here, or one of its groups
+// is among groups (those the federate's ROL maps to); ErrGroups otherwise:
+// a federate changes only the missions its groups reach here.
+func (s fedMissions) mayChange(ctx context.Context, name string, groups uint64) error {
+	m, err := s.missions.MissionByName(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	mask, err := s.groupMask(ctx, m.Groups)
+	if err != nil {
+		return err
+	}
+	if mask&anonIfNone(groups) == 0 {
+		return federation.ErrGroups
+	}
+	return nil
+}
+
+func (s fedMissions) DeleteMission(ctx context.Context, name string, groups uint64, by, federate string) error {
+	if err := s.mayChange(ctx, name, groups); err != nil {
+		return err
+	}
 	m, err := s.missions.DeleteMission(store.FederatedChange(ctx, federate), name, by)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -116,6 +139,9 @@ func (s fedMissions) DeleteMission(ctx context.Context, name, by, federate strin
 // AddContent adds what is stored of hashes (a file that did not cross is
 // left out) and uids, creating the mission first when it is not here.
 func (s fedMissions) AddContent(ctx context.Context, m federation.MissionMeta, hashes, uids []string, by, federate string) error {
+	if err := s.mayChange(ctx, m.Name, m.Groups); err != nil {
+		return err
+	}
 	if err := s.CreateMission(ctx, m, federate); err != nil {
 		return err
 	}
@@ -143,7 +169,10 @@ func (s fedMissions) AddContent(ctx context.Context, m federation.MissionMeta, h
 	return missing
 }
 
-func (s fedMissions) RemoveContent(ctx context.Context, name, hash, uid, by, federate string) error {
+func (s fedMissions) RemoveContent(ctx context.Context, name string, groups uint64, hash, uid, by, federate string) error {
+	if err := s.mayChange(ctx, name, groups); err != nil {
+		return err
+	}
 	_, err := s.missions.RemoveMissionContent(store.FederatedChange(ctx, federate), name, strings.ToLower(hash), uid, by)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // not here (any more)

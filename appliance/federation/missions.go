@@ -22,12 +22,16 @@ type MissionStore interface {
 	// when a mission of that name exists.
 	CreateMission(ctx context.Context, m MissionMeta, federate string) error
 	// DeleteMission deletes the mission name (nothing when there is none).
-	DeleteMission(ctx context.Context, name, by, federate string) error
+	// A mission none of whose groups is among groups (the local groups the
+	// federate's ROL maps to) is not the federate's to change: ErrGroups.
+	DeleteMission(ctx context.Context, name string, groups uint64, by, federate string) error
 	// AddContent adds files (by hash, those stored) and uids to the mission
-	// m.Name, creating it from m when it does not exist.
+	// m.Name, creating it from m when it does not exist (ErrGroups as
+	// DeleteMission, with m.Groups).
 	AddContent(ctx context.Context, m MissionMeta, hashes, uids []string, by, federate string) error
-	// RemoveContent removes a file (hash) or a uid from the mission name.
-	RemoveContent(ctx context.Context, name, hash, uid, by, federate string) error
+	// RemoveContent removes a file (hash) or a uid from the mission name
+	// (ErrGroups as DeleteMission).
+	RemoveContent(ctx context.Context, name string, groups uint64, hash, uid, by, federate string) error
 	// LocalChanges calls fn with the changes clients of this server made
 	// to public missions since since (creation and contents; each
 	// mission's oldest first), at most max in all.
@@ -36,6 +40,11 @@ type MissionStore interface {
 
 // ErrFileTooLarge: a file is larger than a ROL may carry.
 var ErrFileTooLarge = errors.New("file too large for federation")
+
+// ErrGroups: a federate's change of a mission it may not change here (its
+// ROL's groups map to none of the mission's groups); counted as dropped by
+// group (docs/federation.md "Groups").
+var ErrGroups = errors.New("the mission is not in the federate's groups here")
 
 // MissionMeta is what crosses of a mission's metadata.
 type MissionMeta struct {

@@ -109,6 +109,9 @@ func (l *link) receiveROL(r *fedproto.ROL) {
 			l.stats.rolApplied.Add(1)
 		case errors.Is(err, errIgnored):
 			l.stats.rolIgnored.Add(1)
+		case errors.Is(err, ErrGroups):
+			l.stats.rolDropGroup.Add(1)
+			forward = false
 		case errors.Is(err, errMalformed):
 			l.stats.rolDropMalformed.Add(1)
 			forward = false
@@ -157,7 +160,7 @@ func (l *link) apply(ctx context.Context, st statement, payload []*fedproto.Bina
 			return errIgnored
 		}
 		if st.op == "delete" {
-			return ms.DeleteMission(ctx, md.Name, md.CreatorUID, l.name)
+			return ms.DeleteMission(ctx, md.Name, groups, md.CreatorUID, l.name)
 		}
 		return ms.CreateMission(ctx, MissionMeta{Name: md.Name, GUID: md.GUID, CreatorUID: md.CreatorUID, Description: md.Description,
 			ChatRoom: md.ChatRoom, Tool: toolOf(md.Tool), BaseLayer: md.BaseLayer, BBox: md.BBox, Path: md.Path,
@@ -188,7 +191,7 @@ func (l *link) apply(ctx context.Context, st statement, payload []*fedproto.Bina
 			if len(up.Content.UIDs) > 0 {
 				uid = up.Content.UIDs[0]
 			}
-			return ms.RemoveContent(ctx, up.MissionName, hash, uid, up.CreatorUID, l.name)
+			return ms.RemoveContent(ctx, up.MissionName, groups, hash, uid, up.CreatorUID, l.name)
 		}
 		return errIgnored
 	case "resource create":
