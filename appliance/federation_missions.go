@@ -261,6 +261,10 @@ func anonIfNone(mask uint64) uint64 {
 // history since since (what clients here made: a federate's changes are
 // left out), oldest first, up to max changes in all.
 func (s fedMissions) LocalChanges(ctx context.Context, since time.Time, max int, fn func(federation.MissionChange, time.Time) error) error {
+	groups, err := s.accounts.Groups(ctx) // once: every mission's mask is read from it
+	if err != nil {
+		return err
+	}
 	after, n := "", 0
 	for {
 		list, more, err := s.missions.Missions(ctx, store.ToolPublic, after, 100)
@@ -268,10 +272,7 @@ func (s fedMissions) LocalChanges(ctx context.Context, since time.Time, max int,
 			return err
 		}
 		for _, m := range list {
-			mask, err := s.groupMask(ctx, m.Groups)
-			if err != nil {
-				return err
-			}
+			mask := access.MaskOf(groups, m.Groups)
 			changes, _, err := s.missions.MissionChanges(ctx, m.Name, since, time.Time{}, store.Page{Limit: max - n})
 			if err != nil {
 				return err
