@@ -152,11 +152,10 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	done()
 
 	sp := f.spoolerOf(o.Name)
-	l, err := f.attach(o.Name, peerID, o.Address, sp)
+	l, err := f.attach(o.Name, peerID, o.Address, sp, leafOf(&remote))
 	if err != nil {
 		return err
 	}
-	l.cert.Store(leafOf(&remote))
 	if sp != nil {
 		sp.setPeer(peerID)
 		sp.stop() // the link's session reads from here on (spool.go)

@@ -293,13 +293,14 @@ func (f *Federation) Shutdown(ctx context.Context) error {
 
 // attach makes the link of a federate that connected, replacing the one
 // it had (a federate that reconnects before its old connection ended).
-func (f *Federation) attach(name, peerID, addr string, sp *spooler) (*link, error) {
+func (f *Federation) attach(name, peerID, addr string, sp *spooler, cert *x509.Certificate) (*link, error) {
 	select {
 	case <-f.stop:
 		return nil, errors.New("shutting down")
 	default:
 	}
 	l := f.newLink(name, peerID, addr, sp)
+	l.cert.Store(cert) // before it is listed: EndRevoked ends a link without one
 	f.mu.Lock()
 	old := f.links[name]
 	f.links[name] = l

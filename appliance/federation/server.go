@@ -73,11 +73,10 @@ func (s *service) linkFor(ctx context.Context, peerID string) (*link, error) {
 			return l, nil
 		}
 	}
-	l, err = s.f.attach(name, peerID, addr, nil)
+	l, err = s.f.attach(name, peerID, addr, nil, peerLeaf(ctx))
 	if err != nil {
 		return nil, status.Error(codes.Unavailable, err.Error())
 	}
-	l.cert.Store(peerLeaf(ctx))
 	return l, nil
 }
 

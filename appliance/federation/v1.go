@@ -190,7 +190,7 @@ func (f *Federation) serveV1Inbound(c net.Conn) {
 	}
 	name := f.federateName(certs)
 	f.attachMu.Lock()
-	l, err := f.attach(name, "", c.RemoteAddr().String(), nil)
+	l, err := f.attach(name, "", c.RemoteAddr().String(), nil, certs[0])
 	f.attachMu.Unlock()
 	if err != nil {
 		return
@@ -229,7 +229,7 @@ func (f *Federation) runOutboundV1(o Outbound, stop <-chan struct{}) error {
 	}
 	cancel()
 	sp := f.spoolerOf(o.Name)
-	l, err := f.attach(o.Name, "", o.Address, sp)
+	l, err := f.attach(o.Name, "", o.Address, sp, leafOfConn(tc))
 	if err != nil {
 		tc.Close()
 		return err
@@ -381,4 +381,13 @@ func (w *v1Writer) keepAlive(ctx context.Context) error {
 			return fmt.Errorf("keep-alive: %w", err)
 		}
 	}
+}
+
+// leafOfConn is the certificate the peer of a TLS connection presented
+// (nil: none).
+func leafOfConn(tc *tls.Conn) *x509.Certificate {
+	if cs := tc.ConnectionState().PeerCertificates; len(cs) > 0 {
+		return cs[0]
+	}
+	return nil
 }
