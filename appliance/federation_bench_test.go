@@ -196,11 +196,17 @@ func fedLoad(b *testing.B, mode string) {
 
 // read counts the positions of the senders (FB-<n>) on c until it closes.
 func (r *fbReceiver) read(c net.Conn, received *atomic.Int64) {
+	readEvents(c, func(ev []byte, now time.Time) { r.event(ev, now, received) })
+}
+
+// readEvents calls fn with each event read from c (its XML up to, without,
+// "</event>") and when its last bytes arrived, until c closes.
+func readEvents(c net.Conn, fn func(ev []byte, now time.Time)) {
 	br := bufio.NewReaderSize(c, 64<<10)
 	var buf []byte
 	end := []byte("</event>")
+	chunk := make([]byte, 32<<10)
 	for {
-		chunk := make([]byte, 32<<10)
 		n, err := br.Read(chunk)
 		if err != nil {
 			return
@@ -212,7 +218,7 @@ func (r *fbReceiver) read(c net.Conn, received *atomic.Int64) {
 			if i < 0 {
 				break
 			}
-			r.event(buf[:i], now, received)
+			fn(buf[:i], now)
 			buf = buf[i+len(end):]
 		}
 		buf = append([]byte(nil), buf...)

@@ -164,48 +164,12 @@ func TestFederationTwoOutposts(t *testing.T) {
 	b := startFederated(t, ca, "bravo-server", 0)
 	// A's client speaks before A even exists as a federate of B.
 	a := startFederated(t, ca, "alpha-server", 0, "B="+fedListener(t, b))
-	ca1 := a.DialTCP(t)
-	if err := ca1.Send(takclient.SA("ALPHA-1", "ALPHA", 10, 20)); err != nil {
-		t.Fatal(err)
-	}
-	tlsB := b.DialTLS(t, b.Issue(t, "bravo1"))
-	if _, err := tlsB.WaitFor(func(e *cot.Event) bool { return e.UID == "ALPHA-1" && e.Point.Lat == 10 }, fedWait); err != nil {
-		t.Fatalf("B's TLS client did not get A's position: %v", err)
-	}
-	if err := tlsB.Send(takclient.SA("BRAVO-1", "BRAVO", 30, 40)); err != nil {
-		t.Fatal(err)
-	}
-	ev, err := ca1.WaitFor(func(e *cot.Event) bool { return e.UID == "BRAVO-1" }, fedWait)
-	if err != nil {
-		t.Fatalf("A's TCP client did not get B's position: %v", err)
-	}
-	if ev.Detail.Contact == nil || ev.Detail.Contact.Callsign != "BRAVO" || ev.Point.Lon != 40 || ev.Detail.Track == nil || ev.Detail.Track.Course != 12.5 {
+	ev, chat := twoOutpostsTraffic(t, a, b, "")
+	if ev.Detail.Track == nil || ev.Detail.Track.Course != 12.5 {
 		t.Fatalf("B's position arrived changed: %+v detail %s", ev, ev.Detail.XML)
 	}
-	// A bystander on B must not see chat addressed to BRAVO.
-	by := b.DialTCP(t)
-	if err := by.Send(takclient.SA("BRAVO-2", "BYSTANDER", 1, 1)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ca1.WaitFor(func(e *cot.Event) bool { return e.UID == "BRAVO-2" }, fedWait); err != nil {
-		t.Fatalf("A's TCP client did not get the bystander: %v", err)
-	}
-	if err := ca1.Send(takclient.Chat("GeoChat.ALPHA-1.BRAVO.1", "hello bravo", cot.Dest{Callsign: "BRAVO"})); err != nil {
-		t.Fatal(err)
-	}
-	chat, err := tlsB.WaitFor(func(e *cot.Event) bool { return e.Type == "b-t-f" }, fedWait)
-	if err != nil {
-		t.Fatalf("chat to BRAVO did not cross: %v", err)
-	}
-	if !strings.Contains(string(chat.Detail.XML), "hello bravo") || chat.Detail.Marti != nil {
+	if chat.Detail.Marti != nil {
 		t.Fatalf("chat arrived as %s", chat.Detail.XML)
-	}
-	if n := quietCount(by, func(e *cot.Event) bool { return e.Type == "b-t-f" }); n != 0 {
-		t.Fatalf("the bystander got %d chats addressed to BRAVO", n)
-	}
-	sa, sb := fedStats(a, "B"), fedStats(b, "alpha-server")
-	if !sa.Connected || !sb.Connected || sa.EventsOut == 0 || sa.EventsIn == 0 || sb.Published == 0 || sa.Reconnects != 0 {
-		t.Fatalf("counters: A's of B %+v, B's of A %+v", sa, sb)
 	}
 	// The management API shows the same to an administrator.
 	res := testkit.Do(t, nil, "GET", a.URL(t, appliance.ListenerREST, "/api/federation"), nil, "Authorization", "Bearer "+adminToken(t, a))
@@ -351,17 +315,10 @@ func TestFederationBadInput(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
 	b := startFederated(t, ca, "bravo", 0)
 	_, _, pair := ca.issue(t, "tester")
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
-	cc, err := grpc.NewClient(fedListener(t, b), grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{
-		Certificates: []tls.Certificate{pair}, RootCAs: pool, InsecureSkipVerify: true})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
+	cli, closeCli := fedClient(t, fedListener(t, b), pair)
+	defer closeCli()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cli := fedproto.NewFederatedChannelClient(cc)
 	id, err := cli.GetIdentity(ctx, &fedproto.Empty{})
 	if err != nil || id.GetServerId() == "" || id.GetName() != "bravo" {
 		t.Fatalf("getIdentity: %v %v", id, err)
@@ -562,4 +519,67 @@ func linkedThenDropped(t *testing.T, ca *fedCA, uid, federate string, start func
 	}
 	testkit.WaitForWithin(t, fedWait, "A to see the link down", func() bool { return !fedStats(a, "B").Connected })
 	return a, local
+}
+
+// fedClient is a client of the federation listener at addr presenting cert
+// (the test's own federate; the server's certificate is not checked), and
+// its close.
+func fedClient(t *testing.T, addr string, cert tls.Certificate) (fedproto.FederatedChannelClient, func()) {
+	t.Helper()
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{
+		Certificates: []tls.Certificate{cert}, InsecureSkipVerify: true})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fedproto.NewFederatedChannelClient(cc), func() { cc.Close() }
+}
+
+// twoOutpostsTraffic: A (connected to B by the link via names, "" or " over
+// v1") and B exchange positions — a TCP client on A, a TLS client on B —
+// then a bystander on B reports, and A's client chats to BRAVO, which
+// reaches BRAVO only; both servers count the link's traffic. It returns
+// B's position as A's client got it and the chat as BRAVO got it.
+func twoOutpostsTraffic(t *testing.T, a, b *apptest.App, via string) (bravo, chat *cot.Event) {
+	t.Helper()
+	ca1 := a.DialTCP(t)
+	if err := ca1.Send(takclient.SA("ALPHA-1", "ALPHA", 10, 20)); err != nil {
+		t.Fatal(err)
+	}
+	tlsB := b.DialTLS(t, b.Issue(t, "bravo1"))
+	if _, err := tlsB.WaitFor(func(e *cot.Event) bool { return e.UID == "ALPHA-1" && e.Point.Lat == 10 }, fedWait); err != nil {
+		t.Fatalf("B's TLS client did not get A's position%s: %v", via, err)
+	}
+	if err := tlsB.Send(takclient.SA("BRAVO-1", "BRAVO", 30, 40)); err != nil {
+		t.Fatal(err)
+	}
+	bravo, err := ca1.WaitFor(func(e *cot.Event) bool { return e.UID == "BRAVO-1" }, fedWait)
+	if err != nil {
+		t.Fatalf("A's TCP client did not get B's position%s: %v", via, err)
+	}
+	if bravo.Detail.Contact == nil || bravo.Detail.Contact.Callsign != "BRAVO" || bravo.Point.Lon != 40 {
+		t.Fatalf("B's position arrived changed: %+v detail %s", bravo, bravo.Detail.XML)
+	}
+	// A bystander on B must not see chat addressed to BRAVO.
+	by := b.DialTCP(t)
+	if err := by.Send(takclient.SA("BRAVO-2", "BYSTANDER", 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca1.WaitFor(func(e *cot.Event) bool { return e.UID == "BRAVO-2" }, fedWait); err != nil {
+		t.Fatalf("A's TCP client did not get the bystander: %v", err)
+	}
+	if err := ca1.Send(takclient.Chat("GeoChat.ALPHA-1.BRAVO.1", "hello bravo", cot.Dest{Callsign: "BRAVO"})); err != nil {
+		t.Fatal(err)
+	}
+	chat, err = tlsB.WaitFor(func(e *cot.Event) bool { return e.Type == "b-t-f" }, fedWait)
+	if err != nil || !strings.Contains(string(chat.Detail.XML), "hello bravo") {
+		t.Fatalf("chat to BRAVO%s: %v %v", via, chat, err)
+	}
+	if n := quietCount(by, func(e *cot.Event) bool { return e.Type == "b-t-f" }); n != 0 {
+		t.Fatalf("the bystander got %d chats addressed to BRAVO", n)
+	}
+	sa, sb := fedStats(a, "B"), fedStats(b, "alpha-server")
+	if !sa.Connected || !sb.Connected || sa.EventsOut == 0 || sa.EventsIn == 0 || sb.Published == 0 || sa.Reconnects != 0 {
+		t.Fatalf("counters: A's of B %+v, B's of A %+v", sa, sb)
+	}
+	return bravo, chat
 }

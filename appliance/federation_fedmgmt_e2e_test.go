@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
 	"outpost/appliance"
@@ -256,12 +254,7 @@ func TestFederationRevoked(t *testing.T) {
 	waitListener(t, b, true)
 
 	dial := func(cert *tls.Certificate) (fedproto.FederatedChannelClient, func()) {
-		cc, err := grpc.NewClient(fedListener(t, b), grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{
-			Certificates: []tls.Certificate{*cert}, InsecureSkipVerify: true})))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fedproto.NewFederatedChannelClient(cc), func() { cc.Close() }
+		return fedClient(t, fedListener(t, b), *cert)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -2,6 +2,7 @@ package appliance_test
 
 import (
 	"context"
+	"crypto/tls"
 	"slices"
 	"strings"
 	"testing"
@@ -20,10 +21,17 @@ import (
 // CoT TLS port with a certificate in the user's name.
 func groupClient(t *testing.T, a *apptest.App, name, groups string) *takclient.Client {
 	t.Helper()
+	return a.DialTLS(t, groupCert(t, a, name, groups))
+}
+
+// groupCert makes a system user of groups (comma-separated) on a and
+// returns a certificate in the user's name.
+func groupCert(t *testing.T, a *apptest.App, name, groups string) *tls.Certificate {
+	t.Helper()
 	if _, err := a.Store().Accounts().CreateUser(context.Background(), store.UserInput{Name: name, Group: groups, Password: "a long enough password 1"}); err != nil {
 		t.Fatal(err)
 	}
-	return a.DialTLS(t, a.Issue(t, name))
+	return a.Issue(t, name)
 }
 
 // fedGroupsView is GET/PUT /api/federation/federates/{name}/groups's answer.

@@ -9,7 +9,6 @@ import (
 
 	"outpost/appliance"
 	"outpost/appliance/apptest"
-	"outpost/appliance/store"
 	"outpost/internal/testkit"
 )
 
@@ -17,10 +16,7 @@ import (
 // client (8443) with a certificate in the user's name.
 func groupHTTPS(t *testing.T, a *apptest.App, name, groups string) *http.Client {
 	t.Helper()
-	if _, err := a.Store().Accounts().CreateUser(context.Background(), store.UserInput{Name: name, Group: groups, Password: "a long enough password 1"}); err != nil {
-		t.Fatal(err)
-	}
-	return a.HTTPSClient(a.Issue(t, name))
+	return a.HTTPSClient(groupCert(t, a, name, groups))
 }
 
 // createMission makes the mission name on a as the user of c (its groups

@@ -4,16 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 
 	"outpost/appliance"
 	"outpost/appliance/apptest"
@@ -245,17 +240,10 @@ func TestFederationROLBadInput(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
 	b := startFederated(t, ca, "bravo", 0)
 	_, _, pair := ca.issue(t, "tester")
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
-	cc, err := grpc.NewClient(fedListener(t, b), grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{
-		Certificates: []tls.Certificate{pair}, RootCAs: pool, InsecureSkipVerify: true})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
+	cli, closeCli := fedClient(t, fedListener(t, b), pair)
+	defer closeCli()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cli := fedproto.NewFederatedChannelClient(cc)
 	id, err := cli.GetIdentity(ctx, &fedproto.Empty{})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@
 package appliance_test
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"net"
@@ -280,27 +279,7 @@ func simCPU(b *testing.B, procs []*testkit.Proc) time.Duration {
 // read records the positions of the simulation (SIM-<n>) that arrive on c
 // until it closes.
 func (run *simRun) read(r *simReceiver, c net.Conn) {
-	br := bufio.NewReaderSize(c, 64<<10)
-	var buf []byte
-	end := []byte("</event>")
-	chunk := make([]byte, 32<<10)
-	for {
-		n, err := br.Read(chunk)
-		if err != nil {
-			return
-		}
-		now := time.Now()
-		buf = append(buf, chunk[:n]...)
-		for {
-			i := bytes.Index(buf, end)
-			if i < 0 {
-				break
-			}
-			run.event(r, buf[:i], now)
-			buf = buf[i+len(end):]
-		}
-		buf = append([]byte(nil), buf...)
-	}
+	readEvents(c, func(ev []byte, now time.Time) { run.event(r, ev, now) })
 }
 
 func (run *simRun) event(r *simReceiver, ev []byte, now time.Time) {

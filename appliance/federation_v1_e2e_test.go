@@ -50,45 +50,7 @@ func TestFederationV1TwoOutposts(t *testing.T) {
 	if _, on := a.Addrs()[appliance.ListenerFederationV1]; on {
 		t.Fatal("a federation v1 listener without federationV1Port")
 	}
-	ca1 := a.DialTCP(t)
-	if err := ca1.Send(takclient.SA("ALPHA-1", "ALPHA", 10, 20)); err != nil {
-		t.Fatal(err)
-	}
-	tlsB := b.DialTLS(t, b.Issue(t, "bravo1"))
-	if _, err := tlsB.WaitFor(func(e *cot.Event) bool { return e.UID == "ALPHA-1" && e.Point.Lat == 10 }, fedWait); err != nil {
-		t.Fatalf("B's TLS client did not get A's position over v1: %v", err)
-	}
-	if err := tlsB.Send(takclient.SA("BRAVO-1", "BRAVO", 30, 40)); err != nil {
-		t.Fatal(err)
-	}
-	ev, err := ca1.WaitFor(func(e *cot.Event) bool { return e.UID == "BRAVO-1" }, fedWait)
-	if err != nil {
-		t.Fatalf("A's TCP client did not get B's position over v1: %v", err)
-	}
-	if ev.Detail.Contact == nil || ev.Detail.Contact.Callsign != "BRAVO" || ev.Point.Lon != 40 {
-		t.Fatalf("B's position arrived changed: %+v detail %s", ev, ev.Detail.XML)
-	}
-	by := b.DialTCP(t)
-	if err := by.Send(takclient.SA("BRAVO-2", "BYSTANDER", 1, 1)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ca1.WaitFor(func(e *cot.Event) bool { return e.UID == "BRAVO-2" }, fedWait); err != nil {
-		t.Fatalf("A's TCP client did not get the bystander: %v", err)
-	}
-	if err := ca1.Send(takclient.Chat("GeoChat.ALPHA-1.BRAVO.1", "hello over v1", cot.Dest{Callsign: "BRAVO"})); err != nil {
-		t.Fatal(err)
-	}
-	chat, err := tlsB.WaitFor(func(e *cot.Event) bool { return e.Type == "b-t-f" }, fedWait)
-	if err != nil || !strings.Contains(string(chat.Detail.XML), "hello over v1") {
-		t.Fatalf("chat to BRAVO over v1: %v %v", chat, err)
-	}
-	if n := quietCount(by, func(e *cot.Event) bool { return e.Type == "b-t-f" }); n != 0 {
-		t.Fatalf("the bystander got %d chats addressed to BRAVO", n)
-	}
-	sa, sb := fedStats(a, "B"), fedStats(b, "alpha-server")
-	if !sa.Connected || !sb.Connected || sa.EventsOut == 0 || sa.EventsIn == 0 || sb.Published == 0 || sa.Reconnects != 0 {
-		t.Fatalf("counters: A's of B %+v, B's of A %+v", sa, sb)
-	}
+	twoOutpostsTraffic(t, a, b, " over v1")
 }
 
 // TestFederationV1Loop: A–B over v1, B–C over v2, C–A over v1 (C connects
