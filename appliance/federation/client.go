@@ -89,12 +89,8 @@ func (f *Federation) runOutbound(o Outbound, stop <-chan struct{}) error {
 	if o.V1 {
 		return f.runOutboundV1(o, stop)
 	}
-	trusted := o.Trusted
-	if trusted == nil {
-		trusted = f.cfg.Trusted
-	}
 	cc, err := grpc.NewClient(o.Address,
-		grpc.WithTransportCredentials(credentials.NewTLS(f.clientTLS(trusted, o.Pin))),
+		grpc.WithTransportCredentials(credentials.NewTLS(f.clientTLS(o))),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(f.cfg.MaxMessage)),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 20 * time.Second}))
 	if err != nil {

@@ -111,15 +111,19 @@ func (f *Federation) serverTLS() *tls.Config {
 	}
 }
 
-// clientTLS is an outbound connection's configuration.
-// trusted are the CAs the federate's certificate must chain to, pin (when
-// set) the fingerprint it must have.
-func (f *Federation) clientTLS(trusted *x509.CertPool, pin string) *tls.Config {
+// clientTLS is the configuration of an outbound connection to o: its
+// certificate must chain to o's CAs (Config.Trusted when o has none) and,
+// when o pins one, have that fingerprint.
+func (f *Federation) clientTLS(o Outbound) *tls.Config {
+	trusted := o.Trusted
+	if trusted == nil {
+		trusted = f.cfg.Trusted
+	}
 	return &tls.Config{
 		MinVersion:            tls.VersionTLS12,
 		Certificates:          []tls.Certificate{f.cfg.Certificate},
 		InsecureSkipVerify:    true, // verified by verifyChain against the trusted CAs, without host names
-		VerifyPeerCertificate: peerCheck{trusted: trusted, now: f.cfg.Now, pin: pin, revoked: f.cfg.Revoked}.verify,
+		VerifyPeerCertificate: peerCheck{trusted: trusted, now: f.cfg.Now, pin: o.Pin, revoked: f.cfg.Revoked}.verify,
 		NextProtos:            []string{"h2"},
 	}
 }

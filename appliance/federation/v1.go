@@ -201,10 +201,6 @@ func (f *Federation) serveV1Inbound(c net.Conn) {
 // runOutboundV1 connects to o's v1 listener and serves the link until it
 // ends (dialLoop connects again).
 func (f *Federation) runOutboundV1(o Outbound, stop <-chan struct{}) error {
-	trusted := o.Trusted
-	if trusted == nil {
-		trusted = f.cfg.Trusted
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
 	go func() {
@@ -220,7 +216,7 @@ func (f *Federation) runOutboundV1(o Outbound, stop <-chan struct{}) error {
 	if err != nil {
 		return err
 	}
-	tcfg := f.clientTLS(trusted, o.Pin)
+	tcfg := f.clientTLS(o)
 	tcfg.NextProtos = nil // a plain TLS stream
 	tc := tls.Client(raw, tcfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
