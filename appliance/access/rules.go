@@ -130,18 +130,24 @@ func (rt *Routes) Sub(prefix string, mux *httpapi.Mux) *Routes {
 func (rt *Routes) Prefixes() []string { return append([]string(nil), *rt.subs...) }
 
 // Handle registers h for pattern ("GET /path") under rule r.
-func (rt *Routes) Handle(pattern string, r Rule, h http.HandlerFunc) {
+func (rt *Routes) Handle(pattern string, r Rule, h httpapi.HandlerFunc) {
 	if _, dup := rt.rules[pattern]; dup {
 		panic("access: route registered twice: " + pattern)
 	}
 	rt.rules[pattern] = r
-	rt.mux.HandleFunc(pattern, func(w http.ResponseWriter, req *http.Request) {
+	rt.mux.Handle(pattern, httpapi.HandlerFunc(func(w http.ResponseWriter, req *http.Request) error {
 		if err := Check(r, From(req)); err != nil {
 			Refuse(w, req, err)
-			return
+			return nil
 		}
-		h(w, req)
-	})
+		return h(w, req)
+	}))
+}
+
+// HandleFunc registers a handler of the old shape. Deprecated: the
+// conversion to Handle's shape removes it.
+func (rt *Routes) HandleFunc(pattern string, r Rule, h http.HandlerFunc) {
+	rt.Handle(pattern, r, httpapi.Serve(h))
 }
 
 // Rule returns the rule pattern was registered with.

@@ -146,10 +146,11 @@ func TestRoutes(t *testing.T) {
 	mux := httpapi.NewMux(testkit.Discard())
 	rt := NewRoutes(mux)
 	called := map[string]int{}
-	handler := func(name string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
+	handler := func(name string) httpapi.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) error {
 			called[name]++
 			httpapi.WriteMessage(w, http.StatusOK, "ran "+name)
+			return nil
 		}
 	}
 	rt.Handle("POST /b", Admin, handler("POST /b"))

@@ -159,11 +159,11 @@ func NewEnrollmentHandler(opts EnrollOptions) *EnrollmentHandler {
 	} {
 		// A trailing slash is a spelling some servers accept; GET also
 		// answers HEAD (ServeMux).
-		h.rules.Handle(rt.method+" "+rt.path, access.Password, h.authenticated(rt.serve, rt.token))
-		h.rules.Handle(rt.method+" "+rt.path+"/{$}", access.Password, h.authenticated(rt.serve, rt.token))
+		h.rules.HandleFunc(rt.method+" "+rt.path, access.Password, h.authenticated(rt.serve, rt.token))
+		h.rules.HandleFunc(rt.method+" "+rt.path+"/{$}", access.Password, h.authenticated(rt.serve, rt.token))
 	}
 	// The handler checks the credentials itself (username and password).
-	h.rules.Handle(http.MethodPost+" "+OAuthTokenPath, access.Password, http.HandlerFunc(h.oauthToken))
+	h.rules.HandleFunc(http.MethodPost+" "+OAuthTokenPath, access.Password, http.HandlerFunc(h.oauthToken))
 	return h
 }
 

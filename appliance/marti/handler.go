@@ -161,8 +161,8 @@ func (h *Handler) routes() {
 	c("GET /Marti/api/groups/all", h.groups)
 	c("GET /Marti/api/groups/groupCacheEnabled", h.groupCacheEnabled)
 	c("GET /Marti/api/groups/user", h.groupsOfUser)
-	rt.Handle("PUT /Marti/api/groups/active", access.CertificateOnly, h.setActiveGroups)
-	rt.Handle("PUT /Marti/api/groups/activebits", access.CertificateOnly, h.setActiveBits)
+	rt.HandleFunc("PUT /Marti/api/groups/active", access.CertificateOnly, h.setActiveGroups)
+	rt.HandleFunc("PUT /Marti/api/groups/activebits", access.CertificateOnly, h.setActiveBits)
 
 	// Settings (settings.go, subscriptions.go, citrap.go).
 	c(profileToolRoute, h.deviceProfile)
@@ -205,7 +205,7 @@ func (h *Handler) routes() {
 	c("DELETE /Marti/api/video/{uid}", h.videoDelete)
 
 	// CoT over websocket (TAK protocol v1), mutual TLS only.
-	rt.Handle("GET /takproto/1", access.CertificateOnly, h.ws.serveHTTP)
+	rt.HandleFunc("GET /takproto/1", access.CertificateOnly, h.ws.serveHTTP)
 
 	h.missionRoutes(rt)                                // mission_routes.go
 	h.missionMetaRoutes(rt)                            // mission_meta.go, mission_people.go, mission_delete.go
@@ -311,5 +311,5 @@ func (h *Handler) versionConfig(w http.ResponseWriter, r *http.Request) {
 type clientRoutes struct{ rt *access.Routes }
 
 func (c clientRoutes) HandleFunc(pattern string, f http.HandlerFunc) {
-	c.rt.Handle(pattern, access.Client, f)
+	c.rt.HandleFunc(pattern, access.Client, f)
 }
