@@ -1,13 +1,17 @@
-// Package appliance is Outpost's composition root. Appliance.Open builds
-// everything from a config.Config — data directory, generated secrets, the
-// SQLite store and its CoT history writer, the broker, the certificate
-// authority and the listeners — binds every listener synchronously, then
-// serves in the background; when Open returns nil all are bound, and Addrs
-// says where. Close shuts down in the documented order (architecture.md
-// "Shutdown order"): the broker drains (no departures) → listeners stop
-// accepting and reading and drain client queues for half the time → the
-// broker stops → the CoT history is flushed → the store closes.
+// Package appliance is Outpost's composition root (architecture.md "The
+// root composes"): it decides which parts run and with what, and owns what
+// it starts. Appliance.Open builds everything from a config.Config — data
+// directory, generated secrets, the SQLite store and its CoT history
+// writer, the certificate authority, access, the broker, the server's own
+// objects, federation and the listeners — binds every listener
+// synchronously, then serves in the background and starts its workers; when
+// Open returns nil all are bound, and Addrs says where. Close shuts down in
+// the documented order (architecture.md "Shutdown order"), waiting for every
+// goroutine it started.
 //
-// Only package cmd/outpost imports this package. It imports every other
-// package of the module except service.
+// Files: appliance.go (the type, Open and its steps), listeners.go (the
+// listeners wired), bound.go (what they bound), lifecycle.go (the
+// goroutines it owns, Close), health.go (the watchdog's check), version.go.
+//
+// Only package cmd/outpost imports this package.
 package appliance

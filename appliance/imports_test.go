@@ -24,7 +24,7 @@ var allowedImports = map[string][]string{
 	"appliance/atomicfile":          {},
 	"appliance/fault":               {},
 	"appliance/rate":                {},
-	"appliance/httpapi":             {"appliance/cot", "appliance/diskspace"},
+	"appliance/httpapi":             {"appliance/cot", "appliance/diskspace", "appliance/netx"},
 	"appliance/cot/takproto":        {},
 	"appliance/geo":                 {},
 	"appliance/config":              {"appliance/diskspace"},
@@ -39,30 +39,40 @@ var allowedImports = map[string][]string{
 	"appliance/objects":             {"appliance/broker", "appliance/store", "appliance/cot", "appliance/geo", "appliance/logx"},
 	"appliance/excheck":             {"appliance/cot"},
 	"appliance/cotsession":          {"appliance/broker", "appliance/cot", "appliance/logx", "appliance/rate"},
-	"appliance/mesh":                {"appliance/broker", "appliance/cot", "appliance/cotsession", "appliance/logx", "appliance/rate"},
+	"appliance/mesh":                {"appliance/broker", "appliance/config", "appliance/cot", "appliance/cotsession", "appliance/logx", "appliance/rate"},
 	"appliance/federation":          {"appliance/broker", "appliance/cot", "appliance/cotsession", "appliance/logx", "appliance/federation/fedproto"},
 	"appliance/federation/fedproto": {},
 	"appliance/access":              {"appliance/store", "appliance/httpapi", "appliance/rate"},
 	"appliance/users":               {"appliance/store", "appliance/pki", "appliance/qr"},
-	"appliance/admin":               {"appliance/config", "appliance/store", "appliance/pki", "appliance/users", "appliance/qr"},
-	"appliance/qr":                  {},
-	"appliance/stream":              append([]string{"appliance/cotsession"}, transportDeps...),
-	"appliance/mgmt":                append([]string{"appliance/mgmt/socketio", "appliance/sysinfo", "appliance/objects", "appliance/access", "appliance/users", "appliance/qr"}, transportDeps...),
-	"appliance/mgmt/socketio":       {"appliance/logx"},
-	"appliance/sysinfo":             {},
-	"appliance/marti":               append([]string{"appliance/excheck", "appliance/cotsession", "appliance/access", "appliance/users", "appliance/qr"}, transportDeps...),
-	"appliance": {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti", "appliance/objects", "appliance/logx", "appliance/httpapi", "appliance/netx", "appliance/rate", "web",
-		"appliance/access", "appliance/users", "appliance/admin", "appliance/cotsession", "appliance/diskspace", "appliance/mesh", "appliance/federation", "appliance/federation/fedproto", "appliance/sysinfo"},
+	"appliance/admin":               {"appliance/config", "appliance/store", "appliance/pki", "appliance/users", "appliance/qr", "appliance/netx"},
+	"appliance/identity":            {"appliance/access", "appliance/broker", "appliance/cotsession", "appliance/logx", "appliance/store"},
+	"appliance/fedhost": {"appliance/access", "appliance/admin", "appliance/broker", "appliance/config", "appliance/federation", "appliance/logx",
+		"appliance/marti", "appliance/mgmt", "appliance/netx", "appliance/pki", "appliance/store"},
+	"appliance/metrics": {"appliance/broker", "appliance/diskspace", "appliance/federation", "appliance/httpapi", "appliance/marti", "appliance/mesh",
+		"appliance/netx", "appliance/store", "appliance/stream"},
+	"appliance/qr":            {},
+	"appliance/stream":        append([]string{"appliance/cotsession"}, transportDeps...),
+	"appliance/mgmt":          append([]string{"appliance/mgmt/socketio", "appliance/sysinfo", "appliance/objects", "appliance/access", "appliance/users", "appliance/qr"}, transportDeps...),
+	"appliance/mgmt/socketio": {"appliance/logx"},
+	"appliance/sysinfo":       {},
+	"appliance/marti":         append([]string{"appliance/excheck", "appliance/cotsession", "appliance/access", "appliance/users", "appliance/qr"}, transportDeps...),
+	"appliance": {"appliance/config", "appliance/broker", "appliance/store", "appliance/cot", "appliance/pki", "appliance/geo", "appliance/stream", "appliance/mgmt", "appliance/marti",
+		"appliance/objects", "appliance/logx", "appliance/httpapi", "appliance/netx", "web", "appliance/access", "appliance/users", "appliance/admin",
+		"appliance/diskspace", "appliance/mesh", "appliance/federation", "appliance/identity", "appliance/fedhost", "appliance/metrics"},
 	"appliance/netx": {"appliance/logx"},
 	// Test support: imported by test files only (testOnly below).
 	"internal/testkit":  {},
-	"appliance/apptest": {"appliance", "appliance/config", "appliance/takclient", "internal/testkit"},
+	"appliance/apptest": {"appliance", "appliance/config", "appliance/netx", "appliance/takclient", "internal/testkit"},
 	// Test-only packages (no non-test files).
 	"appliance/hostile":  {"appliance/cot", "appliance/store"},
 	"appliance/diskfull": {"appliance/cot"},
 	"appliance/soak":     {},
 	"appliance/journey":  {"appliance/cot"},
-	"cmd/outpost":        {"appliance", "appliance/admin", "appliance/config", "appliance/service", "systemd"},
+	// The end-to-end tests of the whole appliance and of several servers
+	// (test files only): what they speak to and check.
+	"appliance/e2e": {"appliance", "appliance/config", "appliance/admin", "appliance/diskspace", "appliance/cot", "appliance/store", "appliance/netx", "appliance/mesh", "appliance/federation", "appliance/federation/fedproto",
+		"appliance/fedhost", "appliance/pki", "appliance/access", "appliance/broker", "appliance/sysinfo", "appliance/httpapi", "appliance/users", "appliance/qr"},
+	"cmd/outpost": {"appliance", "appliance/admin", "appliance/config", "appliance/fedhost", "appliance/netx", "appliance/service", "systemd"},
 	// The systemd unit, embedded for `outpost service install`.
 	"systemd": {},
 	// Smoke tests of the cross-compiled binaries (test files only).
@@ -82,9 +92,8 @@ var testOnly = []string{"appliance/takclient", "internal/testkit", "appliance/ap
 
 // endToEndOnly are packages an external test package (package x_test) may
 // also import: its end-to-end tests run the whole appliance through apptest,
-// which takes a *config.Config and names listeners and files with the
-// appliance's constants.
-var endToEndOnly = []string{"appliance", "appliance/config", "appliance/admin"}
+// which takes a *config.Config, and name listeners (netx) and files (admin).
+var endToEndOnly = []string{"appliance", "appliance/config", "appliance/admin", "appliance/netx"}
 
 func TestImportRules(t *testing.T) {
 	root, err := filepath.Abs("..")

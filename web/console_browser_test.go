@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/admin"
 	"outpost/internal/testkit"
 )
 
@@ -86,7 +86,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// The TLS listeners too: the Start page lists every port.
 	p := testkit.Start(t, filepath.Join(dir, "data"), "--log-level", "info", "--https-port", "0", "--ssl-cot-port", "0", "--enroll-port", "0", "--key-type", "ecdsa-p256")
 	base := "http://" + p.Addr(t, "rest") + "/"
-	tok, err := os.ReadFile(filepath.Join(p.DataDir, appliance.AdminTokenFile))
+	tok, err := os.ReadFile(filepath.Join(p.DataDir, admin.AdminTokenFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	cmd.Dir = filepath.Join(testkit.ModuleRoot(t), "web")
 	cmd.Env = append(os.Environ(),
 		"OUTPOST_URL="+base, "OUTPOST_COT="+p.Addr(t, "cot-tcp"), "OUTPOST_TOKEN="+token,
-		"OUTPOST_TOKEN_FILE="+filepath.Join(p.DataDir, appliance.AdminTokenFile),
+		"OUTPOST_TOKEN_FILE="+filepath.Join(p.DataDir, admin.AdminTokenFile),
 		"OUTPOST_USER="+user, "OUTPOST_PASSWORD="+password, "OUTPOST_MBTILES="+mbtiles,
 		"OUTPOST_PLAIN_USER="+plain, "OUTPOST_PLAIN_PASSWORD="+plainPassword,
 		"OUTPOST_ARTIFACTS="+shots, "OUTPOST_CHROMIUM="+chromium, "OUTPOST_GEO="+geo, "OUTPOST_MISSION="+mission)

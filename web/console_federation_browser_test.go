@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/admin"
 	"outpost/internal/testkit"
 )
 
@@ -27,7 +27,7 @@ type fedNode struct {
 func startFedNode(t *testing.T, dir string) fedNode {
 	t.Helper()
 	p := testkit.Start(t, dir, "--federation-port", "0", "--key-type", "ecdsa-p256")
-	tok, err := os.ReadFile(filepath.Join(dir, appliance.AdminTokenFile))
+	tok, err := os.ReadFile(filepath.Join(dir, admin.AdminTokenFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"outpost/appliance"
 	"outpost/appliance/config"
+	"outpost/appliance/netx"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
 )
@@ -86,7 +87,7 @@ func (a *App) Addr(t testing.TB, listener string) string {
 func (a *App) URL(t testing.TB, listener, path string) string {
 	t.Helper()
 	scheme := "http"
-	if listener == appliance.ListenerHTTPS || listener == appliance.ListenerEnroll {
+	if listener == netx.ListenerHTTPS || listener == netx.ListenerEnroll {
 		scheme = "https"
 	}
 	return scheme + "://" + a.Addr(t, listener) + path
@@ -126,7 +127,7 @@ func (a *App) HTTPSClient(cert *tls.Certificate) *http.Client {
 // the test ends.
 func (a *App) DialTCP(t testing.TB) *takclient.Client {
 	t.Helper()
-	c, err := takclient.Dial(a.Addr(t, appliance.ListenerCoTTCP), nil)
+	c, err := takclient.Dial(a.Addr(t, netx.ListenerCoTTCP), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func (a *App) DialTCP(t testing.TB) *takclient.Client {
 // closed when the test ends.
 func (a *App) DialTLS(t testing.TB, cert *tls.Certificate) *takclient.Client {
 	t.Helper()
-	c, err := takclient.Dial(a.Addr(t, appliance.ListenerCoTTLS), a.ClientTLS(cert))
+	c, err := takclient.Dial(a.Addr(t, netx.ListenerCoTTLS), a.ClientTLS(cert))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
 	"outpost/appliance/apptest"
 	"outpost/appliance/config"
+	"outpost/appliance/netx"
 	"outpost/internal/testkit"
 )
 
@@ -124,7 +124,7 @@ func TestBadInput(t *testing.T) {
 // before sending a body announced with Expect.
 func (e *env) expectContinue(listener string) *http.Client {
 	tr := &http.Transport{ExpectContinueTimeout: 10 * time.Second}
-	if listener == appliance.ListenerHTTPS {
+	if listener == netx.ListenerHTTPS {
 		tr.TLSClientConfig = e.ClientTLS(e.cert)
 	}
 	return &http.Client{Timeout: 30 * time.Second, Transport: tr}
@@ -173,7 +173,7 @@ func TestUploadAbandoned(t *testing.T) {
 	for i, l := range both {
 		var nc net.Conn
 		var err error
-		if l == appliance.ListenerHTTPS {
+		if l == netx.ListenerHTTPS {
 			nc, err = tls.Dial("tcp", e.Addr(t, l), app.ClientTLS(e.cert))
 		} else {
 			nc, err = net.Dial("tcp", e.Addr(t, l))

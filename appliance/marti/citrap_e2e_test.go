@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"outpost/appliance"
+	"outpost/appliance/netx"
 	"outpost/internal/testkit"
 )
 
@@ -73,7 +73,7 @@ func TestCitrapReports(t *testing.T) {
 			first := citrapPackage(t, report(`id="`+id+`" title="Bridge out" type="Incident" userCallsign="Scout `+l+
 				`" dateTime="2026-11-22T10:00:00.000Z" location="POINT (10.5 50.25)" eventScale="local"`))
 			status, body, hdr := post(first, "")
-			scheme := map[string]string{appliance.ListenerHTTP: "http", appliance.ListenerHTTPS: "https"}[l]
+			scheme := map[string]string{netx.ListenerHTTP: "http", netx.ListenerHTTPS: "https"}[l]
 			if status != 201 || body != `{"id":"`+id+`"}`+"\n" || hdr.Get("Location") != fmt.Sprintf("%s://127.0.0.1:%s/Marti/api/citrap/%s", scheme, e.port(t, l), id) {
 				t.Fatalf("post: %d %s %v", status, body, hdr)
 			}
@@ -229,7 +229,7 @@ func TestCitrapGroups(t *testing.T) {
 	pkg := citrapPackage(t, report(`id="red-report" title="Red only" dateTime="2026-11-22T10:00:00Z"`))
 	post := func(c certHolder, uid string, body []byte) (int, string) {
 		t.Helper()
-		resp := e.doAs(t, c.hc, appliance.ListenerHTTPS, "POST", "/Marti/api/citrap?clientUid="+uid, body)
+		resp := e.doAs(t, c.hc, netx.ListenerHTTPS, "POST", "/Marti/api/citrap?clientUid="+uid, body)
 		return resp.Status, resp.Message()
 	}
 	if status, msg := post(red, "RED-1", pkg); status != 201 {
@@ -241,14 +241,14 @@ func TestCitrapGroups(t *testing.T) {
 		e.getJSONAs(t, hc, l, "/Marti/api/citrap", &out)
 		return reportIDs(out)
 	}
-	if got := ids(rosa.hc, appliance.ListenerHTTPS); got != "red-report" {
+	if got := ids(rosa.hc, netx.ListenerHTTPS); got != "red-report" {
 		t.Errorf("rosa lists %q", got)
 	}
 	for _, c := range []struct {
 		who string
 		hc  *http.Client
 		l   string
-	}{{"bluey", blue.hc, appliance.ListenerHTTPS}, {"anonymous", nil, appliance.ListenerHTTP}} {
+	}{{"bluey", blue.hc, netx.ListenerHTTPS}, {"anonymous", nil, netx.ListenerHTTP}} {
 		if got := ids(c.hc, c.l); got != "" {
 			t.Errorf("%s lists %q", c.who, got)
 		}
@@ -263,7 +263,7 @@ func TestCitrapGroups(t *testing.T) {
 	if status, msg := post(rosa, "ROSA-1", other); status != 403 || !strings.Contains(msg, "only its owner or an administrator") {
 		t.Errorf("rosa replacing reddy's report: %d %s", status, msg)
 	}
-	resp := e.doAs(t, red.hc, appliance.ListenerHTTPS, "GET", "/Marti/api/citrap/red-report", nil)
+	resp := e.doAs(t, red.hc, netx.ListenerHTTPS, "GET", "/Marti/api/citrap/red-report", nil)
 	if resp.Status != 200 || !bytes.Equal(resp.Body, pkg) {
 		t.Errorf("the Red report after the refusals: %d", resp.Status)
 	}

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
 	"outpost/appliance/config"
 	"outpost/appliance/cot"
+	"outpost/appliance/netx"
 	"outpost/appliance/store"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
@@ -203,10 +203,10 @@ func TestCoTHistoryGroups(t *testing.T) {
 		c              certHolder
 	}
 	callers := []caller{
-		{"reddy", appliance.ListenerHTTPS, reddy},
-		{"bluey", appliance.ListenerHTTPS, bluey},
-		{"alice", appliance.ListenerHTTPS, certHolder{hc: e.https}},
-		{"anonymous", appliance.ListenerHTTP, certHolder{}},
+		{"reddy", netx.ListenerHTTPS, reddy},
+		{"bluey", netx.ListenerHTTPS, bluey},
+		{"alice", netx.ListenerHTTPS, certHolder{hc: e.https}},
+		{"anonymous", netx.ListenerHTTP, certHolder{}},
 	}
 	want := map[string]seenBy{
 		"reddy":     {"RED-1:3 MOVER:1", "[MOVER:1]", "[RED-1:3 MOVER:1]"},

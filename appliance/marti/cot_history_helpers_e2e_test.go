@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/admin"
+	"outpost/appliance/netx"
 	"outpost/appliance/store"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
@@ -92,13 +93,13 @@ func storeEvents(t *testing.T, e *env, events ...stored) {
 // masks and the users' 8443 clients.
 func teams(t *testing.T, e *env) (red, blue uint64, reddy, bluey certHolder) {
 	t.Helper()
-	tok, err := os.ReadFile(filepath.Join(e.Cfg.DataDir, appliance.AdminTokenFile))
+	tok, err := os.ReadFile(filepath.Join(e.Cfg.DataDir, admin.AdminTokenFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	api := func(method, path string, body any) testkit.Response {
 		t.Helper()
-		r := testkit.Do(t, nil, method, e.URL(t, appliance.ListenerREST, path), body, "Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		r := testkit.Do(t, nil, method, e.URL(t, netx.ListenerREST, path), body, "Authorization", "Bearer "+strings.TrimSpace(string(tok)))
 		if r.Status != 201 {
 			t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
 		}

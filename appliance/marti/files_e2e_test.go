@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
 	"outpost/appliance/config"
+	"outpost/appliance/netx"
 )
 
 // fileOut is an item of /Marti/api/files/metadata.
@@ -68,7 +68,7 @@ func TestFileManager(t *testing.T) {
 		t.Run(l, func(t *testing.T) {
 			creator := fmt.Sprintf("FM-%d", i)
 			submitter := creator
-			if l == appliance.ListenerHTTPS {
+			if l == netx.ListenerHTTPS {
 				submitter = "alice"
 			}
 			big := e.uploadFile(t, l, l+"-big.kml", creator, bytes.Repeat([]byte("k"), 3000))

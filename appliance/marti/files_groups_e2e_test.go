@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"outpost/appliance"
+	"outpost/appliance/netx"
 	"outpost/appliance/store"
 )
 
@@ -44,7 +44,7 @@ func (e *env) as(t *testing.T, c certHolder, method, path string, body any, head
 	Msg    string
 }) {
 	t.Helper()
-	resp := e.doAs(t, c.hc, appliance.ListenerHTTPS, method, path, body, headers...)
+	resp := e.doAs(t, c.hc, netx.ListenerHTTPS, method, path, body, headers...)
 	r.Status, r.Body, r.Msg = resp.Status, resp.Body, resp.Message()
 	return r
 }
@@ -59,7 +59,7 @@ func TestFilesGroupIsolation(t *testing.T) {
 	red, rosa, blue := e.member(t, "reddy", "Red"), e.member(t, "rosa", "Red"), e.member(t, "bluey", "Blue")
 	upload := func(c certHolder, name, uid string) record {
 		t.Helper()
-		resp := e.doAs(t, c.hc, appliance.ListenerHTTPS, "POST", "/Marti/sync/upload?filename="+name+"&creatorUid="+uid, name,
+		resp := e.doAs(t, c.hc, netx.ListenerHTTPS, "POST", "/Marti/sync/upload?filename="+name+"&creatorUid="+uid, name,
 			"Content-Type", "text/plain")
 		if resp.Status != 200 {
 			t.Fatalf("%s uploading: %d %s", c.name, resp.Status, resp.Body)
@@ -68,7 +68,7 @@ func TestFilesGroupIsolation(t *testing.T) {
 	}
 	r := upload(red, "red.txt", "RED-1")
 	b := upload(blue, "blue.txt", "BLUE-1")
-	anon := e.uploadFile(t, appliance.ListenerHTTP, "anon.txt", "ANON-1", []byte("anon.txt"))
+	anon := e.uploadFile(t, netx.ListenerHTTP, "anon.txt", "ANON-1", []byte("anon.txt"))
 
 	listed := func(c *certHolder) (string, string, string) {
 		t.Helper()
@@ -79,9 +79,9 @@ func TestFilesGroupIsolation(t *testing.T) {
 		)
 		get := func(path string, into any) {
 			t.Helper()
-			hc, l := e.client(appliance.ListenerHTTP), appliance.ListenerHTTP
+			hc, l := e.client(netx.ListenerHTTP), netx.ListenerHTTP
 			if c != nil {
-				hc, l = c.hc, appliance.ListenerHTTPS
+				hc, l = c.hc, netx.ListenerHTTPS
 			}
 			e.envelopeAs(t, hc, l, path, into)
 		}
@@ -123,7 +123,7 @@ func TestFilesGroupIsolation(t *testing.T) {
 		if got.Status != 404 || !strings.Contains(got.Msg, "hash: no file") {
 			t.Errorf("bluey %s %s: %d %s, want 404", path.method, path.path, got.Status, got.Body)
 		}
-		resp := e.do(t, appliance.ListenerHTTP, path.method, path.path, []string{"mine"})
+		resp := e.do(t, netx.ListenerHTTP, path.method, path.path, []string{"mine"})
 		if resp.Status != 404 {
 			t.Errorf("anonymous %s %s: %d %s, want 404", path.method, path.path, resp.Status, resp.Body)
 		}

@@ -21,7 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/admin"
+	"outpost/appliance/netx"
 	"outpost/internal/testkit"
 )
 
@@ -54,13 +55,13 @@ func TestGuessingCostsOnlyTheGuesser(t *testing.T) {
 	const m = "/Marti/api/missions/"
 	const password = "rightful-password-1"
 	// The rightful user: a system user with a password and a certificate.
-	tok, err := os.ReadFile(filepath.Join(e.Cfg.DataDir, appliance.AdminTokenFile))
+	tok, err := os.ReadFile(filepath.Join(e.Cfg.DataDir, admin.AdminTokenFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantStatus(t, "create the user", testkit.Do(t, nil, "POST", e.URL(t, appliance.ListenerREST, "/ManageSystemUser/postSystemUser"),
+	wantStatus(t, "create the user", testkit.Do(t, nil, "POST", e.URL(t, netx.ListenerREST, "/ManageSystemUser/postSystemUser"),
 		map[string]string{"username": "ruth", "password": password}, "Authorization", "Bearer "+strings.TrimSpace(string(tok))), 201)
-	wantStatus(t, "create den", e.doAs(t, nil, appliance.ListenerHTTP, "PUT", m+"den?creatorUid=den-owner&password="+password, nil), 201)
+	wantStatus(t, "create den", e.doAs(t, nil, netx.ListenerHTTP, "PUT", m+"den?creatorUid=den-owner&password="+password, nil), 201)
 
 	// The guesser, from 127.0.0.1: five wrong passwords are checked (its
 	// address's burst is six), then the mission is guarded against
@@ -68,7 +69,7 @@ func TestGuessingCostsOnlyTheGuesser(t *testing.T) {
 	// guesser"). One after the other, so that no check waits for another's
 	// slot: the count does not depend on how fast the hash runs.
 	guess := func(pw string) testkit.Response {
-		return e.doAs(t, nil, appliance.ListenerHTTP, "PUT", m+"den/subscription?uid=guesser&password="+pw, nil)
+		return e.doAs(t, nil, netx.ListenerHTTP, "PUT", m+"den/subscription?uid=guesser&password="+pw, nil)
 	}
 	for i := range 5 {
 		wantRefusal(t, fmt.Sprintf("guess %d", i+1), guess(fmt.Sprintf("guess-%d", i+1)), http.StatusForbidden, "wrong mission password")
@@ -77,7 +78,7 @@ func TestGuessingCostsOnlyTheGuesser(t *testing.T) {
 	// runs, with Retry-After.
 	var wg sync.WaitGroup
 	answers := make([]testkit.Response, 12)
-	subscribe := e.URL(t, appliance.ListenerHTTP, m+"den/subscription?uid=guesser&password=")
+	subscribe := e.URL(t, netx.ListenerHTTP, m+"den/subscription?uid=guesser&password=")
 	for i := range answers {
 		wg.Add(1)
 		go func() {
@@ -111,17 +112,17 @@ func TestGuessingCostsOnlyTheGuesser(t *testing.T) {
 	ruth := e.Issue(t, "ruth")
 	ruthTLS := clientFromAddr("127.0.0.2", e.ClientTLS(ruth))
 	q := "&password=" + password
-	wantStatus(t, "subscribe on 8080 from 127.0.0.2", e.doAs(t, anon, appliance.ListenerHTTP, "PUT", m+"den/subscription?uid=ruth-anon"+q, nil), 201)
-	wantStatus(t, "subscribe on 8443 from 127.0.0.2", e.doAs(t, ruthTLS, appliance.ListenerHTTPS, "PUT", m+"den/subscription?uid=ruth-1"+q, nil), 201)
+	wantStatus(t, "subscribe on 8080 from 127.0.0.2", e.doAs(t, anon, netx.ListenerHTTP, "PUT", m+"den/subscription?uid=ruth-anon"+q, nil), 201)
+	wantStatus(t, "subscribe on 8443 from 127.0.0.2", e.doAs(t, ruthTLS, netx.ListenerHTTPS, "PUT", m+"den/subscription?uid=ruth-1"+q, nil), 201)
 	var subs []string
 	var env envelopeOf
-	wantStatus(t, "den's subscriptions", e.doAs(t, ruthTLS, appliance.ListenerHTTPS, "GET", m+"den/subscriptions", nil), 200).JSON(t, &env)
+	wantStatus(t, "den's subscriptions", e.doAs(t, ruthTLS, netx.ListenerHTTPS, "GET", m+"den/subscriptions", nil), 200).JSON(t, &env)
 	json.Unmarshal(env.Data, &subs)
 	if strings.Join(subs, ",") != "den-owner,ruth-anon,ruth-1" {
 		t.Fatalf("den's subscriptions: %v (the guesser must not be among them)", subs)
 	}
 	var login struct{ Token, Username string }
-	wantStatus(t, "login from 127.0.0.2", testkit.Do(t, anon, "POST", e.URL(t, appliance.ListenerREST, "/api/login"),
+	wantStatus(t, "login from 127.0.0.2", testkit.Do(t, anon, "POST", e.URL(t, netx.ListenerREST, "/api/login"),
 		map[string]string{"username": "ruth", "password": password}), 200).JSON(t, &login)
 	if login.Token == "" || login.Username != "ruth" {
 		t.Fatalf("login: %+v", login)
@@ -132,7 +133,7 @@ func TestGuessingCostsOnlyTheGuesser(t *testing.T) {
 	basic := func(method, path string, body []byte) testkit.Response {
 		t.Helper()
 		auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("ruth:"+password))
-		return testkit.Do(t, enroll, method, e.URL(t, appliance.ListenerEnroll, path), body, "Authorization", auth)
+		return testkit.Do(t, enroll, method, e.URL(t, netx.ListenerEnroll, path), body, "Authorization", auth)
 	}
 	wantStatus(t, "enrollment config from 127.0.0.2", basic("GET", "/Marti/api/tls/config", nil), 200)
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

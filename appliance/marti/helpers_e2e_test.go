@@ -15,14 +15,14 @@ import (
 	"strings"
 	"testing"
 
-	"outpost/appliance"
 	"outpost/appliance/apptest"
 	"outpost/appliance/config"
+	"outpost/appliance/netx"
 	"outpost/internal/testkit"
 )
 
 // both is the pair of listeners that serve the same client API.
-var both = []string{appliance.ListenerHTTP, appliance.ListenerHTTPS}
+var both = []string{netx.ListenerHTTP, netx.ListenerHTTPS}
 
 // env is a running appliance and an HTTPS client holding the certificate
 // of user "alice".
@@ -41,7 +41,7 @@ func start(t *testing.T, mutate func(*config.Config)) *env {
 
 // client is the HTTP client for a listener.
 func (e *env) client(listener string) *http.Client {
-	if listener == appliance.ListenerHTTPS {
+	if listener == netx.ListenerHTTPS {
 		return e.https
 	}
 	return testkit.Client

@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
 	"outpost/appliance/cot"
+	"outpost/appliance/netx"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
 )
@@ -109,7 +109,7 @@ func decodeMissions(t *testing.T, r testkit.Response) []missionDetail {
 func TestForeignUIDsRefused(t *testing.T) {
 	e := start(t, nil)
 	olivia, rita, eve := e.certHolder(t, "olivia"), e.certHolder(t, "rita"), e.certHolder(t, "eve")
-	https := appliance.ListenerHTTPS
+	https := netx.ListenerHTTPS
 
 	// olivia's CoT TLS connection uses owner1 first; an anonymous TCP
 	// client watches the picture.
@@ -161,7 +161,7 @@ func TestForeignUIDsRefused(t *testing.T) {
 	}
 	for _, l := range both {
 		hc := eve.hc
-		if l == appliance.ListenerHTTP {
+		if l == netx.ListenerHTTP {
 			hc = nil // anonymous
 		}
 		for _, a := range attacks {
@@ -226,10 +226,10 @@ func TestForeignUIDsRefused(t *testing.T) {
 	default:
 	}
 	testkit.WaitFor(t, "owner1's latest event stored", func() bool {
-		r := e.doAs(t, nil, appliance.ListenerHTTP, "GET", "/Marti/api/cot/xml/owner1", nil)
+		r := e.doAs(t, nil, netx.ListenerHTTP, "GET", "/Marti/api/cot/xml/owner1", nil)
 		return r.Status == 200 && strings.Contains(string(r.Body), "OLIVIA-2")
 	})
-	if r := e.doAs(t, nil, appliance.ListenerHTTP, "GET", "/Marti/api/cot/xml/owner1", nil); strings.Contains(string(r.Body), "EVIL") {
+	if r := e.doAs(t, nil, netx.ListenerHTTP, "GET", "/Marti/api/cot/xml/owner1", nil); strings.Contains(string(r.Body), "EVIL") {
 		t.Fatalf("owner1's stored event is eve's: %s", r.Body)
 	}
 	if who, _ := e.Broker().UIDOwner("owner1"); who != "olivia" {

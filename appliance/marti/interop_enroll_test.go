@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/netx"
 	"outpost/appliance/store"
 	"outpost/internal/testkit"
 )
@@ -38,8 +38,8 @@ func TestNodeTakCredentials(t *testing.T) {
 	}
 	run := func(password string) map[string]nodeStep {
 		return runNode(t, "enroll-credentials.mjs",
-			"OUTPOST_URL="+strings.TrimSuffix(e.URL(t, appliance.ListenerEnroll, "/"), "/"),
-			"HTTPS_URL="+strings.TrimSuffix(e.URL(t, appliance.ListenerHTTPS, "/"), "/"),
+			"OUTPOST_URL="+strings.TrimSuffix(e.URL(t, netx.ListenerEnroll, "/"), "/"),
+			"HTTPS_URL="+strings.TrimSuffix(e.URL(t, netx.ListenerHTTPS, "/"), "/"),
 			"TAK_USER="+u.Name, "TAK_PASSWORD="+password, "NODE_EXTRA_CA_CERTS="+caFile, "NODE_NO_WARNINGS=1")
 	}
 

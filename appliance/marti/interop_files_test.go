@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"outpost/appliance"
+	"outpost/appliance/netx"
 	"outpost/internal/testkit"
 )
 
@@ -44,7 +44,7 @@ func TestNodeTakFiles(t *testing.T) {
 		gone := upload(fmt.Sprintf("node-gone-%d.txt", i), "deleted by node-tak on "+l)
 		env := []string{"OUTPOST_URL=" + strings.TrimSuffix(e.URL(t, l, "/"), "/"), "META_HASH=" + meta.Hash, "META_UID=" + meta.UID,
 			"DELETE_HASH=" + gone.Hash, "CONTACT_UID=ANDROID-FILES"}
-		if l == appliance.ListenerHTTPS {
+		if l == netx.ListenerHTTPS {
 			env = append(env, "CERT="+certFile, "KEY="+keyFile)
 		}
 		steps := runNode(t, "marti-files.mjs", env...)

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/admin"
 	"outpost/appliance/cot"
+	"outpost/appliance/netx"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
 )
@@ -25,14 +26,14 @@ import (
 func TestNodeTakGroups(t *testing.T) {
 	testkit.RequireInterop(t, "@tak-ps/node-tak")
 	e := start(t, nil)
-	tok, err := os.ReadFile(filepath.Join(e.Cfg.DataDir, appliance.AdminTokenFile))
+	tok, err := os.ReadFile(filepath.Join(e.Cfg.DataDir, admin.AdminTokenFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	admin := strings.TrimSpace(string(tok))
 	api := func(method, path string, body any, status int) testkit.Response {
 		t.Helper()
-		r := testkit.Do(t, nil, method, e.URL(t, appliance.ListenerREST, path), body, "Authorization", "Bearer "+admin)
+		r := testkit.Do(t, nil, method, e.URL(t, netx.ListenerREST, path), body, "Authorization", "Bearer "+admin)
 		if r.Status != status {
 			t.Fatalf("%s %s: %d %s, want %d", method, path, r.Status, r.Body, status)
 		}
@@ -78,7 +79,7 @@ func TestNodeTakGroups(t *testing.T) {
 	}
 
 	certFile, keyFile := writePEM(t, e, "gina")
-	steps := runNode(t, "marti-groups.mjs", "OUTPOST_URL="+strings.TrimSuffix(e.URL(t, appliance.ListenerHTTPS, "/"), "/"),
+	steps := runNode(t, "marti-groups.mjs", "OUTPOST_URL="+strings.TrimSuffix(e.URL(t, netx.ListenerHTTPS, "/"), "/"),
 		"CERT="+certFile, "KEY="+keyFile, "GROUP_OFF=Blue")
 	for _, name := range []string{"list", "update", "relist", "done"} {
 		if s, ok := steps[name]; !ok || !s.OK {
@@ -114,7 +115,7 @@ func TestNodeTakGroups(t *testing.T) {
 	blue.Send(takclient.SA("BLUE-1", "BLUE-2", 50.3, 10.3))
 	bluey := e.HTTPSClient(e.Issue(t, "bluey"))
 	testkit.WaitFor(t, "Blue's second report stored", func() bool {
-		r := testkit.Do(t, bluey, "GET", e.URL(t, appliance.ListenerHTTPS, "/Marti/api/cot/xml/BLUE-1"), nil)
+		r := testkit.Do(t, bluey, "GET", e.URL(t, netx.ListenerHTTPS, "/Marti/api/cot/xml/BLUE-1"), nil)
 		return r.Status == 200 && strings.Contains(string(r.Body), "BLUE-2")
 	})
 	red.Send(takclient.SA("RED-1", "RED-2", 50.4, 10.4))

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"outpost/appliance"
+	"outpost/appliance/netx"
 	"outpost/internal/testkit"
 )
 
@@ -31,14 +31,14 @@ func TestNodeTakMissionRoutes(t *testing.T) {
 	certFile, keyFile := writePEM(t, e, "noderoutes")
 	for _, l := range both {
 		env := []string{"OUTPOST_URL=" + strings.TrimSuffix(e.URL(t, l, "/"), "/"), "MISSION=routes-" + l, "CONTACT_UID=ANDROID-ROUTES"}
-		if l == appliance.ListenerHTTPS {
+		if l == netx.ListenerHTTPS {
 			env = append(env, "CERT="+certFile, "KEY="+keyFile)
 		}
 		steps := runNode(t, "marti-mission-routes.mjs", env...)
 		for _, name := range []string{"create", "role", "setRole", "subscription", "contacts", "list", "getGuid", "guidRoutes", "access",
 			"logs", "logUpdate", "keywords", "password", "expiration", "invitations", "upload", "archive", "delete", "done"} {
 			s, ok := steps[name]
-			if name == "upload" && l == appliance.ListenerHTTP && ok && !s.OK && s.ClientLimit != "" {
+			if name == "upload" && l == netx.ListenerHTTP && ok && !s.OK && s.ClientLimit != "" {
 				continue
 			}
 			if !ok || !s.OK {

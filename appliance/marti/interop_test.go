@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
 	"outpost/appliance/cot"
+	"outpost/appliance/netx"
 	"outpost/appliance/store"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
@@ -112,7 +112,7 @@ func TestNodeTakREST(t *testing.T) {
 	storedSA(t, e, "ANDROID-NODE", "NODECALL")
 	certFile, keyFile := writePEM(t, e, "nodetak")
 
-	httpsSteps := runNode(t, "marti-rest.mjs", "OUTPOST_URL="+strings.TrimSuffix(e.URL(t, appliance.ListenerHTTPS, "/"), "/"),
+	httpsSteps := runNode(t, "marti-rest.mjs", "OUTPOST_URL="+strings.TrimSuffix(e.URL(t, netx.ListenerHTTPS, "/"), "/"),
 		"CERT="+certFile, "KEY="+keyFile, "OUTPOST_CONTACT_UID=ANDROID-NODE")
 	for _, name := range []string{"version", "groups", "contacts", "cot", "history", "historyNone", "upload", "mpupload", "list", "download", "video", "done"} {
 		if s, ok := httpsSteps[name]; !ok || !s.OK {
@@ -122,14 +122,14 @@ func TestNodeTakREST(t *testing.T) {
 	if s := httpsSteps["upload"]; s.Submitter != "nodetak" {
 		t.Errorf("https upload submitter %q, want the certificate's name", s.Submitter)
 	}
-	if l := httpsSteps["mpupload"].Link; !strings.HasPrefix(l, "https://127.0.0.1:"+e.port(t, appliance.ListenerHTTPS)+"/") {
+	if l := httpsSteps["mpupload"].Link; !strings.HasPrefix(l, "https://127.0.0.1:"+e.port(t, netx.ListenerHTTPS)+"/") {
 		t.Errorf("https missionupload link %q", l)
 	}
 	if !strings.Contains(strings.Join(httpsSteps["list"].Hashes, ","), httpsSteps["upload"].Hash) {
 		t.Errorf("the upload is not in node-tak's package list: %+v", httpsSteps["list"])
 	}
 
-	httpSteps := runNode(t, "marti-rest.mjs", "OUTPOST_URL="+strings.TrimSuffix(e.URL(t, appliance.ListenerHTTP, "/"), "/"),
+	httpSteps := runNode(t, "marti-rest.mjs", "OUTPOST_URL="+strings.TrimSuffix(e.URL(t, netx.ListenerHTTP, "/"), "/"),
 		"OUTPOST_CONTACT_UID=ANDROID-NODE", "OUTPOST_CREATOR_UID=NODE-TAK-ANON", "DOWNLOAD_HASH="+httpsSteps["upload"].Hash)
 	for _, name := range []string{"version", "groups", "contacts", "cot", "history", "historyNone", "list", "download", "video", "done"} {
 		if s, ok := httpSteps[name]; !ok || !s.OK {
@@ -162,7 +162,7 @@ func TestWebsocketInterop(t *testing.T) {
 
 	cmd := exec.Command("node", "ws-cot.mjs")
 	cmd.Dir = testkit.InteropDir(t)
-	cmd.Env = append(os.Environ(), "OUTPOST_WS_URL=wss://"+e.Addr(t, appliance.ListenerHTTPS)+"/takproto/1",
+	cmd.Env = append(os.Environ(), "OUTPOST_WS_URL=wss://"+e.Addr(t, netx.ListenerHTTPS)+"/takproto/1",
 		"CERT="+certFile, "KEY="+keyFile, "CA="+caFile, "OUTPOST_PEER_UID=GO-TCP", "OUTPOST_PEER_CHAT_UID=GO-CHAT", "TIMEOUT_MS=20000")
 	var stdout, stderr testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -241,7 +241,7 @@ func TestNodeTakMissions(t *testing.T) {
 	for _, l := range both {
 		env := []string{"OUTPOST_URL=" + strings.TrimSuffix(e.URL(t, l, "/"), "/"), "MISSION=node-" + l, "HASH=" + sha(file),
 			"CONTACT_UID=ANDROID-MISSION"}
-		if l == appliance.ListenerHTTPS {
+		if l == netx.ListenerHTTPS {
 			env = append(env, "CERT="+certFile, "KEY="+keyFile)
 		}
 		steps := runNode(t, "marti-missions.mjs", env...)
@@ -265,7 +265,7 @@ func TestNodeTakMissionLayers(t *testing.T) {
 	certFile, keyFile := writePEM(t, e, "nodelayers")
 	for _, l := range both {
 		env := []string{"OUTPOST_URL=" + strings.TrimSuffix(e.URL(t, l, "/"), "/"), "MISSION=layers-" + l, "CONTACT_UID=ANDROID-LAYER"}
-		if l == appliance.ListenerHTTPS {
+		if l == netx.ListenerHTTPS {
 			env = append(env, "CERT="+certFile, "KEY="+keyFile)
 		}
 		steps := runNode(t, "marti-layers.mjs", env...)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/netx"
 	"outpost/appliance/store"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
@@ -127,7 +127,7 @@ func TestNodeTakExport(t *testing.T) {
 	certFile, keyFile := writePEM(t, e, "nodeexport")
 	for _, l := range both {
 		env := []string{"OUTPOST_URL=" + strings.TrimSuffix(e.URL(t, l, "/"), "/"), "CONTACT_UID=ANDROID-EXPORT"}
-		if l == appliance.ListenerHTTPS {
+		if l == netx.ListenerHTTPS {
 			env = append(env, "CERT="+certFile, "KEY="+keyFile)
 		}
 		steps := runNode(t, "marti-export.mjs", env...)

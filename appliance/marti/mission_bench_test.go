@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
 	"outpost/appliance/apptest"
 	"outpost/appliance/config"
+	"outpost/appliance/netx"
 	"outpost/appliance/store"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
@@ -52,7 +52,7 @@ func BenchmarkMission(b *testing.B) {
 		}
 		hashes[i] = p.Hash
 	}
-	base := a.URL(b, appliance.ListenerHTTP, "/Marti/api/missions/big")
+	base := a.URL(b, netx.ListenerHTTP, "/Marti/api/missions/big")
 	do := func(method, url string, body any, want int) {
 		resp := testkit.Do(b, nil, method, url, body)
 		if resp.Status != want {
@@ -173,7 +173,7 @@ func TestMissionReadMemoryFlat(t *testing.T) {
 	a := apptest.Start(t, func(c *config.Config) { c.MissionMaxChanges, c.MissionMaxContents = 0, 0 })
 	seedChanges(t, a, "small", 500)
 	seedChanges(t, a, "large", 10000)
-	base := a.URL(t, appliance.ListenerHTTP, "/Marti/api/missions/")
+	base := a.URL(t, netx.ListenerHTTP, "/Marti/api/missions/")
 	cost := func(name string) (changes, history uint64) {
 		changes, largest := readMemory(t, base+name+"/changes", 10, 3)
 		if largest > 3<<20 {
@@ -198,7 +198,7 @@ func TestMissionReadMemoryFlat(t *testing.T) {
 func BenchmarkMissionChanges(b *testing.B) {
 	a := apptest.Start(b, func(c *config.Config) { c.MissionMaxChanges, c.MissionMaxContents = 0, 0 })
 	seedChanges(b, a, "huge", 100000)
-	url := a.URL(b, appliance.ListenerHTTP, "/Marti/api/missions/huge/changes")
+	url := a.URL(b, netx.ListenerHTTP, "/Marti/api/missions/huge/changes")
 	readMemory(b, url, 10, 1) // warm
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -276,14 +276,14 @@ func BenchmarkMissionLarge(b *testing.B) {
 		b.Fatalf("changes: %d %v", len(all), err)
 	}
 
-	base := a.URL(b, appliance.ListenerHTTP, "/Marti/api/missions/"+name)
-	if n := strings.Count(fetch(b, a.URL(b, appliance.ListenerHTTP, "/Marti/ExportMissionKML?format=kml&missionName="+name)), "<Placemark"); n != kept {
+	base := a.URL(b, netx.ListenerHTTP, "/Marti/api/missions/"+name)
+	if n := strings.Count(fetch(b, a.URL(b, netx.ListenerHTTP, "/Marti/ExportMissionKML?format=kml&missionName="+name)), "<Placemark"); n != kept {
 		b.Fatalf("the KML holds %d placemarks, want %d", n, kept)
 	}
 	for _, c := range []struct{ name, url, want string }{
 		{"get", base + "?changes=true", `"type":"REMOVE_CONTENT"`},
 		{"cot", base + "/cot", `uid="ANDROID-1999"`},
-		{"kml", a.URL(b, appliance.ListenerHTTP, "/Marti/ExportMissionKML?missionName="+name), "doc.kml"},
+		{"kml", a.URL(b, netx.ListenerHTTP, "/Marti/ExportMissionKML?missionName="+name), "doc.kml"},
 		{"changes", base + "/changes?secago=3600", `"contentUid":"GONE-3999"`},
 	} {
 		b.Run(c.name, func(b *testing.B) {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"outpost/appliance"
 	"outpost/appliance/config"
+	"outpost/appliance/netx"
 )
 
 // logPost is a log entry request of content in the missions.
@@ -115,7 +115,7 @@ func TestMissionLogRate(t *testing.T) {
 		t.Fatalf("429 without a Retry-After of 1 to 60 s: %d %q", resp.Status, resp.Header.Get("Retry-After"))
 	}
 	// The budget is the address's, whichever listener it uses.
-	if resp := e.do(t, appliance.ListenerHTTPS, "POST", entries, logPost("", "busy")); resp.Status != 429 {
+	if resp := e.do(t, netx.ListenerHTTPS, "POST", entries, logPost("", "busy")); resp.Status != 429 {
 		t.Fatalf("over HTTPS from the same address: %d %s", resp.Status, resp.Body)
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"outpost/appliance"
 	"outpost/appliance/cot"
+	"outpost/appliance/netx"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
 )
@@ -24,7 +24,7 @@ type missionClients struct {
 // client's uid, which is bound to its certificate; l for the others.
 func via(l, uid string) string {
 	if uid == "sub-tls" {
-		return appliance.ListenerHTTPS
+		return netx.ListenerHTTPS
 	}
 	return l
 }
@@ -147,7 +147,7 @@ func TestMissionLifecycle(t *testing.T) {
 			}
 			// An anonymous client may not remove the entry of alice's uid;
 			// alice may.
-			e.call(t, appliance.ListenerHTTP, "DELETE", "/Marti/api/missions/logs/entries/"+entry.ID, nil, 403, nil)
+			e.call(t, netx.ListenerHTTP, "DELETE", "/Marti/api/missions/logs/entries/"+entry.ID, nil, 403, nil)
 			e.call(t, via(l, "sub-tls"), "DELETE", "/Marti/api/missions/logs/entries/"+entry.ID, nil, 200, nil)
 			var none []struct{ ID string }
 			if e.call(t, l, "GET", p+"/log", nil, 200, &none); len(none) != 0 {
@@ -305,15 +305,15 @@ func TestMissionLifecycle(t *testing.T) {
 	// Invitations by listener: none over HTTP (no client identity), the
 	// client's own over HTTPS.
 	var invs []struct{ MissionName string }
-	e.call(t, appliance.ListenerHTTP, "GET", "/Marti/api/missions/invitations?clientUid=other", nil, 200, &invs)
+	e.call(t, netx.ListenerHTTP, "GET", "/Marti/api/missions/invitations?clientUid=other", nil, 200, &invs)
 	if len(invs) != 0 {
 		t.Fatalf("HTTP invitations: %+v", invs)
 	}
-	e.call(t, appliance.ListenerHTTPS, "GET", "/Marti/api/missions/invitations?clientUid=other", nil, 200, &invs)
+	e.call(t, netx.ListenerHTTPS, "GET", "/Marti/api/missions/invitations?clientUid=other", nil, 200, &invs)
 	if len(invs) != 2 {
 		t.Fatalf("HTTPS invitations: %+v", invs)
 	}
-	e.call(t, appliance.ListenerHTTPS, "GET", "/Marti/api/missions/invitations", nil, 400, nil)
+	e.call(t, netx.ListenerHTTPS, "GET", "/Marti/api/missions/invitations", nil, 400, nil)
 }
 
 func containsID(l []struct{ ID string }, id string) bool {

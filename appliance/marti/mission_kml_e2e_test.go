@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
 	"outpost/appliance/cot"
+	"outpost/appliance/netx"
 	"outpost/internal/testkit"
 )
 
@@ -53,14 +53,14 @@ func TestMissionKML(t *testing.T) {
 		`<strokeColor value="-16776961"/><fillColor value="1694433280"/>`, 59.1, 18.1))
 	c.Send(drawn("kml-r1", "b-m-r", `<contact callsign="Route 1"/><link point="59.3,18.3"/><link point="59.4,18.4"/><link point="59.5,18.5"/>`, 59.3, 18.3))
 	const m = "/Marti/api/missions/kmlm"
-	e.call(t, appliance.ListenerHTTP, "PUT", m+"?creatorUid=K-1", nil, 201, nil)
-	e.call(t, appliance.ListenerHTTP, "PUT", m+"/contents?creatorUid=K-1", map[string]any{"uids": []string{"kml-m1", "kml-p1", "kml-r1"}}, 200, nil)
+	e.call(t, netx.ListenerHTTP, "PUT", m+"?creatorUid=K-1", nil, 201, nil)
+	e.call(t, netx.ListenerHTTP, "PUT", m+"/contents?creatorUid=K-1", map[string]any{"uids": []string{"kml-m1", "kml-p1", "kml-r1"}}, 200, nil)
 	testkit.WaitFor(t, "the three events stored", func() bool {
-		r := e.do(t, appliance.ListenerHTTP, "GET", m+"/cot", nil)
+		r := e.do(t, netx.ListenerHTTP, "GET", m+"/cot", nil)
 		return bytes.Count(r.Body, []byte("<event ")) == 3
 	})
 
-	for _, l := range []string{appliance.ListenerHTTP, appliance.ListenerHTTPS} {
+	for _, l := range []string{netx.ListenerHTTP, netx.ListenerHTTPS} {
 		r := e.do(t, l, "GET", "/Marti/ExportMissionKML?missionName=kmlm", nil)
 		if r.Status != 200 || r.Header.Get("Content-Type") != "application/vnd.google-earth.kmz" {
 			t.Fatalf("%s KMZ: %d %s %s", l, r.Status, r.Header.Get("Content-Type"), r.Body)
@@ -91,7 +91,7 @@ func TestMissionKML(t *testing.T) {
 		{"/Marti/ExportMissionKML?missionName=none", 404, "no mission"},
 		{"/Marti/api/missions/none/kml", 404, "no mission"},
 	} {
-		wantRefusal(t, x.path, e.do(t, appliance.ListenerHTTP, "GET", x.path, nil), x.status, x.msg)
+		wantRefusal(t, x.path, e.do(t, netx.ListenerHTTP, "GET", x.path, nil), x.status, x.msg)
 	}
 	red, blue := e.member(t, "reddy", "Red"), e.member(t, "bluey", "Blue")
 	if r := e.as(t, red, "PUT", "/Marti/api/missions/redkml?creatorUid=RED-1", nil); r.Status != 201 {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"outpost/appliance"
 	"outpost/appliance/cot"
+	"outpost/appliance/netx"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
 )
@@ -43,10 +43,10 @@ func layerNames(l []layerOut) string {
 // REMOVE_CONTENT); and the refusals, each changing nothing.
 func TestMissionLayers(t *testing.T) {
 	e := start(t, nil)
-	for _, l := range []string{appliance.ListenerHTTP, appliance.ListenerHTTPS} {
+	for _, l := range []string{netx.ListenerHTTP, netx.ListenerHTTPS} {
 		t.Run(l, func(t *testing.T) {
 			who := "ANDROID-L"
-			if l == appliance.ListenerHTTPS {
+			if l == netx.ListenerHTTPS {
 				who = "sub-tls"
 				e.DialTLS(t, e.cert).Send(saOf(who))
 				waitBound(t, e, who)
@@ -172,7 +172,7 @@ func TestMissionLayersAccess(t *testing.T) {
 		if r := e.as(t, blue, x.method, x.path, nil); r.Status != 404 {
 			t.Errorf("blue %s %s: %d %s", x.method, x.path, r.Status, r.Body)
 		}
-		if r := e.do(t, appliance.ListenerHTTP, x.method, x.path, nil); r.Status != 404 {
+		if r := e.do(t, netx.ListenerHTTP, x.method, x.path, nil); r.Status != 404 {
 			t.Errorf("anonymous %s %s: %d %s", x.method, x.path, r.Status, r.Body)
 		}
 	}
@@ -182,7 +182,7 @@ func TestMissionLayersAccess(t *testing.T) {
 		t.Errorf("red acting for blue's uid: %d %s", r.Status, r.Body)
 	}
 	var l []layerOut
-	e.envelopeAs(t, red.hc, appliance.ListenerHTTPS, m+"/layers", &l)
+	e.envelopeAs(t, red.hc, netx.ListenerHTTPS, m+"/layers", &l)
 	if len(l) != 1 || l[0].Name != "Alpha" {
 		t.Fatalf("a refusal changed the layers: %+v", l)
 	}
@@ -203,10 +203,10 @@ func waitBound(t *testing.T, e *env, uid string) {
 // an unknown layer 404, and none of the refusals writes anything.
 func TestMissionLayersByGUID(t *testing.T) {
 	e := start(t, nil)
-	for _, l := range []string{appliance.ListenerHTTP, appliance.ListenerHTTPS} {
+	for _, l := range []string{netx.ListenerHTTP, netx.ListenerHTTPS} {
 		t.Run(l, func(t *testing.T) {
 			who := "ANDROID-G"
-			if l == appliance.ListenerHTTPS {
+			if l == netx.ListenerHTTPS {
 				who = "guid-tls"
 				e.DialTLS(t, e.cert).Send(saOf(who))
 				waitBound(t, e, who)

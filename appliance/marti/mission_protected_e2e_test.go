@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"outpost/appliance"
+	"outpost/appliance/netx"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
 )
@@ -22,7 +22,7 @@ import (
 func TestProtectedMissionHidden(t *testing.T) {
 	e := start(t, nil)
 	olivia, eve := e.certHolder(t, "olivia"), e.certHolder(t, "eve")
-	https, http8080 := appliance.ListenerHTTPS, appliance.ListenerHTTP
+	https, http8080 := netx.ListenerHTTPS, netx.ListenerHTTP
 	const m = "/Marti/api/missions/"
 
 	// olivia's vault: a description, a keyword, a file, a marker uid with an

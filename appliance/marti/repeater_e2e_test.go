@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
 	"outpost/appliance/cot"
+	"outpost/appliance/netx"
 	"outpost/internal/testkit"
 )
 
@@ -56,7 +56,7 @@ func TestRepeater(t *testing.T) {
 		}
 		return out.Data
 	}
-	testkit.WaitFor(t, "the alert tracked", func() bool { return len(list(appliance.ListenerHTTP)) == 1 })
+	testkit.WaitFor(t, "the alert tracked", func() bool { return len(list(netx.ListenerHTTP)) == 1 })
 	for _, l := range both {
 		got := list(l)
 		if len(got) != 1 || got[0].UID != uid || got[0].RepeatType != "911" || got[0].CoTType != "b-a-o-tbl" ||
@@ -71,10 +71,10 @@ func TestRepeater(t *testing.T) {
 		wantRefusal(t, "remove unknown", e.do(t, l, "GET", "/Marti/api/repeater/remove/no-such-alert", nil), 404, "no active emergency")
 		wantRefusal(t, "remove bad uid", e.do(t, l, "GET", "/Marti/api/repeater/remove/a%01b", nil), 400, "uid")
 	}
-	if got := list(appliance.ListenerHTTPS); len(got) != 1 {
+	if got := list(netx.ListenerHTTPS); len(got) != 1 {
 		t.Fatalf("a refusal changed the list: %+v", got)
 	}
-	r := e.do(t, appliance.ListenerHTTPS, "GET", "/Marti/api/repeater/remove/"+uid, nil)
+	r := e.do(t, netx.ListenerHTTPS, "GET", "/Marti/api/repeater/remove/"+uid, nil)
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"data":true`) {
 		t.Fatalf("remove: %d %s", r.Status, r.Body)
 	}
@@ -108,7 +108,7 @@ func TestNodeTakRepeater(t *testing.T) {
 			return strings.Contains(string(e.do(t, l, "GET", "/Marti/api/repeater/list", nil).Body), uid)
 		})
 		env := []string{"OUTPOST_URL=" + strings.TrimSuffix(e.URL(t, l, "/"), "/"), "ALERT_UID=" + uid}
-		if l == appliance.ListenerHTTPS {
+		if l == netx.ListenerHTTPS {
 			env = append(env, "CERT="+certFile, "KEY="+keyFile)
 		}
 		steps := runNode(t, "marti-repeater.mjs", env...)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"outpost/appliance"
+	"outpost/appliance/netx"
 	"outpost/appliance/store"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
@@ -74,7 +74,7 @@ func TestSettingsRoutes(t *testing.T) {
 		{"plain", "tool=public&path=/other"},
 		{"cop-secret", "tool=vbm&path=/secret&password=hush"},
 	} {
-		e.call(t, appliance.ListenerHTTP, "PUT", "/Marti/api/missions/"+m.name+"?creatorUid=COP-1&"+m.query, nil, 201, nil)
+		e.call(t, netx.ListenerHTTP, "PUT", "/Marti/api/missions/"+m.name+"?creatorUid=COP-1&"+m.query, nil, 201, nil)
 	}
 	// Two clients on the CoT stream.
 	zulu, alpha := e.DialTCP(t), e.DialTCP(t)
@@ -82,7 +82,7 @@ func TestSettingsRoutes(t *testing.T) {
 	alpha.Send(takclient.SA("SUB-A", "Alpha", 50.1, 10.1))
 	testkit.WaitFor(t, "both clients listed", func() bool {
 		var list []subscriptionOut
-		e.call(t, appliance.ListenerHTTP, "GET", "/Marti/api/subscriptions/all", nil, 200, &list)
+		e.call(t, netx.ListenerHTTP, "GET", "/Marti/api/subscriptions/all", nil, 200, &list)
 		return len(list) == 2
 	})
 
@@ -129,7 +129,7 @@ func TestSettingsRoutes(t *testing.T) {
 				t.Fatalf("subscriptions %+v", list)
 			}
 			a := list[0]
-			if a.Callsign != "Alpha" || a.Protocol != "tcp" || a.HandlerType != appliance.ListenerCoTTCP || a.IPAddress != "127.0.0.1" ||
+			if a.Callsign != "Alpha" || a.Protocol != "tcp" || a.HandlerType != netx.ListenerCoTTCP || a.IPAddress != "127.0.0.1" ||
 				a.LastReportMilliseconds == 0 || len(a.Groups) != 1 || a.Groups[0].Name != store.AnonGroupName || a.Groups[0].Direction != "IN" {
 				t.Errorf("Alpha's subscription %+v", a)
 			}
@@ -176,7 +176,7 @@ func TestSettingsGroups(t *testing.T) {
 	roles := func(c certHolder) string {
 		t.Helper()
 		var out []string
-		e.getJSONAs(t, c.hc, appliance.ListenerHTTPS, "/Marti/api/util/user/roles", &out)
+		e.getJSONAs(t, c.hc, netx.ListenerHTTPS, "/Marti/api/util/user/roles", &out)
 		return strings.Join(out, ",")
 	}
 	if got := roles(boss); got != "ROLE_ADMIN" {
@@ -185,15 +185,15 @@ func TestSettingsGroups(t *testing.T) {
 	if got := roles(rosa); got != "ROLE_ANONYMOUS" {
 		t.Errorf("rosa's roles %s", got)
 	}
-	off := e.doAs(t, rosa.hc, appliance.ListenerHTTPS, "PUT", "/Marti/api/groups/active", []map[string]any{{"name": "Red", "direction": "IN", "active": false}})
+	off := e.doAs(t, rosa.hc, netx.ListenerHTTPS, "PUT", "/Marti/api/groups/active", []map[string]any{{"name": "Red", "direction": "IN", "active": false}})
 	wantStatus(t, "rosa switching Red IN off", off, 200)
 	if got := roles(rosa); got != "ROLE_ANONYMOUS,ROLE_READONLY" {
 		t.Errorf("rosa's roles with no IN group %s", got)
 	}
 
 	// COP paths: a Red mission and an anonymous one.
-	wantStatus(t, "a Red COP", e.doAs(t, red.hc, appliance.ListenerHTTPS, "PUT", "/Marti/api/missions/red-cop?creatorUid=RED-1&tool=vbm&path=/red/base", nil), 201)
-	e.call(t, appliance.ListenerHTTP, "PUT", "/Marti/api/missions/anon-cop?creatorUid=ANON-1&tool=vbm&path=/open", nil, 201, nil)
+	wantStatus(t, "a Red COP", e.doAs(t, red.hc, netx.ListenerHTTPS, "PUT", "/Marti/api/missions/red-cop?creatorUid=RED-1&tool=vbm&path=/red/base", nil), 201)
+	e.call(t, netx.ListenerHTTP, "PUT", "/Marti/api/missions/anon-cop?creatorUid=ANON-1&tool=vbm&path=/open", nil, 201, nil)
 	hierarchy := func(hc *http.Client, listener string) string {
 		t.Helper()
 		var nodes []copNode
@@ -206,9 +206,9 @@ func TestSettingsGroups(t *testing.T) {
 		l    string
 		want string
 	}{
-		{"reddy", red.hc, appliance.ListenerHTTPS, "red(base)"},
-		{"bluey", blue.hc, appliance.ListenerHTTPS, ""},
-		{"anonymous", nil, appliance.ListenerHTTP, "open"},
+		{"reddy", red.hc, netx.ListenerHTTPS, "red(base)"},
+		{"bluey", blue.hc, netx.ListenerHTTPS, ""},
+		{"anonymous", nil, netx.ListenerHTTP, "open"},
 	} {
 		if got := hierarchy(c.hc, c.l); got != c.want {
 			t.Errorf("%s's hierarchy %q, want %q", c.who, got, c.want)
@@ -224,16 +224,16 @@ func TestSettingsGroups(t *testing.T) {
 		e.envelopeAs(t, hc, listener, "/Marti/api/subscriptions/all", &list)
 		return list
 	}
-	testkit.WaitFor(t, "reddy's connection listed for Red", func() bool { return uidsOf(subs(red.hc, appliance.ListenerHTTPS)) == "RED-1" })
-	testkit.WaitFor(t, "the anonymous connection listed", func() bool { return uidsOf(subs(nil, appliance.ListenerHTTP)) == "ANON-1" })
-	list := subs(red.hc, appliance.ListenerHTTPS)
+	testkit.WaitFor(t, "reddy's connection listed for Red", func() bool { return uidsOf(subs(red.hc, netx.ListenerHTTPS)) == "RED-1" })
+	testkit.WaitFor(t, "the anonymous connection listed", func() bool { return uidsOf(subs(nil, netx.ListenerHTTP)) == "ANON-1" })
+	list := subs(red.hc, netx.ListenerHTTPS)
 	if s := list[0]; s.Username != "reddy" || s.Protocol != "tls" || len(s.Groups) != 1 || s.Groups[0].Name != "Red" {
 		t.Errorf("reddy's subscription %+v", s)
 	}
-	if got := uidsOf(subs(blue.hc, appliance.ListenerHTTPS)); got != "" {
+	if got := uidsOf(subs(blue.hc, netx.ListenerHTTPS)); got != "" {
 		t.Errorf("bluey sees the subscriptions %s", got)
 	}
-	b, _ := json.Marshal(subs(nil, appliance.ListenerHTTP))
+	b, _ := json.Marshal(subs(nil, netx.ListenerHTTP))
 	if strings.Contains(string(b), "RED-1") {
 		t.Errorf("an anonymous client sees reddy's subscription: %s", b)
 	}

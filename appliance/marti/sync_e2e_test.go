@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/netx"
 )
 
 type searchResult struct {
@@ -47,7 +47,7 @@ func TestEnterpriseSync(t *testing.T) {
 		t.Run(l, func(t *testing.T) {
 			creator := fmt.Sprintf("ANDROID-%d", i)
 			submitter := creator
-			if l == appliance.ListenerHTTPS {
+			if l == netx.ListenerHTTPS {
 				submitter = "alice"
 			}
 
@@ -118,7 +118,7 @@ func TestEnterpriseSync(t *testing.T) {
 			body, ct = multipartFile(t, "assetfile", "pkg.zip", pkg)
 			resp = e.do(t, l, "POST", "/Marti/sync/missionupload?hash="+hash+"&filename=Recon1.zip&creatorUid="+creator, body, "Content-Type", ct)
 			scheme := "http"
-			if l == appliance.ListenerHTTPS {
+			if l == netx.ListenerHTTPS {
 				scheme = "https"
 			}
 			wantLink := fmt.Sprintf("%s://127.0.0.1:%s/Marti/api/sync/metadata/%s/tool", scheme, e.port(t, l), hash)

@@ -13,11 +13,11 @@ import (
 
 	"github.com/coder/websocket"
 
-	"outpost/appliance"
 	"outpost/appliance/apptest"
 	"outpost/appliance/broker"
 	"outpost/appliance/config"
 	"outpost/appliance/cot"
+	"outpost/appliance/netx"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
 )
@@ -47,7 +47,7 @@ func openWS(t *testing.T, e *env, cert *tls.Certificate, src string) (*websocket
 			return testkit.DialFrom(src, addr)
 		}
 	}
-	return websocket.Dial(ctx, "wss://"+e.Addr(t, appliance.ListenerHTTPS)+"/takproto/1", &websocket.DialOptions{HTTPClient: client})
+	return websocket.Dial(ctx, "wss://"+e.Addr(t, netx.ListenerHTTPS)+"/takproto/1", &websocket.DialOptions{HTTPClient: client})
 }
 
 func dialWSFrom(t *testing.T, e *env, cert *tls.Certificate, src string) *wsClient {
@@ -231,7 +231,7 @@ func TestWebsocketCoT(t *testing.T) {
 // oversize messages close the socket, the cap on sockets answers 503.
 func TestWebsocketRefusals(t *testing.T) {
 	e := start(t, func(c *config.Config) { c.MaxConnections = 3 })
-	resp := e.do(t, appliance.ListenerHTTP, "GET", "/takproto/1", nil, "Connection", "Upgrade", "Upgrade", "websocket",
+	resp := e.do(t, netx.ListenerHTTP, "GET", "/takproto/1", nil, "Connection", "Upgrade", "Upgrade", "websocket",
 		"Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
 	if resp.Status != http.StatusForbidden || !strings.Contains(resp.Message(), "client certificate") {
 		t.Fatalf("plain HTTP: %d %s", resp.Status, resp.Body)
@@ -260,7 +260,7 @@ func TestWebsocketRefusals(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	testkit.WaitFor(t, "the closed sockets released", func() bool { return e.Broker().Stats().Sessions == 3 })
-	_, r, err := websocket.Dial(ctx, "wss://"+e.Addr(t, appliance.ListenerHTTPS)+"/takproto/1", &websocket.DialOptions{HTTPClient: e.HTTPSClient(cert)})
+	_, r, err := websocket.Dial(ctx, "wss://"+e.Addr(t, netx.ListenerHTTPS)+"/takproto/1", &websocket.DialOptions{HTTPClient: e.HTTPSClient(cert)})
 	if err == nil || r == nil || r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("over the cap: %v %v", r, err)
 	}
@@ -315,7 +315,7 @@ func TestWebsocketRevokedAndShutdown(t *testing.T) {
 	// shutdown) costs the shutdown its drain budget, never an error.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	silent, _, err := websocket.Dial(ctx, "wss://"+e.Addr(t, appliance.ListenerHTTPS)+"/takproto/1",
+	silent, _, err := websocket.Dial(ctx, "wss://"+e.Addr(t, netx.ListenerHTTPS)+"/takproto/1",
 		&websocket.DialOptions{HTTPClient: e.HTTPSClient(e.Issue(t, "silent"))})
 	if err != nil {
 		t.Fatal(err)
@@ -342,7 +342,7 @@ func TestWebsocketKeepalive(t *testing.T) {
 	alive := dialWS(t, e, e.Issue(t, "alive")) // reads, so its library answers pings
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	deaf, _, err := websocket.Dial(ctx, "wss://"+e.Addr(t, appliance.ListenerHTTPS)+"/takproto/1",
+	deaf, _, err := websocket.Dial(ctx, "wss://"+e.Addr(t, netx.ListenerHTTPS)+"/takproto/1",
 		&websocket.DialOptions{HTTPClient: e.HTTPSClient(e.Issue(t, "deaf"))})
 	if err != nil {
 		t.Fatal(err)
@@ -366,7 +366,7 @@ func TestWebsocketSlowConsumer(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	stalled, _, err := websocket.Dial(ctx, "wss://"+e.Addr(t, appliance.ListenerHTTPS)+"/takproto/1",
+	stalled, _, err := websocket.Dial(ctx, "wss://"+e.Addr(t, netx.ListenerHTTPS)+"/takproto/1",
 		&websocket.DialOptions{HTTPClient: e.HTTPSClient(e.Issue(t, "stalled"))})
 	if err != nil {
 		t.Fatal(err)

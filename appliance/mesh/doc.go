@@ -17,5 +17,5 @@
 // (size, loop, duplicate, budget, malformed). docs/mesh.md says how the
 // bridge avoids loops and storms.
 //
-// Imports (of this module): broker, cot, cotsession, logx, rate.
+// Imports (of this module): broker, config (FromConfig), cot, cotsession, logx, rate.
 package mesh

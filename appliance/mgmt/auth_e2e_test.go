@@ -21,7 +21,7 @@ import (
 // the token; a restart creates nothing new.
 func TestFirstRunAdminToken(t *testing.T) {
 	e := newEnv(t, func(c *config.Config) { c.HTTPPort, c.CoTPort = -1, -1 })
-	path := filepath.Join(e.app.Cfg.DataDir, appliance.AdminTokenFile)
+	path := filepath.Join(e.app.Cfg.DataDir, admin.AdminTokenFile)
 	st, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
 	"outpost/appliance/config"
 	"outpost/appliance/cot"
+	"outpost/appliance/netx"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
 )
@@ -92,7 +92,7 @@ func TestCertificatePackageOffer(t *testing.T) {
 	if d := ev.Stale.Sub(ev.Time); d < 9*time.Minute || d > 11*time.Minute {
 		t.Fatalf("stale %v after time", d)
 	}
-	restPort := e.app.Addr(t, appliance.ListenerREST)[strings.LastIndexByte(e.app.Addr(t, appliance.ListenerREST), ':'):]
+	restPort := e.app.Addr(t, netx.ListenerREST)[strings.LastIndexByte(e.app.Addr(t, netx.ListenerREST), ':'):]
 	if !strings.HasPrefix(fs.SenderURL, "http://127.0.0.1"+restPort+"/api/certpackage/") {
 		t.Fatalf("senderUrl %s", fs.SenderURL)
 	}
@@ -116,7 +116,7 @@ func TestCertificatePackageOffer(t *testing.T) {
 	if _, err := ann.WaitFor(takclient.Type("b-f-t-r"), 500*time.Millisecond); err == nil {
 		t.Fatal("the request was sent twice")
 	}
-	if r := testkit.Do(t, nil, "GET", e.app.URL(t, appliance.ListenerHTTP, "/Marti/api/cot/xml/"+ev.UID), nil); r.Status != 404 {
+	if r := testkit.Do(t, nil, "GET", e.app.URL(t, netx.ListenerHTTP, "/Marti/api/cot/xml/"+ev.UID), nil); r.Status != 404 {
 		t.Fatalf("the request is kept in the history: %d %s", r.Status, r.Body)
 	}
 	// At most five downloads per link.

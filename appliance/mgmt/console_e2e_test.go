@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
 	"outpost/appliance/cot"
+	"outpost/appliance/netx"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
 )
@@ -78,7 +78,7 @@ func mapDeletion(uid string, force bool) *cot.Event {
 // the stale window filter; the full event is one call away.
 func TestMapLivePicture(t *testing.T) {
 	e := newEnv(t, nil)
-	c, err := takclient.Dial(e.app.Addr(t, appliance.ListenerCoTTCP), nil)
+	c, err := takclient.Dial(e.app.Addr(t, netx.ListenerCoTTCP), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestMapLivePicture(t *testing.T) {
 	})
 	cl := m.Clients[0]
 	if cl.UID != "ANDROID-map-1" || cl.Callsign != "VIPER-1" || *cl.Lat != 48.8566 || *cl.Lon != 2.3522 ||
-		cl.Type != "a-f-G-U-C" || cl.Listener != appliance.ListenerCoTTCP || cl.Course == nil || *cl.Course != 12.5 || cl.Stale == "" {
+		cl.Type != "a-f-G-U-C" || cl.Listener != netx.ListenerCoTTCP || cl.Course == nil || *cl.Course != 12.5 || cl.Stale == "" {
 		t.Fatalf("client = %+v", cl)
 	}
 
@@ -135,7 +135,7 @@ func TestMapLivePicture(t *testing.T) {
 		}
 	}
 	i, _ := m.item("M-hostile")
-	if it := m.Items[i]; it.Type != "a-h-G-U-C-I" || it.Lat != 48.86 || it.Source != appliance.ListenerCoTTCP {
+	if it := m.Items[i]; it.Type != "a-h-G-U-C-I" || it.Lat != 48.86 || it.Source != netx.ListenerCoTTCP {
 		t.Fatalf("M-hostile = %+v", it)
 	}
 	i, _ = m.item("M-soft")

@@ -18,9 +18,10 @@ import (
 
 	_ "modernc.org/sqlite" // read the appliance's database file in checks
 
-	"outpost/appliance"
+	"outpost/appliance/admin"
 	"outpost/appliance/apptest"
 	"outpost/appliance/config"
+	"outpost/appliance/netx"
 	"outpost/internal/testkit"
 )
 
@@ -37,8 +38,8 @@ func newEnv(t testing.TB, mutate func(*config.Config)) *env {
 	t.Helper()
 	logs := &testkit.Buffer{}
 	app := apptest.StartWithLog(t, mutate, slogTo(logs))
-	e := &env{t: t, app: app, logs: logs, base: "http://" + app.Addr(t, appliance.ListenerREST)}
-	b, err := os.ReadFile(filepath.Join(app.Cfg.DataDir, appliance.AdminTokenFile))
+	e := &env{t: t, app: app, logs: logs, base: "http://" + app.Addr(t, netx.ListenerREST)}
+	b, err := os.ReadFile(filepath.Join(app.Cfg.DataDir, admin.AdminTokenFile))
 	if err != nil {
 		t.Fatalf("first run wrote no admin token: %v", err)
 	}

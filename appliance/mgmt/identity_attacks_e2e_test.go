@@ -22,7 +22,7 @@ import (
 
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
 
-	"outpost/appliance"
+	"outpost/appliance/netx"
 	"outpost/internal/testkit"
 )
 
@@ -146,9 +146,9 @@ func TestUserCannotReachAnotherUsersIdentity(t *testing.T) {
 	daveTLS := e.app.HTTPSClient(&dave.cert)
 	content := "/Marti/sync/content?hash=" + carol.hash
 	wantRefusal(t, "carol's package through /Marti/sync/content on 8443 with dave's certificate",
-		testkit.Do(t, daveTLS, "GET", e.app.URL(t, appliance.ListenerHTTPS, content), nil), 404, "no file with hash")
+		testkit.Do(t, daveTLS, "GET", e.app.URL(t, netx.ListenerHTTPS, content), nil), 404, "no file with hash")
 	wantRefusal(t, "carol's package through /Marti/sync/content on 8080",
-		testkit.Do(t, nil, "GET", e.app.URL(t, appliance.ListenerHTTP, content), nil), 404, "no file with hash")
+		testkit.Do(t, nil, "GET", e.app.URL(t, netx.ListenerHTTP, content), nil), 404, "no file with hash")
 	list := e.do("GET", "/DataPackageTable", token, nil)
 	want(t, "dave's package list", list, 200)
 	if bytes.Contains(list.Body, []byte(carol.hash)) || !bytes.Contains(list.Body, []byte(dave.hash)) {
@@ -168,7 +168,7 @@ func TestUserCannotReachAnotherUsersIdentity(t *testing.T) {
 		t.Fatal("carol's certificate was revoked")
 	}
 	carolTLS := e.app.HTTPSClient(&carol.cert)
-	if r := testkit.Do(t, carolTLS, "GET", e.app.URL(t, appliance.ListenerHTTPS, "/Marti/sync/content?hash="+carol.hash), nil); r.Status != 200 || sha(r.Body) != carol.hash {
+	if r := testkit.Do(t, carolTLS, "GET", e.app.URL(t, netx.ListenerHTTPS, "/Marti/sync/content?hash="+carol.hash), nil); r.Status != 200 || sha(r.Body) != carol.hash {
 		t.Fatalf("carol over 8443 after the attacks: %d", r.Status)
 	}
 	want(t, "carol still logs in", e.do("POST", "/api/login", "", map[string]string{"username": "carol", "password": "carol-pw"}), 200)
@@ -189,7 +189,7 @@ func TestUserCannotReachAnotherUsersIdentity(t *testing.T) {
 	if r := e.do("GET", "/DataPackageTable/"+dave.hash, token, nil); r.Status != 200 || sha(r.Body) != dave.hash {
 		t.Fatalf("dave's own package by hash: %d", r.Status)
 	}
-	if r := testkit.Do(t, daveTLS, "GET", e.app.URL(t, appliance.ListenerHTTPS, "/Marti/sync/content?hash="+dave.hash), nil); r.Status != 200 || sha(r.Body) != dave.hash {
+	if r := testkit.Do(t, daveTLS, "GET", e.app.URL(t, netx.ListenerHTTPS, "/Marti/sync/content?hash="+dave.hash), nil); r.Status != 200 || sha(r.Body) != dave.hash {
 		t.Fatalf("dave's own package over 8443: %d", r.Status)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"outpost/appliance"
+	"outpost/appliance/netx"
 	"outpost/internal/testkit"
 )
 
@@ -65,8 +65,8 @@ func TestInvitationsAPI(t *testing.T) {
 			t.Errorf("%s code reads %q, the answer says %q", name, got, c.text)
 		}
 	}
-	enrollAddr := e.app.Addr(t, appliance.ListenerEnroll)
-	_, sslPort, _ := strings.Cut(e.app.Addr(t, appliance.ListenerCoTTLS), ":")
+	enrollAddr := e.app.Addr(t, netx.ListenerEnroll)
+	_, sslPort, _ := strings.Cut(e.app.Addr(t, netx.ListenerCoTTLS), ":")
 	if want := "outpost,127.0.0.1," + sslPort + ",SSL"; inv.ITAK.Text != want {
 		t.Errorf("iTAK text %q, want %q", inv.ITAK.Text, want)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/netx"
 	"outpost/appliance/store"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
@@ -67,7 +67,7 @@ type missionDetail struct {
 // marti calls the client API on the HTTP port (no authentication).
 func (e *env) marti(method, path string, body any, status int, headers ...string) testkit.Response {
 	e.t.Helper()
-	r := testkit.Do(e.t, nil, method, "http://"+e.app.Addr(e.t, appliance.ListenerHTTP)+path, body, headers...)
+	r := testkit.Do(e.t, nil, method, "http://"+e.app.Addr(e.t, netx.ListenerHTTP)+path, body, headers...)
 	if r.Status != status {
 		e.t.Fatalf("%s %s: %d %s, want %d", method, path, r.Status, r.Body, status)
 	}

@@ -15,7 +15,7 @@ import (
 
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
 
-	"outpost/appliance"
+	"outpost/appliance/netx"
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
 )
@@ -297,9 +297,9 @@ func TestCertificatePackage(t *testing.T) {
 		return p
 	}
 	for _, w := range []string{
-		`<entry key="connectString0" class="class java.lang.String">127.0.0.1:` + port(appliance.ListenerCoTTLS) + `:ssl</entry>`,
-		`<entry key="apiSecureServerPort" class="class java.lang.String">` + port(appliance.ListenerHTTPS) + `</entry>`,
-		`<entry key="apiCertEnrollmentPort" class="class java.lang.String">` + port(appliance.ListenerEnroll) + `</entry>`,
+		`<entry key="connectString0" class="class java.lang.String">127.0.0.1:` + port(netx.ListenerCoTTLS) + `:ssl</entry>`,
+		`<entry key="apiSecureServerPort" class="class java.lang.String">` + port(netx.ListenerHTTPS) + `</entry>`,
+		`<entry key="apiCertEnrollmentPort" class="class java.lang.String">` + port(netx.ListenerEnroll) + `</entry>`,
 	} {
 		if !strings.Contains(pref, w) {
 			t.Fatalf("pref lacks %s:\n%s", w, pref)
@@ -337,7 +337,7 @@ func TestCertificatePackage(t *testing.T) {
 		t.Fatalf("crl.json lacks the serial:\n%s", crl)
 	}
 	// A new connection with that certificate is refused.
-	c2, err := takclient.Dial(e.app.Addr(t, appliance.ListenerCoTTLS), e.app.ClientTLS(&tc))
+	c2, err := takclient.Dial(e.app.Addr(t, netx.ListenerCoTTLS), e.app.ClientTLS(&tc))
 	if err == nil {
 		defer c2.Close()
 		c2.Send(takclient.SA("ANDROID-ann", "ANN", 1, 2))

@@ -12,5 +12,7 @@
 // on a Waiter that reports it when input arrives (park.go), which is how
 // the stream listeners hold an idle client without a goroutine.
 //
+// It also names the ports (names.go).
+//
 // Imports: logx only.
 package netx

@@ -182,19 +182,26 @@ func (s *Service) Restore(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// lastTrack bounds the recording of the alerts still queued when Run ends.
+const lastTrack = 5 * time.Second
+
 // Run removes objects past their stale time every ExpireEvery and tracks
-// the emergencies clients raise (Observe), until ctx ends.
+// the emergencies clients raise (Observe), until ctx ends; then it records
+// what was still queued and returns.
 func (s *Service) Run(ctx context.Context) {
 	t := time.NewTicker(s.opts.ExpireEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			// Track what was observed before the end.
+			// Track what was observed before the end, within lastTrack:
+			// the appliance waits for Run before it closes the store.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lastTrack)
+			defer cancel()
 			for {
 				select {
 				case o := <-s.observed:
-					s.track(context.Background(), o)
+					s.track(dctx, o)
 				default:
 					return
 				}

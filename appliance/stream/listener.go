@@ -64,11 +64,12 @@ type Listener struct {
 	// CloseWhere, the idle sweep).
 	sessions *cotsession.Driver[*conn]
 
-	readers  *readPool     // where connections with input are read (readpool.go)
-	waiter   *netx.Waiter  // where idle connections wait (parked.go); nil: readers wait in Read
-	flushers *flushers     // who writes busy connections (flusher.go); nil: each writer gathers on its own
-	sweep    chan struct{} // closed by Shutdown: ends idleSweep
-	noWaiter bool          // set by tests before Serve: run as where there is no waiter
+	readers     *readPool     // where connections with input are read (readpool.go)
+	readersOnce sync.Once     // the pool is closed once (Shutdown is idempotent)
+	waiter      *netx.Waiter  // where idle connections wait (parked.go); nil: readers wait in Read
+	flushers    *flushers     // who writes busy connections (flusher.go); nil: each writer gathers on its own
+	sweep       chan struct{} // closed by Shutdown: ends idleSweep
+	noWaiter    bool          // set by tests before Serve: run as where there is no waiter
 
 	stats listenerStats
 }
@@ -189,6 +190,9 @@ func (l *Listener) Shutdown(ctx context.Context) error {
 	if l.waiter != nil {
 		// Every connection has ended: none waits for input any more.
 		l.waiter.Close()
+	}
+	if l.readers != nil {
+		l.readersOnce.Do(l.readers.close)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"outpost/appliance"
+	"outpost/appliance/admin"
 )
 
 // setupDoctor: `outpost doctor` checks a running appliance from the
@@ -25,12 +25,12 @@ func setupDoctor(fs *flag.FlagSet) func(*cmdContext) int {
 			fmt.Fprintln(c.stderr, "outpost doctor: --timeout must be positive")
 			return exitUsage
 		}
-		findings := appliance.Doctor(context.Background(), c.cfg, appliance.DoctorOptions{Host: *host, TokenFile: *tokenFile, Timeout: *timeout})
+		findings := admin.Doctor(context.Background(), c.cfg, admin.DoctorOptions{Host: *host, TokenFile: *tokenFile, Timeout: *timeout})
 		w := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
 		status := exitOK
 		for _, f := range findings {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", f.Level, f.Check, f.Target, f.Detail)
-			if f.Level == appliance.LevelFail {
+			if f.Level == admin.LevelFail {
 				status = exitFailure
 			}
 		}

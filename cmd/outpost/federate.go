@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"outpost/appliance"
 	"outpost/appliance/admin"
+	"outpost/appliance/fedhost"
 )
 
 const federateUsage = `usage:
@@ -105,7 +105,7 @@ func setupFederate(fs *flag.FlagSet) func(*cmdContext) int {
 }
 
 func federateList(ctx context.Context, c *cmdContext) int {
-	s, err := appliance.DescribeFederation(c.cfg, c.log)
+	s, err := fedhost.DescribeFederation(c.cfg, c.log)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "outpost federate list: %v\n", err)
 		return exitFailure
@@ -147,7 +147,7 @@ func federateList(ctx context.Context, c *cmdContext) int {
 		if pinned == "" {
 			pinned = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\tmanaged\t%s\t%s\t%s\n", f.Name, addr, on, appliance.CASummary(f.CAPEM), pinned)
+		fmt.Fprintf(tw, "%s\t%s\tmanaged\t%s\t%s\t%s\n", f.Name, addr, on, fedhost.CASummary(f.CAPEM), pinned)
 	}
 	tw.Flush()
 	return exitOK

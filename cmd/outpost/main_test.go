@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"outpost/appliance"
+	"outpost/appliance/admin"
 	"outpost/appliance/apptest"
+	"outpost/appliance/netx"
 	"outpost/internal/testkit"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestTokenCommands(t *testing.T) {
 	app := apptest.Start(t, nil)
 	dir := app.Cfg.DataDir
-	base := "http://" + app.Addr(t, appliance.ListenerREST)
+	base := "http://" + app.Addr(t, netx.ListenerREST)
 
 	code, out, errOut := outpost(t, "token", "create", "ops", "--data-dir", dir)
 	if code != 0 {
@@ -41,7 +42,7 @@ func TestTokenCommands(t *testing.T) {
 		!regexp.MustCompile(`(?m)^ops\s+\d{4}-`).MatchString(out) || strings.Contains(out, token) {
 		t.Fatalf("token list (%d):\n%s", code, out)
 	}
-	admin, _ := os.ReadFile(filepath.Join(dir, appliance.AdminTokenFile))
+	admin, _ := os.ReadFile(filepath.Join(dir, admin.AdminTokenFile))
 	if strings.Contains(out, strings.TrimSpace(string(admin))) {
 		t.Fatal("token list printed the admin token")
 	}
@@ -84,8 +85,8 @@ func TestTokenCommands(t *testing.T) {
 func TestAuditCommand(t *testing.T) {
 	app := apptest.Start(t, nil)
 	dir := app.Cfg.DataDir
-	base := "http://" + app.Addr(t, appliance.ListenerREST)
-	admin, _ := os.ReadFile(filepath.Join(dir, appliance.AdminTokenFile))
+	base := "http://" + app.Addr(t, netx.ListenerREST)
+	admin, _ := os.ReadFile(filepath.Join(dir, admin.AdminTokenFile))
 	r := testkit.Do(t, nil, "POST", base+"/ManageSystemUser/postSystemUser", map[string]string{"username": "kim", "password": "kim-secret-pw"},
 		"Authorization", "Bearer "+strings.TrimSpace(string(admin)))
 	var created struct{ SystemUsers []struct{ Token string } }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"outpost/appliance"
 	"outpost/appliance/admin"
 )
 
@@ -24,7 +23,7 @@ func setupHealthcheck(fs *flag.FlagSet) func(*cmdContext) int {
 			fmt.Fprintln(c.stderr, "outpost healthcheck: --timeout must be positive")
 			return exitUsage
 		}
-		checks := appliance.Healthcheck(context.Background(), c.cfg, *timeout)
+		checks := admin.Healthcheck(context.Background(), c.cfg, *timeout)
 		if len(checks) == 0 {
 			fmt.Fprintln(c.stderr, "outpost healthcheck: every listener is disabled; nothing to check")
 			return exitFailure

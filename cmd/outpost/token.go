@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"outpost/appliance"
 	"outpost/appliance/admin"
 )
 
@@ -52,7 +51,7 @@ func setupToken(fs *flag.FlagSet) func(*cmdContext) int {
 			tw.Flush()
 			if len(users) == 0 {
 				fmt.Fprintf(c.stdout, "(no API user: the next start creates admin and writes its token to %s)\n",
-					filepath.Join(c.cfg.DataDir, appliance.AdminTokenFile))
+					filepath.Join(c.cfg.DataDir, admin.AdminTokenFile))
 			}
 			return exitOK
 		case sub == "revoke" && len(args) == 1:
