@@ -9,9 +9,11 @@
 // the documented order (architecture.md "Shutdown order"), waiting for every
 // goroutine it started.
 //
-// Files: appliance.go (the type, Open and its steps), listeners.go (the
-// listeners wired), bound.go (what they bound), lifecycle.go (the
-// goroutines it owns, Close), health.go (the watchdog's check), version.go.
+// Files, each using only those after it: open.go (Open and its steps),
+// listeners.go (the listeners wired), close.go (Close, in order), bound.go
+// (what the listeners bound), health.go (the watchdog's check),
+// appliance.go (the type), lifecycle.go (the goroutines it owns by stage),
+// version.go.
 //
 // Only package cmd/outpost imports this package.
 package appliance
