@@ -50,9 +50,12 @@ vet:
 	$(GO) -C scripts/mkdeb vet ./...
 
 # OUTPOST_REQUIRE_TOOLS=1: a test whose tool (systemd-analyze, qemu, Wine,
-# dpkg) is missing fails instead of skipping; scripts/test-deps.sh installs them.
+# dpkg, the npm clients, Chromium) is missing fails instead of skipping;
+# scripts/test-deps.sh installs them. It is the one switch tests read
+# (testkit.ToolsRequired); the long campaigns are build tags (soak, large,
+# smoke), set by their targets below.
 race:
-	CGO_ENABLED=1 OUTPOST_INTEROP=1 OUTPOST_REQUIRE_TOOLS=1 $(GO) test -race -timeout 30m ./...
+	CGO_ENABLED=1 OUTPOST_REQUIRE_TOOLS=1 $(GO) test -race -timeout 30m ./...
 
 # The hostile-client tests measure the bystanders' latency: no race detector
 # (they are excluded from the -race run by a build tag). RELIABILITY.md.
@@ -62,14 +65,14 @@ hostile:
 ## journey: the five-minute journey alone, printing the seconds each step took (README "Five
 ## minutes to a connected team"); `make test` runs it too, within the -race run
 journey:
-	CGO_ENABLED=0 OUTPOST_INTEROP=1 OUTPOST_REQUIRE_TOOLS=1 $(GO) test -count=1 -run TestFiveMinuteJourney -v ./appliance/journey
+	CGO_ENABLED=0 OUTPOST_REQUIRE_TOOLS=1 $(GO) test -count=1 -run TestFiveMinuteJourney -v ./appliance/journey
 
 ## soak: the long versions of the hostile-client tests, then the growth soak: mixed CoT load, REST,
 ## missions and uploads for DURATION (default 10m), failing if memory, goroutines, open files or the
 ## database keep growing (RELIABILITY.md)
 soak:
-	CGO_ENABLED=0 OUTPOST_SOAK=1 $(GO) test -count=1 -timeout 60m -v ./appliance/hostile
-	CGO_ENABLED=0 OUTPOST_SOAK_DURATION=$(or $(DURATION),10m) $(GO) test -count=1 -timeout 0 -v ./appliance/soak
+	CGO_ENABLED=0 $(GO) test -tags soak -count=1 -timeout 60m -v ./appliance/hostile
+	CGO_ENABLED=0 $(GO) test -tags soak -count=1 -timeout 0 -v ./appliance/soak -args -soak.duration=$(or $(DURATION),10m)
 
 # The large tests run without the race detector: the 300 MiB blob test (it
 # skips itself under -race), and a 1 GiB file through the client API's
@@ -82,7 +85,7 @@ large-blob:
 
 ## large-sync: 1 GiB up and down through /Marti/sync/upload and /Marti/sync/content on the real binary
 large-sync:
-	CGO_ENABLED=0 OUTPOST_LARGE=1 $(GO) test -count=1 -run 'TestLargeFileStreaming' -timeout 20m -v ./appliance/marti
+	CGO_ENABLED=0 $(GO) test -tags large -count=1 -run 'TestLargeFileStreaming' -timeout 20m -v ./appliance/marti
 
 ## cross: CGO_ENABLED=0 binaries for linux arm v6/v7, arm64, amd64 and windows/amd64 into dist/
 cross:
@@ -108,7 +111,7 @@ release:
 
 ## smoke: linux/arm (GOARM=6) and arm64 under qemu-user-static, windows/amd64 under Wine (run and service)
 smoke:
-	OUTPOST_SMOKE=1 OUTPOST_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 10m -v -run 'TestARM|TestWindows' ./appliance/smoke
+	OUTPOST_REQUIRE_TOOLS=1 $(GO) test -tags smoke -count=1 -timeout 10m -v -run 'TestARM|TestWindows' ./appliance/smoke
 
 ## pkgtest: every package's fields, files, modes and conffile; dpkg install, upgrade, remove, purge in a throw-away root
 pkgtest:
@@ -135,7 +138,7 @@ bench-full:
 ## client receiving every other's position: lost, p99 per hop, servers' CPU per delivery; 3 runs
 ## each (about 6 minutes; BENCHMARKS.md "Federation")
 federation-sim:
-	$(GO) test -run '^$$' -bench FederationSim -benchtime 1x -count 3 -timeout 30m ./appliance
+	$(GO) test -run '^$$' -bench FederationSim -benchtime 1x -count 3 -timeout 30m ./appliance/e2e
 
 ## fuzz: a short run of every fuzzer
 fuzz:

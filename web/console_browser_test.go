@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"net/url"
 	"os"
 	"os/exec"
@@ -20,20 +21,12 @@ import (
 )
 
 // requireBrowser finds node, playwright-core (web/node_modules) and
-// Chromium. Outside `make test` a missing piece skips the test; under
-// OUTPOST_INTEROP=1 it fails it.
+// Chromium. A missing piece skips the test, or fails it where tools are
+// required (testkit.MissingTool).
 func requireBrowser(t *testing.T) (node, chromium string) {
 	t.Helper()
-	missing := func(what string) {
-		if os.Getenv("OUTPOST_INTEROP") == "1" {
-			t.Fatalf("%s missing; run scripts/test-deps.sh", what)
-		}
-		t.Skipf("%s missing; `make test` installs it (scripts/test-deps.sh)", what)
-	}
-	chromium = os.Getenv("OUTPOST_CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
+	missing := func(what string) { testkit.MissingTool(t, what+" is missing") }
+	chromium = testkit.Chromium
 	if _, err := os.Stat(chromium); err != nil {
 		missing("chromium (" + chromium + ")")
 	}
@@ -47,11 +40,14 @@ func requireBrowser(t *testing.T) (node, chromium string) {
 	return node, chromium
 }
 
-// artifactDir is where the screenshots go: OUTPOST_ARTIFACTS, or a new
-// directory that outlives the test (its path is logged).
+// artifacts is where the screenshots go (-artifacts DIR).
+var artifacts = flag.String("artifacts", "", "directory for the browser tests' screenshots (default: a new temporary one)")
+
+// artifactDir is where the screenshots go: -artifacts, or a new directory
+// that outlives the test (its path is logged).
 func artifactDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("OUTPOST_ARTIFACTS")
+	dir := *artifacts
 	if dir == "" {
 		var err error
 		if dir, err = os.MkdirTemp("", "outpost-console-"); err != nil {

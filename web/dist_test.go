@@ -17,8 +17,8 @@ import (
 // directory and compares it, file by file, with the committed web/dist that
 // the binary embeds: a source change without `make build` (or
 // `npm run build` in web/) fails here. It needs node and web/node_modules
-// (esbuild); without them it skips, and under OUTPOST_INTEROP=1 (make test)
-// it fails.
+// (esbuild); without them it skips, or fails where tools are required
+// (testkit.MissingTool).
 func TestDistUpToDate(t *testing.T) {
 	root := filepath.Join(testkit.ModuleRoot(t), "web")
 	node, err := exec.LookPath("node")
@@ -26,10 +26,7 @@ func TestDistUpToDate(t *testing.T) {
 		_, err = os.Stat(filepath.Join(root, "node_modules", "esbuild"))
 	}
 	if err != nil {
-		if os.Getenv("OUTPOST_INTEROP") == "1" {
-			t.Fatalf("node or web/node_modules missing (%v); run scripts/test-deps.sh", err)
-		}
-		t.Skipf("node or web/node_modules missing (%v); `make test` installs them", err)
+		testkit.MissingTool(t, "node or web/node_modules is missing ("+err.Error()+")")
 	}
 	out := t.TempDir()
 	cmd := exec.Command(node, "build.mjs", out)

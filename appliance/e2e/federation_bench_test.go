@@ -5,9 +5,9 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"flag"
 	"io"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -32,9 +32,9 @@ import (
 // CPU (both servers and every client: one process) per delivery. Run it
 // once per mode:
 //
-//	go test -run '^$' -bench FederationLoad -benchtime 1x ./appliance
+//	go test -run '^$' -bench FederationLoad -benchtime 1x ./appliance/e2e
 //
-// OUTPOST_FED_BENCH_DURATION sets the window (default 30s).
+// -fedbench.window sets the window (default 30s).
 func BenchmarkFederationLoad(b *testing.B) {
 	for _, mode := range []string{"alone", "direct", "federated"} {
 		b.Run(mode, func(b *testing.B) { fedLoad(b, mode) })
@@ -56,11 +56,12 @@ type fbReceiver struct {
 	lat  []int32 // milliseconds, one per position read
 }
 
+// fedBenchWindow is how long BenchmarkFederationLoad sends
+// (-fedbench.window).
+var fedBenchWindow = flag.Duration("fedbench.window", 30*time.Second, "how long BenchmarkFederationLoad sends")
+
 func fedLoad(b *testing.B, mode string) {
-	window := 30 * time.Second
-	if d, err := time.ParseDuration(os.Getenv("OUTPOST_FED_BENCH_DURATION")); err == nil && d > 0 {
-		window = d
-	}
+	window := *fedBenchWindow
 	ca := newFedCA(b, "Federation CA")
 	mutate := func(name string, federates ...string) func(*config.Config) {
 		certFile, keyFile, _ := ca.issue(b, name)

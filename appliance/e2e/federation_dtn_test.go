@@ -97,9 +97,9 @@ func (p *cutProxy) restore() {
 // client gets every position, none twice, in order per uid.
 func TestFederationDisruption(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	b := startFederated(t, ca, "bravo-server", 0)
+	b := startFederated(t, ca, "bravo-server", "")
 	proxy := newCutProxy(t, fedListener(t, b))
-	a := startFederated(t, ca, "alpha-server", 0, "B="+proxy.addr())
+	a := startFederated(t, ca, "alpha-server", "", "B="+proxy.addr())
 	cliB := b.DialTCP(t)
 	cliA := a.DialTCP(t)
 	waitFed(t, a, "B", func(s federation.FederateStats) bool { return s.Connected })
@@ -178,7 +178,7 @@ func isDTN(ev *cot.Event) bool { return len(ev.UID) > 4 && ev.UID[:4] == "DTN-" 
 // comes up.
 func TestFederationQueueRestart(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	b := startFederated(t, ca, "bravo-server", 0)
+	b := startFederated(t, ca, "bravo-server", "")
 	proxy := newCutProxy(t, fedListener(t, b))
 	proxy.cut()
 	dataDir := t.TempDir()

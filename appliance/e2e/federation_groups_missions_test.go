@@ -48,8 +48,8 @@ func missionGroups(t *testing.T, a *apptest.App, name string) []string {
 // Cyan mission reaches A in Blue.
 func TestFederationGroupsMissions(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	b := startFederated(t, ca, "bravo-server", 0)
-	a := startFederated(t, ca, "alpha-server", 0, "B="+fedListener(t, b))
+	b := startFederated(t, ca, "bravo-server", "")
+	a := startFederated(t, ca, "alpha-server", "", "B="+fedListener(t, b))
 	tokA, tokB := adminToken(t, a), adminToken(t, b)
 	aBlue, aRed := groupHTTPS(t, a, "a-blue", "Blue"), groupHTTPS(t, a, "a-red", "Red")
 	bCyan, bTeal := groupHTTPS(t, b, "b-cyan", "Cyan"), groupHTTPS(t, b, "b-teal", "Teal")

@@ -70,8 +70,8 @@ func waitAnnounced(t *testing.T, a *apptest.App, token, name string, want ...str
 // groups the other announced; bad requests are refused and change nothing.
 func TestFederationGroups(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	b := startFederated(t, ca, "bravo-server", 0)
-	a := startFederated(t, ca, "alpha-server", 0, "B="+fedListener(t, b))
+	b := startFederated(t, ca, "bravo-server", "")
+	a := startFederated(t, ca, "alpha-server", "", "B="+fedListener(t, b))
 	tokA, tokB := adminToken(t, a), adminToken(t, b)
 
 	// The users (and so their groups) first: a mapping names existing groups.

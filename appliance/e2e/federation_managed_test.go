@@ -54,8 +54,8 @@ func waitFed(t *testing.T, a *apptest.App, name string, cond func(federation.Fed
 // link ends and nothing more crosses.
 func TestFederationManaged(t *testing.T) {
 	caA, caB := newFedCA(t, "Alpha Federation CA"), newFedCA(t, "Bravo Federation CA")
-	b := startFederated(t, caB, "bravo-server", 0)
-	a := startFederated(t, caA, "alpha-server", 0)
+	b := startFederated(t, caB, "bravo-server", "")
+	a := startFederated(t, caA, "alpha-server", "")
 	tokA, tokB := adminToken(t, a), adminToken(t, b)
 
 	// Errors first: none may change anything.

@@ -18,7 +18,7 @@ import (
 // back to v1 ends the link (docs/federation.md "Federates one by one").
 func TestFederationManagedProtocol(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	a := startFederatedV1(t, ca, "alpha-server", 0)
+	a := startFederatedV1(t, ca, "alpha-server", "")
 	b, _ := startManagedOnly(t, ca, "bravo-server")
 	tokB := adminToken(t, b)
 	cliA, cliB := a.DialTCP(t), b.DialTCP(t)

@@ -3,9 +3,11 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +20,8 @@ import (
 
 // pythonGRPC returns a Python 3 that has grpcio and grpc_tools (Debian's
 // python3-grpcio and python3-grpc-tools), or skips the test, failing it
-// under CI or OUTPOST_REQUIRE_TOOLS=1 (scripts/test-deps.sh installs them).
+// where tools are required (testkit.MissingTool; scripts/test-deps.sh
+// installs them).
 func pythonGRPC(t *testing.T) string {
 	t.Helper()
 	for _, p := range []string{"/usr/bin/python3", "python3"} {
@@ -26,10 +29,7 @@ func pythonGRPC(t *testing.T) string {
 			return path
 		}
 	}
-	if os.Getenv("CI") != "" || os.Getenv("OUTPOST_REQUIRE_TOOLS") == "1" {
-		t.Fatal("python3 with grpcio and grpc_tools is missing: install the Debian packages python3-grpcio and python3-grpc-tools (scripts/test-deps.sh does)")
-	}
-	t.Skip("python3 with grpcio and grpc_tools is not installed (Debian python3-grpcio, python3-grpc-tools; scripts/test-deps.sh installs them); skipping")
+	testkit.MissingTool(t, "python3 with grpcio and grpc_tools is missing: install the Debian packages python3-grpcio and python3-grpc-tools (scripts/test-deps.sh does)")
 	return ""
 }
 
@@ -127,7 +127,7 @@ func TestFederationPythonPeer(t *testing.T) {
 	pyCert, pyKey, _ := ca.issue(t, "python-peer")
 
 	t.Run("python connects", func(t *testing.T) {
-		b := startFederated(t, ca, "bravo", 0)
+		b := startFederated(t, ca, "bravo", "")
 		local := b.DialTCP(t)
 		if err := local.Send(takclient.SA("OUT-1", "OUTPOSTER", 1, 2)); err != nil {
 			t.Fatal(err)
@@ -180,7 +180,7 @@ func TestFederationPythonPeer(t *testing.T) {
 			}
 			return port > 0
 		})
-		a := startFederated(t, ca, "alpha", 0, "py="+fedAddr(int(port)))
+		a := startFederated(t, ca, "alpha", "", "py="+net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))))
 		local := a.DialTCP(t)
 		if _, err := local.WaitFor(func(e *cot.Event) bool { return e.UID == "PY-2" }, fedWait); err != nil {
 			t.Fatalf("A's client did not get the Python server's position: %v", err)
@@ -201,7 +201,7 @@ func TestFederationPythonPeer(t *testing.T) {
 	})
 
 	t.Run("groups", func(t *testing.T) {
-		b := startFederated(t, ca, "bravo", 0)
+		b := startFederated(t, ca, "bravo", "")
 		cyan := groupClient(t, b, "b-cyan", "Cyan")
 		anon := b.DialTCP(t)
 		res := fedAPI(t, b, adminToken(t, b), "PUT", "/api/federation/federates/python-peer/groups", map[string]any{

@@ -72,8 +72,8 @@ func contactListed(t *testing.T, a *apptest.App, uid, callsign string) bool {
 // leaves B's list when the link ends.
 func TestFederationMissionsAndContacts(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	b := startFederated(t, ca, "bravo-server", 0)
-	a := startFederated(t, ca, "alpha-server", 0, "B="+fedListener(t, b))
+	b := startFederated(t, ca, "bravo-server", "")
+	a := startFederated(t, ca, "alpha-server", "", "B="+fedListener(t, b))
 	testkit.WaitForWithin(t, fedWait, "the link", func() bool { return fedStats(a, "B").Connected && fedStats(b, "alpha-server").Connected })
 
 	cl := a.DialTCP(t)
@@ -169,9 +169,9 @@ func TestFederationMissionsAndContacts(t *testing.T) {
 // and stays.
 func TestFederationMissionsLoopOfThree(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	pA := testkit.FreePort(t)
-	c := startFederated(t, ca, "charlie", 0, "A="+fedAddr(pA))
-	b := startFederated(t, ca, "bravo", 0, "C="+fedListener(t, c))
+	pA := fedHome(t)
+	c := startFederated(t, ca, "charlie", "", "A="+pA)
+	b := startFederated(t, ca, "bravo", "", "C="+fedListener(t, c))
 	a := startFederated(t, ca, "alpha", pA, "B="+fedListener(t, b))
 	for _, x := range []struct {
 		app  *apptest.App
@@ -238,7 +238,7 @@ func TestFederationMissionsLoopOfThree(t *testing.T) {
 // link stays up and the good ones are applied.
 func TestFederationROLBadInput(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	b := startFederated(t, ca, "bravo", 0)
+	b := startFederated(t, ca, "bravo", "")
 	_, _, pair := ca.issue(t, "tester")
 	cli, closeCli := fedClient(t, fedListener(t, b), pair)
 	defer closeCli()
@@ -349,8 +349,8 @@ func TestFederationROLBadInput(t *testing.T) {
 // link); B does not replay it back to A, whose changes they are.
 func TestFederationMissionsReplay(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	pB := testkit.FreePort(t)
-	a := startFederated(t, ca, "alpha", 0, "B="+fedAddr(pB))
+	pB := fedHome(t)
+	a := startFederated(t, ca, "alpha", "", "B="+pB)
 	data := []byte("made before the link")
 	hash := uploadFile(t, a, "early.txt", data)
 	if res := marti(t, a, "PUT", "/Marti/api/missions/early?creatorUid=ANDROID-A", nil); res.Status != 201 {

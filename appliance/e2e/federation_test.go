@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -106,20 +107,42 @@ func writePEM(t testing.TB, path, typ string, der []byte) {
 	}
 }
 
-// startFederated starts an Outpost named name with federation on port,
-// connecting to the federates given (name=host:port).
-func startFederated(t testing.TB, ca *fedCA, name string, port int, federates ...string) *apptest.App {
+// startFederated starts an Outpost named name with federation listening at
+// at (a fedHome; "" for any port of 127.0.0.1), connecting to the federates
+// given (name=host:port).
+func startFederated(t testing.TB, ca *fedCA, name string, at string, federates ...string) *apptest.App {
 	t.Helper()
 	certFile, keyFile, _ := ca.issue(t, name)
 	return apptest.Start(t, func(c *config.Config) {
-		c.FederationPort, c.FederationTrust = port, ca.trust()
+		c.FederationPort, c.FederationTrust = 0, ca.trust()
+		listenAt(t, c, at, &c.FederationPort)
 		c.FederationCert, c.FederationKey = certFile, keyFile
 		c.FederationName = name
 		c.Federates = federates
 	})
 }
 
-func fedAddr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+// fedHome is where a federation listener a test must name before its
+// server starts (or starts again) will listen: the federation port on an
+// address of the test's own, so no other socket can hold it.
+func fedHome(t testing.TB) string { return net.JoinHostPort(testkit.OwnLoopback(t), "9001") }
+
+// listenAt binds the appliance c configures to at's address, with *port at
+// at's port; at "" leaves both alone (127.0.0.1, port 0).
+func listenAt(t testing.TB, c *config.Config, at string, port *int) {
+	t.Helper()
+	if at == "" {
+		return
+	}
+	host, p, err := net.SplitHostPort(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Bind = host
+	if *port, err = strconv.Atoi(p); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // fedListener is the bound address of a's federation listener.
 func fedListener(t testing.TB, a *apptest.App) string { return a.Addr(t, federation.ListenerName) }
@@ -161,9 +184,9 @@ func quietCount(c *takclient.Client, match func(*cot.Event) bool) int {
 // level counters show the events in and out.
 func TestFederationTwoOutposts(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	b := startFederated(t, ca, "bravo-server", 0)
+	b := startFederated(t, ca, "bravo-server", "")
 	// A's client speaks before A even exists as a federate of B.
-	a := startFederated(t, ca, "alpha-server", 0, "B="+fedListener(t, b))
+	a := startFederated(t, ca, "alpha-server", "", "B="+fedListener(t, b))
 	ev, chat := twoOutpostsTraffic(t, a, b, "")
 	if ev.Detail.Track == nil || ev.Detail.Track.Course != 12.5 {
 		t.Fatalf("B's position arrived changed: %+v detail %s", ev, ev.Detail.XML)
@@ -245,9 +268,9 @@ func TestFederationOff(t *testing.T) {
 // to A's sender; copies over the second path are dropped and counted.
 func TestFederationLoopOfThree(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	pA := testkit.FreePort(t) // C connects to A before A exists
-	c := startFederated(t, ca, "charlie", 0, "A="+fedAddr(pA))
-	b := startFederated(t, ca, "bravo", 0, "C="+fedListener(t, c))
+	pA := fedHome(t) // C connects to A before A exists
+	c := startFederated(t, ca, "charlie", "", "A="+pA)
+	b := startFederated(t, ca, "bravo", "", "C="+fedListener(t, c))
 	a := startFederated(t, ca, "alpha", pA, "B="+fedListener(t, b))
 	for _, x := range []struct {
 		app  *apptest.App
@@ -290,7 +313,7 @@ func TestFederationLoopOfThree(t *testing.T) {
 // chain to the trusted CA, or that has none, is refused at the handshake.
 func TestFederationRefusesUntrusted(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	b := startFederated(t, ca, "bravo", 0)
+	b := startFederated(t, ca, "bravo", "")
 	other := newFedCA(t, "Someone else")
 	_, _, stranger := other.issue(t, "stranger")
 	for name, certs := range map[string][]tls.Certificate{"untrusted": {stranger}, "none": nil} {
@@ -313,7 +336,7 @@ func TestFederationRefusesUntrusted(t *testing.T) {
 // link carries the good ones.
 func TestFederationBadInput(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	b := startFederated(t, ca, "bravo", 0)
+	b := startFederated(t, ca, "bravo", "")
 	_, _, pair := ca.issue(t, "tester")
 	cli, closeCli := fedClient(t, fedListener(t, b), pair)
 	defer closeCli()
@@ -398,8 +421,8 @@ func TestFederationBadInput(t *testing.T) {
 // link, the replay bringing what was sent while it was down.
 func TestFederationReconnects(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	pB := testkit.FreePort(t)
-	a, local := linkedThenDropped(t, ca, "B1-USER", "B="+fedAddr(pB), func() *apptest.App { return startFederated(t, ca, "bravo", pB) })
+	pB := fedHome(t)
+	a, local := linkedThenDropped(t, ca, "B1-USER", "B="+pB, func() *apptest.App { return startFederated(t, ca, "bravo", pB) })
 	// While B is away, A's client moves.
 	if err := local.Send(takclient.SA("A-USER", "ALPHA", 5, 5)); err != nil {
 		t.Fatal(err)
@@ -420,9 +443,9 @@ func TestFederationReconnects(t *testing.T) {
 // reach that client alone; the hop count grows on the way.
 func TestFederationChain(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	b := startFederated(t, ca, "bravo", 0)
-	a := startFederated(t, ca, "alpha", 0, "B="+fedListener(t, b))
-	c := startFederated(t, ca, "charlie", 0, "B="+fedListener(t, b))
+	b := startFederated(t, ca, "bravo", "")
+	a := startFederated(t, ca, "alpha", "", "B="+fedListener(t, b))
+	c := startFederated(t, ca, "charlie", "", "B="+fedListener(t, b))
 	ca1, cc, cb := a.DialTCP(t), c.DialTCP(t), b.DialTCP(t)
 	if err := ca1.Send(takclient.SA("CHAIN-A", "ALPHA", 1, 1)); err != nil {
 		t.Fatal(err)
@@ -499,7 +522,7 @@ func TestFederationAllow(t *testing.T) {
 // returns A and A's client.
 func linkedThenDropped(t *testing.T, ca *fedCA, uid, federate string, start func() *apptest.App) (*apptest.App, *takclient.Client) {
 	t.Helper()
-	a := startFederated(t, ca, "alpha", 0, federate)
+	a := startFederated(t, ca, "alpha", "", federate)
 	local := a.DialTCP(t)
 	b := start()
 	if err := b.DialTCP(t).Send(takclient.SA(uid, "FIRST", 1, 1)); err != nil {

@@ -1,9 +1,10 @@
 package e2e
 
 import (
-	"os"
+	"net"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,7 +16,8 @@ import (
 // pythonProtobuf returns a Python 3 with the protobuf runtime (Debian's
 // python3-protobuf) and the command that generates its message classes
 // (grpc_tools' protoc, or Debian's protoc), or skips the test, failing it
-// under CI or OUTPOST_REQUIRE_TOOLS=1 (scripts/test-deps.sh installs them).
+// where tools are required (testkit.MissingTool; scripts/test-deps.sh
+// installs them).
 func pythonProtobuf(t *testing.T) (python string, protoc []string) {
 	t.Helper()
 	for _, p := range []string{"/usr/bin/python3", "python3"} {
@@ -30,10 +32,7 @@ func pythonProtobuf(t *testing.T) (python string, protoc []string) {
 			return path, []string{pc}
 		}
 	}
-	if os.Getenv("CI") != "" || os.Getenv("OUTPOST_REQUIRE_TOOLS") == "1" {
-		t.Fatal("python3 with protobuf and a protoc are missing: install the Debian packages python3-protobuf and python3-grpc-tools (scripts/test-deps.sh does)")
-	}
-	t.Skip("python3 with protobuf and a protoc are not installed (Debian python3-protobuf, python3-grpc-tools; scripts/test-deps.sh installs them); skipping")
+	testkit.MissingTool(t, "python3 with protobuf and a protoc are missing: install the Debian packages python3-protobuf and python3-grpc-tools (scripts/test-deps.sh does)")
 	return "", nil
 }
 
@@ -60,7 +59,7 @@ func TestFederationV1PythonPeer(t *testing.T) {
 	pyCert, pyKey, _ := ca.issue(t, "python-v1")
 
 	t.Run("python connects", func(t *testing.T) {
-		b := startFederatedV1(t, ca, "bravo", 0)
+		b := startFederatedV1(t, ca, "bravo", "")
 		local := b.DialTCP(t)
 		if err := local.Send(takclient.SA("OUTV1-1", "OUTPOSTER", 1, 2)); err != nil {
 			t.Fatal(err)
@@ -98,7 +97,7 @@ func TestFederationV1PythonPeer(t *testing.T) {
 			}
 			return port > 0
 		})
-		a := startFederated(t, ca, "alpha", 0, "py="+fedAddr(int(port))+"/v1")
+		a := startFederated(t, ca, "alpha", "", "py="+net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port)))+"/v1")
 		local := a.DialTCP(t)
 		if _, err := local.WaitFor(func(e *cot.Event) bool { return e.UID == "PYV1-2" }, fedWait); err != nil {
 			t.Fatalf("A's client did not get the Python server's position: %v", err)

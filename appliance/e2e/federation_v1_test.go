@@ -21,12 +21,13 @@ import (
 )
 
 // startFederatedV1 starts an Outpost like startFederated, with a
-// federation v1 listener on v1Port too.
-func startFederatedV1(t testing.TB, ca *fedCA, name string, v1Port int, federates ...string) *apptest.App {
+// federation v1 listener too, at at ("" for any port of 127.0.0.1).
+func startFederatedV1(t testing.TB, ca *fedCA, name string, at string, federates ...string) *apptest.App {
 	t.Helper()
 	certFile, keyFile, _ := ca.issue(t, name)
 	return apptest.Start(t, func(c *config.Config) {
-		c.FederationPort, c.FederationV1Port, c.FederationTrust = 0, v1Port, ca.trust()
+		c.FederationPort, c.FederationV1Port, c.FederationTrust = 0, 0, ca.trust()
+		listenAt(t, c, at, &c.FederationV1Port)
 		c.FederationCert, c.FederationKey = certFile, keyFile
 		c.FederationName = name
 		c.Federates = federates
@@ -45,8 +46,8 @@ func fedV1Listener(t testing.TB, a *apptest.App) string {
 // Without federationV1Port there is no v1 listener.
 func TestFederationV1TwoOutposts(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	b := startFederatedV1(t, ca, "bravo-server", 0)
-	a := startFederated(t, ca, "alpha-server", 0, "B="+fedV1Listener(t, b)+"/v1")
+	b := startFederatedV1(t, ca, "bravo-server", "")
+	a := startFederated(t, ca, "alpha-server", "", "B="+fedV1Listener(t, b)+"/v1")
 	if _, on := a.Addrs()[federation.ListenerV1Name]; on {
 		t.Fatal("a federation v1 listener without federationV1Port")
 	}
@@ -59,9 +60,9 @@ func TestFederationV1TwoOutposts(t *testing.T) {
 // of copies work the same over v1.
 func TestFederationV1Loop(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	pA := testkit.FreePort(t)
-	c := startFederated(t, ca, "charlie", 0, "A="+fedAddr(pA)+"/v1")
-	b := startFederatedV1(t, ca, "bravo", 0, "C="+fedListener(t, c))
+	pA := fedHome(t)
+	c := startFederated(t, ca, "charlie", "", "A="+pA+"/v1")
+	b := startFederatedV1(t, ca, "bravo", "", "C="+fedListener(t, c))
 	a := startFederatedV1(t, ca, "alpha", pA, "B="+fedV1Listener(t, b)+"/v1")
 	for _, x := range []struct {
 		app  *apptest.App
@@ -138,8 +139,8 @@ func v1Ended(conn *tls.Conn) error {
 // disturbed, and an untrusted certificate is refused at the handshake.
 func TestFederationV1BadInput(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	b := startFederatedV1(t, ca, "bravo", 0)
-	a := startFederated(t, ca, "alpha", 0, "B="+fedV1Listener(t, b)+"/v1")
+	b := startFederatedV1(t, ca, "bravo", "")
+	a := startFederated(t, ca, "alpha", "", "B="+fedV1Listener(t, b)+"/v1")
 	testkit.WaitForWithin(t, fedWait, "A's v1 link", func() bool { return fedStats(a, "B").Connected })
 	onA := a.DialTCP(t)
 	client := b.DialTCP(t)
@@ -214,8 +215,8 @@ func TestFederationV1BadInput(t *testing.T) {
 // receives it when the link is made again.
 func TestFederationV1Reconnects(t *testing.T) {
 	ca := newFedCA(t, "Federation CA")
-	pB := testkit.FreePort(t)
-	a, local := linkedThenDropped(t, ca, "V1B1-USER", "B="+fedAddr(pB)+"/v1", func() *apptest.App { return startFederatedV1(t, ca, "bravo", pB) })
+	pB := fedHome(t)
+	a, local := linkedThenDropped(t, ca, "V1B1-USER", "B="+pB+"/v1", func() *apptest.App { return startFederatedV1(t, ca, "bravo", pB) })
 	chat := takclient.Chat("GeoChat.A.All.1", "sent while B was away")
 	if err := local.Send(chat); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,7 @@ package e2e
 
 // What reaches whom over CoT when groups are configured (access.md
 // "Groups"), on the real binary: the layout and the helpers are in
-// groups_e2e_test.go.
+// groups_test.go.
 
 import (
 	"net/http"

@@ -3,7 +3,7 @@ package e2e
 // What the client API (8443 with each user's certificate, 8080 anonymous)
 // and the management API list when groups are configured, and everything
 // when they are not (access.md "Groups"), on the real binary: the layout
-// and the helpers are in groups_e2e_test.go.
+// and the helpers are in groups_test.go.
 
 import (
 	"net/http"

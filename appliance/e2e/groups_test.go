@@ -6,8 +6,8 @@ package e2e
 // admin token, takes each user's certificate from the connection package
 // the API hands out (as an operator gives it to a device), and connects the
 // users over mutual TLS (8089, 8443) and anonymous clients over 8087 and
-// 8080. groups_delivery_e2e_test.go holds what reaches whom over CoT,
-// groups_listings_e2e_test.go what the client and management APIs list.
+// 8080. groups_delivery_test.go holds what reaches whom over CoT,
+// groups_listings_test.go what the client and management APIs list.
 //
 // The layout of the grouped scenarios:
 //

@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,8 +35,11 @@ func TestBinaryInvitation(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dataDir := t.TempDir()
-	sslPort, enrollPort := strconv.Itoa(testkit.FreePort(t)), strconv.Itoa(testkit.FreePort(t))
-	ports := []string{"--ssl-cot-port", sslPort, "--enroll-port", enrollPort}
+	// The code names the ports: fixed ones, on an address of this test's
+	// own where nothing else can hold them.
+	home := testkit.OwnLoopback(t)
+	sslPort, enrollPort := "18089", "18446" // not the defaults: the code names a port only when it is not 8089
+	ports := []string{"--bind", home, "--public-host", home, "--ssl-cot-port", sslPort, "--enroll-port", enrollPort}
 	add := outpostOut(t, append([]string{"user", "add", "frank", "--data-dir", dataDir, "--log-level", "warn"}, ports...)...)
 	if !strings.Contains(add, "created user frank") {
 		t.Fatalf("user add: %s", add)
@@ -45,7 +47,7 @@ func TestBinaryInvitation(t *testing.T) {
 	p := testkit.Start(t, dataDir, ports...)
 
 	png := filepath.Join(t.TempDir(), "frank.png")
-	out := outpostOut(t, append([]string{"invite", "frank", "--png", png, "--json", "--data-dir", dataDir, "--public-host", "127.0.0.1", "--log-level", "warn"}, ports...)...)
+	out := outpostOut(t, append([]string{"invite", "frank", "--png", png, "--json", "--data-dir", dataDir, "--log-level", "warn"}, ports...)...)
 	var inv struct{ Token string }
 	if err := json.Unmarshal([]byte(out), &inv); err != nil {
 		t.Fatalf("invite --json: %v\n%s", err, out)
@@ -61,7 +63,7 @@ func TestBinaryInvitation(t *testing.T) {
 	}
 	q := u.Query()
 	host, port, err := net.SplitHostPort(q.Get("host"))
-	if err != nil || host != "127.0.0.1" || port != sslPort || q.Get("username") != "frank" || q.Get("token") != inv.Token {
+	if err != nil || host != home || port != sslPort || q.Get("username") != "frank" || q.Get("token") != inv.Token {
 		t.Fatalf("the code's fields %v (host %q port %q)", q, host, port)
 	}
 	if logs := p.LogText(); strings.Contains(logs, inv.Token) {

@@ -10,6 +10,6 @@
 //
 // The tests run without the race detector (`make hostile`, part of `make
 // test`): they measure latency. Linux only: they read the server's peak
-// memory from /proc and set the umask. OUTPOST_SOAK=1 (`make soak`) runs the long
-// versions.
+// memory from /proc and set the umask. The soak build (`make soak`: -tags
+// soak) runs the long versions.
 package hostile

@@ -23,7 +23,6 @@ import (
 	"outpost/internal/testkit"
 )
 
-// soak reports whether the long versions run (OUTPOST_SOAK=1).
 // bystanderP95 bounds the well-behaved clients' p95 latency during an
 // attack, and bystanderMax their slowest report. An attack that hurts them
 // delays many reports by seconds, or disconnects them; the bounds leave
@@ -38,11 +37,10 @@ const (
 	bystanderMax = time.Second
 )
 
-func soak() bool { return os.Getenv("OUTPOST_SOAK") == "1" }
-
-// pick returns fast normally and long under OUTPOST_SOAK=1.
+// pick returns fast normally and long in the soak build (make soak:
+// -tags soak, soakmode_test.go).
 func pick[T any](fast, long T) T {
-	if soak() {
+	if soakMode {
 		return long
 	}
 	return fast

@@ -92,12 +92,12 @@ const mib = 1 << 20
 // real binary, over HTTP (8080) and over mutual TLS (8443), and downloads
 // it whole and by a Range for its last 10 MiB, checking every byte by
 // SHA-256; it reports the throughput each way and the server's peak RSS
-// above idle (BENCHMARKS.md). The file is 64 MiB; OUTPOST_LARGE=1 (make
-// large-sync) makes it 1 GiB and then also requires the peak to stay far
+// above idle (BENCHMARKS.md). The file is 64 MiB; the large build (make
+// large-sync: -tags large, largemode_test.go) makes it 1 GiB and then also requires the peak to stay far
 // below the file's size: the file is streamed, never held.
 func TestLargeFileStreaming(t *testing.T) {
 	size := int64(64 * mib)
-	large := os.Getenv("OUTPOST_LARGE") == "1"
+	large := largeMode
 	if large {
 		size = 1 << 30
 	}

@@ -9,21 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"outpost/internal/testkit"
 )
 
-// needTool skips when a tool is missing, except under CI (where
-// scripts/test-deps.sh installs it), where that is a failure.
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("OUTPOST_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("%s is missing (scripts/test-deps.sh installs it)", name)
-		}
-		t.Skipf("%s is not installed (scripts/test-deps.sh installs it); skipping", name)
-	}
-	return p
-}
+// needTool is the path of a tool the test needs (testkit.LookTool: a
+// missing one skips, or fails where tools are required).
+func needTool(t *testing.T, name string) string { return testkit.LookTool(t, "systemd", name) }
 
 // verifyUnit runs systemd-analyze verify on a unit file and fails on any
 // complaint: verify exits 0 for unknown keys, so its output must be empty.

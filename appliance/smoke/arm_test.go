@@ -1,3 +1,5 @@
+//go:build smoke
+
 package smoke
 
 import (
@@ -12,7 +14,6 @@ import (
 // TestARM runs the Raspberry Pi builds under qemu-user-static: GOARM=6
 // (armhf package; ARMv6 and later) and arm64.
 func TestARM(t *testing.T) {
-	smokeEnabled(t)
 	for _, tc := range []struct {
 		name, goarch, goarm, qemu, platform string
 	}{
@@ -21,7 +22,7 @@ func TestARM(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			qemu := needTool(t, "qemu-user-static", tc.qemu)
+			qemu := testkit.LookTool(t, "qemu-user-static", tc.qemu)
 			bin := crossBuild(t, "linux", tc.goarch, tc.goarm, "outpost-"+tc.name)
 			code, out := run(t, os.Environ(), qemu, bin, "version")
 			wantVersion(t, code, out, tc.platform)

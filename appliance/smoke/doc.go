@@ -1,5 +1,5 @@
 // Package smoke holds the smoke tests of the cross-compiled binaries, run
-// by `make smoke` (OUTPOST_SMOKE=1): linux/arm (GOARM=6) and linux/arm64
+// by `make smoke` (they are built only with -tags smoke): linux/arm (GOARM=6) and linux/arm64
 // under qemu-user-static, and windows/amd64 under Wine, as the run
 // command and as a Windows service. Each test builds its binary, starts it
 // on free ports, checks /Alive, relays a CoT event between two TCP

@@ -1,3 +1,5 @@
+//go:build smoke
+
 package smoke
 
 import (
@@ -18,32 +20,6 @@ import (
 	"outpost/appliance/takclient"
 	"outpost/internal/testkit"
 )
-
-// smokeEnabled skips unless OUTPOST_SMOKE is set: the tests build cross
-// binaries and start emulators, which `go test ./...` should not pay for.
-func smokeEnabled(t *testing.T) {
-	t.Helper()
-	if os.Getenv("OUTPOST_SMOKE") == "" {
-		t.Skip("cross-platform smoke test: set OUTPOST_SMOKE=1 (make smoke)")
-	}
-}
-
-// needTool returns the path of a tool, trying names in order; it skips the
-// test when none is installed, except under CI (scripts/test-deps.sh
-// installs them), where that fails it.
-func needTool(t *testing.T, pkg string, names ...string) string {
-	t.Helper()
-	for _, n := range names {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" || os.Getenv("OUTPOST_REQUIRE_TOOLS") == "1" {
-		t.Fatalf("%s is missing: install the Debian package %s (scripts/test-deps.sh does)", names[0], pkg)
-	}
-	t.Skipf("%s is not installed (Debian package %s; scripts/test-deps.sh installs it); skipping", names[0], pkg)
-	return ""
-}
 
 // crossBuild builds cmd/outpost for another platform, as `make cross` does
 // (CGO_ENABLED=0, -trimpath: the build cache is shared with it).

@@ -1,11 +1,15 @@
+//go:build smoke
+
 package smoke
 
 import (
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,9 +29,9 @@ func winePath(p string) string { return "Z:" + strings.ReplaceAll(p, "/", `\`) }
 
 func newWine(t *testing.T) *wine {
 	t.Helper()
-	loader := needTool(t, "wine64", "wine64", "/usr/lib/wine/wine64")
-	server := needTool(t, "wine64", "wineserver", "/usr/lib/wine/wineserver64", "/usr/lib/wine/wineserver")
-	gcc := needTool(t, "gcc-mingw-w64-x86-64-win32", "x86_64-w64-mingw32-gcc")
+	loader := testkit.LookTool(t, "wine64", "wine64", "/usr/lib/wine/wine64")
+	server := testkit.LookTool(t, "wine64", "wineserver", "/usr/lib/wine/wineserver64", "/usr/lib/wine/wineserver")
+	gcc := testkit.LookTool(t, "gcc-mingw-w64-x86-64-win32", "x86_64-w64-mingw32-gcc")
 	prefix := filepath.Join(t.TempDir(), "prefix")
 	// Set in the test's own environment, so that every process started
 	// (testkit.StartWith included) uses the throw-away prefix.
@@ -123,7 +127,6 @@ func (w *wine) servicesReady(t *testing.T) {
 // and the Windows service path: install (starts it), status, stop through
 // the service manager, uninstall.
 func TestWindows(t *testing.T) {
-	smokeEnabled(t)
 	w := newWine(t)
 	exe := crossBuild(t, "windows", "amd64", "", "outpost.exe")
 
@@ -151,10 +154,12 @@ func TestWindows(t *testing.T) {
 	t.Run("service", func(t *testing.T) {
 		dir := t.TempDir()
 		dataDir := filepath.Join(dir, "data")
-		rest, cotPort := testkit.FreePort(t), testkit.FreePort(t)
+		// The service's arguments are written at install: fixed ports, on
+		// an address of this test's own where nothing else can hold them.
+		home, rest, cotPort := testkit.OwnLoopback(t), 19023, 8087
 		cfg := filepath.Join(dir, "outpost.yaml")
-		err := os.WriteFile(cfg, []byte(fmt.Sprintf(`bind: 127.0.0.1
-publicHost: 127.0.0.1
+		err := os.WriteFile(cfg, []byte(fmt.Sprintf(`bind: %s
+publicHost: %s
 keyType: ecdsa-p256
 restPort: %d
 cotPort: %d
@@ -162,7 +167,7 @@ httpPort: -1
 httpsPort: -1
 sslCotPort: -1
 enrollPort: -1
-`, rest, cotPort)), 0o600)
+`, home, home, rest, cotPort)), 0o600)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,12 +181,12 @@ enrollPort: -1
 			t.Fatalf("install: exit %d\n%s", code, out)
 		}
 		t.Logf("install: %s", strings.TrimSpace(out))
-		restAddr := fmt.Sprintf("127.0.0.1:%d", rest)
+		restAddr := net.JoinHostPort(home, strconv.Itoa(rest))
 		testkit.WaitForWithin(t, 60*time.Second, "the service's /Alive", func() bool { return alive(restAddr) == nil })
 		if code, out := status(); code != 0 || !strings.Contains(out, "running") {
 			t.Fatalf("status: exit %d %q", code, out)
 		}
-		relayOne(t, fmt.Sprintf("127.0.0.1:%d", cotPort), "SMOKE-WINE-SERVICE")
+		relayOne(t, net.JoinHostPort(home, strconv.Itoa(cotPort)), "SMOKE-WINE-SERVICE")
 
 		start := time.Now()
 		if code, out := w.run(t, exe, "service", "stop"); code != 0 {

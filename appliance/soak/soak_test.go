@@ -1,10 +1,14 @@
+//go:build soak
+
 // Package soak runs the real binary under mixed traffic for a long time and
 // fails if its memory, goroutines, open files or database keep growing
-// (RELIABILITY.md "Budgets"; `make soak DURATION=10m`). It is skipped
-// unless OUTPOST_SOAK_DURATION is set.
+// (RELIABILITY.md "Budgets"; `make soak DURATION=10m`). It is built only
+// with -tags soak: -soak.duration says how long it runs, -soak.every how
+// often it samples.
 package soak
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +22,7 @@ import (
 // protobuf, a tenth reading slowly) over CoT, operators reading the
 // management API, clients that connect, report and leave, and missions,
 // uploads, downloads and deletions over the client API, all at once for
-// OUTPOST_SOAK_DURATION, with the server sampled every OUTPOST_SOAK_EVERY
-// (10 s). After the first fifth (at most two minutes) the server has
+// -soak.duration, with the server sampled every -soak.every (10 s). After the first fifth (at most two minutes) the server has
 // settled; from then on the highest value of each series in the last third
 // may exceed its highest in the first third only by the series' allowance.
 func TestSoak(t *testing.T) {
@@ -52,22 +55,20 @@ func TestSoak(t *testing.T) {
 	s.judge(warmup(d))
 }
 
-// soakDurations reads OUTPOST_SOAK_DURATION (skipping the test when unset)
-// and OUTPOST_SOAK_EVERY.
+// The soak's length and sampling period (-soak.duration, -soak.every).
+var (
+	soakDuration = flag.Duration("soak.duration", 10*time.Minute, "how long the soak runs (at least 1m)")
+	soakEvery    = flag.Duration("soak.every", 10*time.Second, "how often the soak samples (at least 1s)")
+)
+
+// soakDurations checks -soak.duration and -soak.every.
 func soakDurations(t *testing.T) (time.Duration, time.Duration) {
-	v := os.Getenv("OUTPOST_SOAK_DURATION")
-	if v == "" {
-		t.Skip("a soak runs for minutes: set OUTPOST_SOAK_DURATION (make soak DURATION=10m)")
+	d, every := *soakDuration, *soakEvery
+	if d < time.Minute {
+		t.Fatalf("-soak.duration %v: want at least 1m", d)
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < time.Minute {
-		t.Fatalf("OUTPOST_SOAK_DURATION=%q: want a duration of at least 1m", v)
-	}
-	every := 10 * time.Second
-	if v := os.Getenv("OUTPOST_SOAK_EVERY"); v != "" {
-		if every, err = time.ParseDuration(v); err != nil || every < time.Second {
-			t.Fatalf("OUTPOST_SOAK_EVERY=%q: want a duration of at least 1s", v)
-		}
+	if every < time.Second {
+		t.Fatalf("-soak.every %v: want at least 1s", every)
 	}
 	if d/every < 12 {
 		t.Fatalf("a soak of %v sampled every %v has too few samples to judge growth (want 12 or more)", d, every)

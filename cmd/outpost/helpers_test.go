@@ -44,5 +44,6 @@ func port(t *testing.T, addr string) string {
 	return p
 }
 
-// closedPort is a loopback port nothing listens on.
-func closedPort(t *testing.T) string { return strconv.Itoa(testkit.FreePort(t)) }
+// closedPort is a loopback port nothing listens on, or can while the test
+// runs.
+func closedPort(t *testing.T) string { return strconv.Itoa(testkit.ClosedPort(t)) }

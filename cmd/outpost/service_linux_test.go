@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"outpost/internal/testkit"
 )
 
 // TestServiceInstallInRoot runs `outpost service install|status|uninstall
@@ -15,12 +17,7 @@ import (
 // ExecStart naming this executable, `run`, the absolute configuration file
 // and data directory, and enabled with the real systemctl (offline).
 func TestServiceInstallInRoot(t *testing.T) {
-	if _, err := exec.LookPath("systemctl"); err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("OUTPOST_REQUIRE_TOOLS") == "1" {
-			t.Fatal("systemctl is missing (scripts/test-deps.sh installs it)")
-		}
-		t.Skip("systemctl is not installed; skipping")
-	}
+	testkit.LookTool(t, "systemd", "systemctl")
 	root := t.TempDir()
 	work := t.TempDir()
 	t.Chdir(work)

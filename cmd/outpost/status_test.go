@@ -39,7 +39,7 @@ func TestStatus(t *testing.T) {
 		}
 	}
 	// No server: a clear failure, exit 1.
-	free := testkit.FreePort(t)
+	free := testkit.ClosedPort(t)
 	errb.Reset()
 	if code := run([]string{"status", "--data-dir", t.TempDir(), "--rest-port", strconv.Itoa(free)}, nil, &out, &errb, noEnv); code != 1 ||
 		!strings.Contains(errb.String(), "no server answers") {

@@ -92,15 +92,12 @@ func InteropDir(t testing.TB) string {
 	return filepath.Join(ModuleRoot(t), "scripts", "interop")
 }
 
-// RequireInterop skips unless the npm interop clients are installed; under
-// `make test` (OUTPOST_INTEROP=1) a missing install fails instead.
+// RequireInterop skips unless the npm interop clients are installed; where
+// tools are required (ToolsRequired) a missing install fails instead.
 func RequireInterop(t testing.TB, module string) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(InteropDir(t), "node_modules", module)); err != nil {
-		if os.Getenv("OUTPOST_INTEROP") == "1" {
-			t.Fatalf("interop client %s not installed (%v); run scripts/test-deps.sh", module, err)
-		}
-		t.Skipf("interop client %s not installed; `make test` installs it (scripts/test-deps.sh)", module)
+		MissingTool(t, "interop client "+module+" is not installed under scripts/interop")
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatalf("node not found: %v", err)

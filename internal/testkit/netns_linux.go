@@ -43,16 +43,11 @@ var netnsSeq atomic.Int32
 // processes in the namespaces, so they are stopped first).
 //
 // It needs root and iproute2; otherwise, or when the kernel refuses, the
-// test is skipped with the reason (OUTPOST_REQUIRE_TOOLS=1 makes that a
-// failure, as for the other tools `make test` installs).
+// test is skipped with the reason (a failure where tools are required:
+// ToolsRequired).
 func NetnsLAN(t testing.TB, n int) []*Netns {
 	t.Helper()
-	skip := func(why string) {
-		if os.Getenv("OUTPOST_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("network namespaces (testkit.NetnsLAN): %s", why)
-		}
-		t.Skipf("network namespaces (testkit.NetnsLAN): %s", why)
-	}
+	skip := func(why string) { MissingTool(t, "network namespaces (testkit.NetnsLAN): "+why) }
 	if n < 1 || n > 250 {
 		t.Fatalf("NetnsLAN: %d namespaces", n)
 	}

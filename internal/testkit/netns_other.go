@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"testing"
 )
 
@@ -24,13 +23,10 @@ const NetnsIface = "mesh0"
 var errNoNetns = errors.New("network namespaces need Linux")
 
 // NetnsLAN skips the test: network namespaces need Linux (see
-// netns_linux.go). OUTPOST_REQUIRE_TOOLS=1 makes that a failure.
+// netns_linux.go), or fails it where tools are required.
 func NetnsLAN(t testing.TB, n int) []*Netns {
 	t.Helper()
-	if os.Getenv("OUTPOST_REQUIRE_TOOLS") == "1" {
-		t.Fatal("network namespaces for the mesh tests need Linux")
-	}
-	t.Skip("network namespaces for the mesh tests need Linux")
+	MissingTool(t, "network namespaces need Linux")
 	return nil
 }
 

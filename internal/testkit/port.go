@@ -5,10 +5,9 @@ import (
 	"testing"
 )
 
-// FreePort returns a loopback TCP port nothing listens on (it was free a
-// moment ago). For configurations that need a fixed port, such as a
-// service whose arguments are written at install time; everything else
-// should listen on port 0.
+// FreePort returns a loopback TCP port nothing listened on a moment ago:
+// another process may take it before it is used. Listen on port 0, or use
+// OwnLoopback or ClosedPort (loopback.go) where that cannot happen.
 func FreePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

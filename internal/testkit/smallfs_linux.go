@@ -16,16 +16,11 @@ import (
 // it is unmounted when the test ends. A full disk is then something a test
 // can make on purpose: an appliance's data directory on it runs out of
 // space at size. Mounting needs root on Linux; elsewhere, or where the
-// kernel refuses, the test is skipped with the reason (OUTPOST_REQUIRE_TOOLS=1
-// makes that a failure, as for the other tools `make test` installs).
+// kernel refuses, the test is skipped with the reason (a failure where tools
+// are required: ToolsRequired).
 func SmallFS(t testing.TB, size int64) string {
 	t.Helper()
-	skip := func(why string) {
-		if os.Getenv("OUTPOST_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("a small filesystem for the full-disk tests: %s", why)
-		}
-		t.Skipf("a small filesystem for the full-disk tests: %s", why)
-	}
+	skip := func(why string) { MissingTool(t, "a small filesystem for the full-disk tests: "+why) }
 	if os.Geteuid() != 0 {
 		skip("mounting a tmpfs needs root")
 	}

@@ -3,7 +3,6 @@
 package testkit
 
 import (
-	"os"
 	"testing"
 )
 
@@ -11,10 +10,7 @@ import (
 // (see smallfs_linux.go).
 func SmallFS(t testing.TB, size int64) string {
 	t.Helper()
-	if os.Getenv("OUTPOST_REQUIRE_TOOLS") == "1" {
-		t.Fatal("a small filesystem for the full-disk tests needs Linux")
-	}
-	t.Skip("a small filesystem for the full-disk tests needs Linux")
+	MissingTool(t, "a small filesystem for the full-disk tests needs Linux")
 	return ""
 }
 

@@ -9,6 +9,6 @@ cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-1}
 for ((run = 1; run <= RUNS; run++)); do
 	echo "== s5-packages: run $run of $RUNS ($(cut -d' ' -f1-3 /proc/loadavg) load average)"
-	OUTPOST_LARGE=1 CGO_ENABLED=0 \
-		go test -count=1 -run 'TestLargeFileStreaming' -timeout 20m -v ./appliance/marti | grep -E 'MiB|PASS|FAIL|ok'
+	CGO_ENABLED=0 \
+		go test -tags large -count=1 -run 'TestLargeFileStreaming' -timeout 20m -v ./appliance/marti | grep -E 'MiB|PASS|FAIL|ok'
 done

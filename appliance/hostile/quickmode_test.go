@@ -1,0 +1,6 @@
+//go:build !soak
+
+package hostile
+
+// soakMode: the quick versions of the attacks (`make test`).
+const soakMode = false
