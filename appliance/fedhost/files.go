@@ -67,4 +67,3 @@ func readSmall(path string) ([]byte, error) {
 	_, err = io.ReadFull(f, b)
 	return b, err
 }
-

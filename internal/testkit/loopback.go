@@ -12,7 +12,7 @@ import (
 // ownLoopback keeps the addresses this process holds, and the files whose
 // locks hold them, for the process's life.
 var ownLoopback struct {
-	mu    sync.Mutex // mu guards held
+	mu   sync.Mutex // mu guards held
 	held []*os.File
 }
 
