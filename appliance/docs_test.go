@@ -11,14 +11,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // The citation check keeps code comments and docs/ honest: every
 // `protocol.md §N`, `api.md §X.Y` and `architecture.md "Title"` (or any other
-// `name.md §N` / `name.md "Title"`) in a .go, .sql or .proto file must name a
-// heading (or, for a quoted title, a phrase) that exists in that document,
-// and no comment may cite the notes outside the repository that the docs
-// replaced.
+// `name.md §N` / `name.md "Title"`) in a .go, .sql, .proto, .js, .mjs or .md
+// file must name a heading (or, for a quoted title, a phrase) that exists in
+// that document; so must `README "Title"`, against the repository's
+// front page; and no comment may cite the notes outside the repository that
+// the docs replaced. TestDocsLinks checks the relative links of the
+// Markdown files.
 
 var (
 	// A numbered citation: "§2.8", "§4.2–4.4", "§2.8, §2.9", "§2.8/2.9".
@@ -26,6 +29,8 @@ var (
 	citeTail     = regexp.MustCompile(`\s*([–-]|/|,\s*§)\s*(\d+(?:\.\d+)*)`)
 	// A quoted citation: architecture.md "The relay".
 	quotedCite = regexp.MustCompile(`\b([A-Za-z][\w-]*)\.md\s+"([^"]{1,200})"`)
+	// A quoted citation of the front page: README "Set up", README's "Set up".
+	readmeCite = regexp.MustCompile(`\bREADME(?:'s)?,?\s+"([^"]{1,200})"`)
 	// Citations of documents that live outside the repository.
 	foreignCites = []*regexp.Regexp{
 		regexp.MustCompile(`\bwire\s*§`),
@@ -58,7 +63,11 @@ func (s *docSet) get(name string) (*docIndex, string) {
 		return d, ""
 	}
 	var d *docIndex
-	for _, p := range []string{filepath.Join(s.root, "docs", name+".md"), filepath.Join(s.root, name+".md")} {
+	paths := []string{filepath.Join(s.root, "docs", name+".md"), filepath.Join(s.root, name+".md")}
+	if name == "README" { // the front page, not docs/README.md (the index of docs/)
+		paths = paths[1:]
+	}
+	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err == nil {
 			d = indexDoc(string(b))
@@ -180,6 +189,18 @@ func checkCitations(src string, docs *docSet) (problems []citationProblem, check
 			add(m[0], "%s: %s.md has no heading or phrase %q", cite, name, title)
 		}
 	}
+	for _, m := range readmeCite.FindAllStringSubmatchIndex(f.text, -1) {
+		checked++
+		title, cite := f.text[m[2]:m[3]], f.text[m[0]:m[1]]
+		d, missing := docs.get("README")
+		if d == nil {
+			add(m[0], "%s: %s", cite, missing)
+			continue
+		}
+		if !d.titles[strings.ToLower(collapse(title))] && !strings.Contains(d.text, collapse(title)) {
+			add(m[0], "%s: README.md has no heading or phrase %q (the README is the front page; the guides are in docs/)", cite, title)
+		}
+	}
 	for _, re := range foreignCites {
 		for _, m := range re.FindAllStringIndex(f.text, -1) {
 			add(m[0], "%q cites a document outside the repository; cite docs/protocol.md, docs/api.md or docs/architecture.md", f.text[m[0]:m[1]])
@@ -211,7 +232,25 @@ func rangeBetween(a, b string) []string {
 	return out
 }
 
-func TestDocCitations(t *testing.T) {
+// citingFile reports whether the walk checks the citations of the file.
+func citingFile(name string) bool {
+	switch filepath.Ext(name) {
+	case ".go", ".sql", ".proto", ".js", ".mjs", ".md":
+		return true
+	}
+	return false
+}
+
+// skipDir reports whether the walks of the docs tests skip a directory.
+func skipDir(name string) bool {
+	switch name {
+	case "node_modules", "testdata", "dist", "bin", ".git":
+		return true
+	}
+	return false
+}
+
+func TestDocsCitations(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -227,15 +266,12 @@ func TestDocCitations(t *testing.T) {
 			return err
 		}
 		if d.IsDir() {
-			switch d.Name() {
-			case "node_modules", "testdata", "dist", "bin", ".git":
+			if skipDir(d.Name()) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		switch filepath.Ext(path) {
-		case ".go", ".sql", ".proto":
-		default:
+		if !citingFile(path) {
 			return nil
 		}
 		if path == self {
@@ -263,9 +299,9 @@ func TestDocCitations(t *testing.T) {
 	t.Logf("%d citations in %d files checked", total, files)
 }
 
-// TestDocCitationChecker shows that the check fails on what it must refuse
+// TestDocsCitationChecker shows that the check fails on what it must refuse
 // and passes what it must accept, against the real docs.
-func TestDocCitationChecker(t *testing.T) {
+func TestDocsCitationChecker(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -294,6 +330,10 @@ func TestDocCitationChecker(t *testing.T) {
 		{"// bad see shapes.md", 1, 1},
 		{"// bad ARCHITECTURE \"Storage\"", 1, 1},
 		{"// bad the project's notes on the CoT wire protocol", 1, 1},
+		{"// ok (README \"Five minutes to a\n// connected team\")", 0, 0},
+		{"// ok README's \"Set up\"; docs/operations.md \"Free disk space\"", 0, 0},
+		{"// bad (README \"Free disk space\": moved to docs/operations.md)", 1, 1},
+		{"x := 1\n// bad operations.md \"Ports\"", 1, 2},
 	} {
 		problems, _ := checkCitations(tc.src, docs)
 		if len(problems) != tc.bad {
@@ -304,4 +344,106 @@ func TestDocCitationChecker(t *testing.T) {
 			t.Errorf("%q: problem reported at line %d, want %d", tc.src, problems[0].line, tc.line)
 		}
 	}
+}
+
+// mdLink is an inline Markdown link or image: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// headingSlugs are the anchors GitHub gives the headings of a Markdown
+// document: lower case, punctuation dropped, spaces as hyphens.
+func headingSlugs(src string) map[string]bool {
+	slugs := map[string]bool{}
+	inFence := false
+	for _, line := range strings.Split(src, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+		var b strings.Builder
+		for _, r := range title {
+			switch {
+			case r == ' ':
+				b.WriteByte('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		slugs[b.String()] = true
+	}
+	return slugs
+}
+
+// TestDocsLinks: every relative link and image of the repository's Markdown
+// files (outside code blocks) names a file that exists, and an anchor names
+// a heading of its document.
+func TestDocsLinks(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if skipDir(d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if filepath.Ext(path) != ".md" {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		inFence := false
+		for n, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				inFence = !inFence
+				continue
+			}
+			if inFence {
+				continue
+			}
+			for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				links++
+				file, anchor, _ := strings.Cut(target, "#")
+				dest := path
+				if file != "" {
+					dest = filepath.Join(filepath.Dir(path), filepath.FromSlash(file))
+				}
+				src, err := os.ReadFile(dest)
+				if err != nil {
+					if st, serr := os.Stat(dest); serr == nil && st.IsDir() && anchor == "" {
+						continue
+					}
+					t.Errorf("%s:%d: link %q: %s does not exist", filepath.ToSlash(rel), n+1, target, file)
+					continue
+				}
+				if anchor != "" && !headingSlugs(string(src))[anchor] {
+					t.Errorf("%s:%d: link %q: no heading with the anchor #%s", filepath.ToSlash(rel), n+1, target, anchor)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if links < 50 {
+		t.Fatalf("only %d links checked; the walk is broken", links)
+	}
+	t.Logf("%d links checked", links)
 }

@@ -84,7 +84,7 @@ func (a *Appliance) openData(ctx context.Context) (err error) {
 	if err := admin.PrepareData(cfg, a.log); err != nil {
 		return err
 	}
-	// The disk reserve (README "Free disk space"): uploads, the CoT history
+	// The disk reserve (operations.md "Free disk space"): uploads, the CoT history
 	// and, below the floor, every write that grows the database ask it.
 	a.space = diskspace.New(cfg.DataDir, diskspace.Options{Reserve: cfg.DiskReserve, Floor: cfg.DiskFloor, Logger: a.log})
 	a.store, err = store.Open(ctx, cfg.DBPath(), store.Options{Logger: a.log, MaxBlobSize: cfg.MaxUploadBytes,

@@ -1,7 +1,7 @@
 package admin
 
 // `outpost doctor`: a running appliance checked from the outside, the way a
-// TAK client meets it (README "outpost doctor"). Every enabled port must
+// TAK client meets it (operations.md "outpost doctor"). Every enabled port must
 // accept a connection on the public host; the TLS ports must present a
 // certificate that chains to the appliance's CA, names the public host and
 // is not about to expire; the revocation list must be readable and current;

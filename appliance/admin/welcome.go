@@ -1,6 +1,6 @@
 package admin
 
-// What a start says to whoever reads its log (README "First start"): where
+// What a start says to whoever reads its log (operations.md "First start"): where
 // clients reach the server (publicHost and the machine's other addresses),
 // which port serves what, where the console is and where its admin token
 // is, and, until the first system user exists, the next step. Each is one

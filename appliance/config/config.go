@@ -144,7 +144,7 @@ type Config struct {
 	AllowedCLIIPs []string // AllowedCLIIPs: who may call /Clients
 	AllowCLIIPs   []string // AllowCLIIPs: who may use the local command-line interface
 
-	// Web console (README "Web console").
+	// Web console (console.md "Web console").
 	BasemapPath string // basemapPath: an MBTiles file served as the offline basemap (empty: an uploaded one)
 
 	// The field mesh (docs/mesh.md): the multicast bridge and the unicast UDP input.

@@ -27,12 +27,19 @@ type Flags struct {
 func Register(fs *flag.FlagSet) *Flags {
 	f := &Flags{set: map[string]string{}}
 	fs.StringVar(&f.configFile, "config", "", "YAML configuration file (also OUTPOST_CONFIG)")
+	def := Defaults()
 	for _, fd := range fields {
 		if fd.flag == "" {
 			continue
 		}
 		name := fd.flag
-		fs.Func(name, fd.usage+" (key "+fd.key+", env "+fd.env+")", func(v string) error {
+		where := "key " + fd.key + ", env " + fd.env
+		if v, note := fd.defaultText(&def); v != "" {
+			where += ", default " + v
+		} else if note != "" {
+			where += ", default: " + note
+		}
+		fs.Func(name, fd.usage+" ("+where+")", func(v string) error {
 			f.set[name] = v
 			return nil
 		})
@@ -150,20 +157,4 @@ func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 		}
 	}
 	return nil
-}
-
-// Describe lists every key with its environment variable, flag and
-// meaning; secrets are marked, never printed. Used by `outpost config keys`.
-func Describe() []KeyInfo {
-	out := make([]KeyInfo, 0, len(fields))
-	for _, fd := range fields {
-		out = append(out, KeyInfo{Key: fd.key, Env: fd.env, Flag: fd.flag, Usage: fd.usage, Secret: fd.secret})
-	}
-	return out
-}
-
-// KeyInfo describes one configuration key.
-type KeyInfo struct {
-	Key, Env, Flag, Usage string
-	Secret                bool
 }

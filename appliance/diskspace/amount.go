@@ -20,7 +20,7 @@ type Amount struct {
 // more than half the disk would leave nothing to store.
 const MaxPercent = 50
 
-// The default reserve and floor (README "Free disk space").
+// The default reserve and floor (operations.md "Free disk space").
 const (
 	defaultReservePercent = 5
 	defaultReserveBytes   = 256 << 20

@@ -36,7 +36,7 @@ const (
 )
 
 // stepWait bounds each step; generous for a loaded CI machine, and the
-// figures the README quotes come from the step log, not from these bounds.
+// figures docs/development.md quotes come from the step log, not from these bounds.
 const stepWait = 90 * time.Second
 
 // timings records how long each step of the journey took.

@@ -60,7 +60,7 @@ type ChannelOptions struct {
 	PublicHost string
 	// Addresses are this machine's other addresses clients may use, and
 	// AdminTokenFile the first run's token file: GET /api/server shows
-	// them on the console's front page (README "First start").
+	// them on the console's front page (operations.md "First start").
 	Addresses      []string
 	AdminTokenFile string
 	Version        string

@@ -1,6 +1,6 @@
 package mgmt
 
-// The web console's files (README "Web console"): index.html at / and the
+// The web console's files (console.md "Web console"): index.html at / and the
 // bundled assets under /assets/, from Options.Console (the embedded
 // web/dist). They are public routes: the page holds no data and the console
 // authenticates in the browser, calling the same bearer-token routes as any

@@ -33,7 +33,7 @@ type serverRelay struct {
 }
 
 // serverDisk is the free space of the data directory's filesystem against
-// the disk reserve (README "Free disk space").
+// the disk reserve (operations.md "Free disk space").
 type serverDisk struct {
 	FreeBytes    int64 `json:"freeBytes"`
 	TotalBytes   int64 `json:"totalBytes"`

@@ -1,6 +1,6 @@
 package mgmt
 
-// The offline basemap (README "Offline basemap"): raster tiles from an
+// The offline basemap (console.md "Offline basemap"): raster tiles from an
 // MBTiles file at /tiles/{z}/{x}/{y}, the tile set's description at
 // /tiles/metadata.json, and an ATAK custom map source pointing at the tiles
 // at /tiles/mapsource.xml. These routes are public: TAK clients use the tile

@@ -1,6 +1,6 @@
 package store
 
-// MBTiles basemaps (README "Offline basemap"): a raster tile set in its own
+// MBTiles basemaps (console.md "Offline basemap"): a raster tile set in its own
 // SQLite file (the MBTiles 1.3 layout: a metadata table of name/value rows
 // and a tiles table or view of zoom_level, tile_column, tile_row and
 // tile_data, rows in TMS order). OpenTiles opens such a file read-only

@@ -15,7 +15,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"outpost/appliance"
 	"outpost/appliance/config"
@@ -26,12 +25,15 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv))
 }
 
-// command is one subcommand. setup registers the command's own flags (on
+// command is one subcommand. usage is its line in `outpost help`; synopsis
+// is what `outpost COMMAND -h` prints above the command's own flags: how it
+// is called and its arguments. setup registers the command's own flags (on
 // top of the configuration flags every command has) and returns the
 // function that runs it.
 type command struct {
-	usage string
-	setup func(fs *flag.FlagSet) func(c *cmdContext) int
+	usage    string
+	synopsis string
+	setup    func(fs *flag.FlagSet) func(c *cmdContext) int
 }
 
 // plain is the setup of a command without flags of its own.
@@ -51,24 +53,24 @@ type cmdContext struct {
 }
 
 var commands = map[string]command{
-	"run":      {"run the server (the default)", plain(cmdRun)},
-	"version":  {"print version and commit", plain(cmdVersion)},
-	"backup":   {"backup FILE: write a consistent copy of the database while the server runs", plain(cmdBackup)},
-	"config":   {"list every configuration key with its environment variable and flag", plain(cmdConfig)},
-	"status":   {"print what a running server is doing (its /metrics, for people)", plain(cmdStatus)},
-	"cert":     {"cert issue|revoke|list|enrollment-package: client certificates and connection packages", setupCert},
-	"user":     {"user add|delete|list|role|groups: system users (who may enroll for a certificate), their roles and groups", setupUser},
-	"group":    {"group add|list|remove: groups (TAK channels)", setupGroup},
-	"invite":   {"invite NAME | --list | --revoke ID: one-time enrollment tokens and the QR codes ATAK, iTAK and WinTAK join with", setupInvite},
-	"token":    {"token create|list|revoke: API users and their bearer tokens (management API)", setupToken},
-	"audit":    {"audit [--since D] [--user NAME]: management API calls made as system users", setupAudit},
-	"federate": {"federate list|add|remove|trust|groups: federation identity and fingerprint, trusted CAs, federates (managed ones too)", setupFederate},
-	"ca":       {"ca import --cert CA.pem --key KEY.pem [--chain ISSUERS.pem]: bring your own CA (the server must be stopped)", setupCA},
+	"run":      {"run the server (the default)", runSynopsis, plain(cmdRun)},
+	"version":  {"print version and commit", "usage: outpost version", plain(cmdVersion)},
+	"backup":   {"backup FILE: write a consistent copy of the database while the server runs", backupSynopsis, plain(cmdBackup)},
+	"config":   {"list every configuration key with its environment variable and flag", configSynopsis, setupConfig},
+	"status":   {"print what a running server is doing (its /metrics, for people)", statusSynopsis, plain(cmdStatus)},
+	"cert":     {"cert issue|revoke|list|enrollment-package: client certificates and connection packages", certUsage, setupCert},
+	"user":     {"user add|delete|list|role|groups: system users (who may enroll for a certificate), their roles and groups", userUsage, setupUser},
+	"group":    {"group add|list|remove: groups (TAK channels)", groupUsage, setupGroup},
+	"invite":   {"invite NAME | --list | --revoke ID: one-time enrollment tokens and the QR codes ATAK, iTAK and WinTAK join with", inviteUsage, setupInvite},
+	"token":    {"token create|list|revoke: API users and their bearer tokens (management API)", tokenUsage, setupToken},
+	"audit":    {"audit [--since D] [--user NAME]: management API calls made as system users", auditUsage, setupAudit},
+	"federate": {"federate list|add|remove|trust|groups: federation identity and fingerprint, trusted CAs, federates (managed ones too)", federateUsage, setupFederate},
+	"ca":       {"ca import --cert CA.pem --key KEY.pem [--chain ISSUERS.pem]: bring your own CA (the server must be stopped)", caUsage, setupCA},
 
-	"service":     {"service install|uninstall|start|stop|restart|status: the system service (systemd or Windows)", setupService},
-	"healthcheck": {"exit 0 only when /Alive answers and every enabled listener accepts connections", setupHealthcheck},
-	"doctor":      {"doctor [--host H] [--token-file F]: check a running server as a client would (ports, certificate, CRL, clock, disk) and say what to fix", setupDoctor},
-	"restore":     {"restore FILE: replace the database with a checked backup (the server must be stopped)", plain(cmdRestore)},
+	"service":     {"service install|uninstall|start|stop|restart|status: the system service (systemd or Windows)", serviceSynopsis, setupService},
+	"healthcheck": {"exit 0 only when /Alive answers and every enabled listener accepts connections", healthcheckSynopsis, setupHealthcheck},
+	"doctor":      {"doctor [--host H] [--token-file F]: check a running server as a client would (ports, certificate, CRL, clock, disk) and say what to fix", doctorSynopsis, setupDoctor},
+	"restore":     {"restore FILE: replace the database with a checked backup (the server must be stopped)", restoreSynopsis, plain(cmdRestore)},
 }
 
 // Exit codes.
@@ -84,6 +86,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv fun
 		name, args = args[0], args[1:]
 	}
 	if name == "help" || name == "-h" || name == "--help" {
+		if len(args) == 1 {
+			if _, ok := commands[args[0]]; ok {
+				// `outpost help COMMAND` is `outpost COMMAND -h` on standard output.
+				return run([]string{args[0], "-h"}, stdin, stdout, stdout, lookupEnv)
+			}
+		}
 		usage(stdout)
 		return exitOK
 	}
@@ -94,12 +102,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv fun
 		return exitUsage
 	}
 	if name == "version" {
+		if wantsHelp(args) {
+			fmt.Fprintln(stderr, cmd.synopsis)
+			return exitOK
+		}
 		return cmdVersion(&cmdContext{args: args, stdout: stdout, stderr: stderr})
 	}
 	fs := flag.NewFlagSet("outpost "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	flags := config.Register(fs)
 	runCmd := cmd.setup(fs)
+	own := ownFlags(fs)
+	flags := config.Register(fs)
+	fs.Usage = commandHelp(name, cmd, own, fs)
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -153,7 +167,8 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-11s %s\n", n, commands[n].usage)
 	}
-	fmt.Fprintln(w, "\n`outpost COMMAND -h` lists the flags; `outpost config` lists every key.")
+	fmt.Fprintln(w, "\n`outpost COMMAND -h` (or `outpost help COMMAND`) shows how a command is called and its own flags;")
+	fmt.Fprintln(w, "`outpost run -h` lists the configuration flags every command accepts; `outpost config` lists every key.")
 	fmt.Fprintln(w, "Flags may come before or after the command's arguments.")
 }
 
@@ -191,18 +206,5 @@ func cmdRun(c *cmdContext) int {
 		c.log.Error("shutdown was not clean", "err", err)
 		return exitFailure
 	}
-	return exitOK
-}
-
-func cmdConfig(c *cmdContext) int {
-	tw := tabwriter.NewWriter(c.stdout, 0, 0, 1, ' ', 0)
-	for _, k := range config.Describe() {
-		flagName := ""
-		if k.Flag != "" {
-			flagName = "--" + k.Flag
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Key, k.Env, flagName, k.Usage)
-	}
-	tw.Flush()
 	return exitOK
 }

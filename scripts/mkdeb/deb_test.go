@@ -128,12 +128,16 @@ func TestPackages(t *testing.T) {
 			}
 			files := contents(t, deb)
 			for path, want := range map[string]entry{
-				"/usr/bin/outpost":                      {"-rwxr-xr-x", "root/root"},
-				"/lib/systemd/system/outpost.service":   {"-rw-r--r--", "root/root"},
-				"/etc/outpost/":                         {"drwxr-xr-x", "root/root"},
-				"/etc/outpost/outpost.yaml":             {"-rw-r-----", "root/root"},
-				"/usr/share/doc/outpost/README.md":      {"-rw-r--r--", "root/root"},
-				"/usr/share/doc/outpost/RELIABILITY.md": {"-rw-r--r--", "root/root"},
+				"/usr/bin/outpost":                                       {"-rwxr-xr-x", "root/root"},
+				"/lib/systemd/system/outpost.service":                    {"-rw-r--r--", "root/root"},
+				"/etc/outpost/":                                          {"drwxr-xr-x", "root/root"},
+				"/etc/outpost/outpost.yaml":                              {"-rw-r-----", "root/root"},
+				"/usr/share/doc/outpost/README.md":                       {"-rw-r--r--", "root/root"},
+				"/usr/share/doc/outpost/RELIABILITY.md":                  {"-rw-r--r--", "root/root"},
+				"/usr/share/doc/outpost/docs/install.md":                 {"-rw-r--r--", "root/root"},
+				"/usr/share/doc/outpost/docs/operations.md":              {"-rw-r--r--", "root/root"},
+				"/usr/share/doc/outpost/docs/configuration.md":           {"-rw-r--r--", "root/root"},
+				"/usr/share/doc/outpost/docs/img/console-invitation.png": {"-rw-r--r--", "root/root"},
 			} {
 				if got, ok := files[path]; !ok || got != want {
 					t.Errorf("%s: %+v (present %v), want %+v", path, got, ok, want)

@@ -1,6 +1,6 @@
 // The disk banner: a warning across every page of an administrator's
 // console while free space on the server's data disk is below its reserve
-// (README "Free disk space"), read from GET /api/server's disk field every
+// (operations.md "Free disk space"), read from GET /api/server's disk field every
 // 15 seconds. Uploads then get 507 and the CoT history pauses; the relay
 // carries on.
 import { api } from "./api.js";

@@ -1,4 +1,4 @@
-// The Start page, an administrator's first page after signing in (README
+// The Start page, an administrator's first page after signing in (operations.md
 // "First start"): the addresses clients reach this server at, which port
 // serves what and whether it accepts connections, the admin token's file,
 // and the next steps. One GET /api/server, repeated every 10 seconds so the
