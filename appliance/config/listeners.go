@@ -1,0 +1,80 @@
+package config
+
+import "fmt"
+
+// Listeners are the ports of the TCP listeners (architecture.md "The five
+// listeners", and enrollment's) and who may reach the client API over HTTP.
+// A port of -1 disables its listener, 0 picks a free port (and logs it).
+type Listeners struct {
+	RESTPort   int // restPort: management API, socket.io channel, console
+	HTTPPort   int // httpPort: client API over HTTP
+	HTTPSPort  int // httpsPort: client API over mutual TLS
+	CoTPort    int // cotPort: CoT streaming over TCP
+	SSLCoTPort int // sslCotPort: CoT streaming over mutual TLS
+	EnrollPort int // enrollPort: certificate enrollment over TLS with HTTP Basic auth
+	// HTTPAccess limits the client API over HTTP (httpPort), which has no
+	// authentication (docs/access.md "The listeners"): HTTPAccessOpen,
+	// HTTPAccessLoopback (bound to 127.0.0.1 only) or HTTPAccessOff.
+	HTTPAccess string // httpAccess
+}
+
+func defaultListeners() Listeners {
+	return Listeners{
+		RESTPort: 19023, HTTPPort: 8080, HTTPSPort: 8443, CoTPort: 8087, SSLCoTPort: 8089, EnrollPort: 8446,
+		HTTPAccess: HTTPAccessOpen,
+	}
+}
+
+// The values of httpAccess.
+const (
+	HTTPAccessOpen     = "open"     // bound like every listener (bind)
+	HTTPAccessLoopback = "loopback" // bound to 127.0.0.1: this machine's clients only
+	HTTPAccessOff      = "off"      // not served, whatever httpPort says
+)
+
+type portKey struct {
+	key   string
+	value int
+}
+
+func (l Listeners) ports() []portKey {
+	return []portKey{
+		{"restPort", l.RESTPort}, {"httpPort", l.HTTPPort}, {"httpsPort", l.HTTPSPort},
+		{"cotPort", l.CoTPort}, {"sslCotPort", l.SSLCoTPort}, {"enrollPort", l.EnrollPort},
+	}
+}
+
+// Validate checks each port, that no two listeners share one, and
+// httpAccess.
+func (l Listeners) Validate() error {
+	seen := map[int]string{}
+	for _, p := range l.ports() {
+		if p.value < -1 || p.value > 65535 {
+			return portErr(p.key, p.value)
+		}
+		if p.value > 0 {
+			if other, dup := seen[p.value]; dup {
+				return keyErr(p.key, fmt.Sprintf("port %d is already used by %s", p.value, other))
+			}
+			seen[p.value] = p.key
+		}
+	}
+	switch l.HTTPAccess {
+	case HTTPAccessOpen, HTTPAccessLoopback, HTTPAccessOff:
+	default:
+		return keyErr("httpAccess", fmt.Sprintf("%q is not open, loopback or off", l.HTTPAccess))
+	}
+	return nil
+}
+
+// HTTPListen is where the client API over HTTP listens once httpAccess is
+// applied: the address to bind and the port (-1: not served).
+func (c *Config) HTTPListen() (host string, port int) {
+	switch c.HTTPAccess {
+	case HTTPAccessOff:
+		return c.Bind, -1
+	case HTTPAccessLoopback:
+		return "127.0.0.1", c.HTTPPort
+	}
+	return c.Bind, c.HTTPPort
+}
