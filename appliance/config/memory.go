@@ -2,18 +2,15 @@ package config
 
 import "time"
 
-// Memory is what the server holds in memory: the Go heap's soft limit, the
-// garbage collector's target, when a burst's free heap goes back to the
-// system, and each CoT client's queue (architecture.md "Queues and the
-// slow-consumer policy").
+// Memory is the Go runtime's memory: the heap's soft limit, the garbage
+// collector's target, and when a burst's free heap goes back to the system.
+// (Each CoT client's queue is the Relay's.)
 type Memory struct {
 	MemoryLimit int // memoryLimit: soft limit of the Go heap in bytes (debug.SetMemoryLimit); 0: none
 	GCPercent   int // gcPercent: the garbage collector's target (debug.SetGCPercent); 0: the Go runtime's (GOGC)
 	// idleMemoryReturn: how long the server must be quiet before the free heap a burst left behind goes
 	// back to the system; 0: only as the Go runtime returns it
 	IdleMemoryReturn time.Duration
-	QueueSoftBytes   int // queueSoftBytes: above this, position reports are coalesced per uid
-	QueueHardBytes   int // queueHardBytes: above this, the client is closed as a slow consumer
 }
 
 // MinMemoryLimit is the smallest memoryLimit accepted: below it the
@@ -25,13 +22,10 @@ func defaultMemory() Memory {
 		MemoryLimit:      256 << 20,
 		GCPercent:        50,
 		IdleMemoryReturn: 10 * time.Second,
-		QueueSoftBytes:   1 << 20,
-		QueueHardBytes:   16 << 20,
 	}
 }
 
-// Validate checks memoryLimit, gcPercent, idleMemoryReturn and the queue
-// sizes (the hard one above the soft one).
+// Validate checks memoryLimit, gcPercent and idleMemoryReturn.
 func (m Memory) Validate() error {
 	if m.MemoryLimit != 0 && m.MemoryLimit < MinMemoryLimit {
 		return keyErr("memoryLimit", "must be 0 (no limit) or at least 32 MiB")
@@ -41,12 +35,6 @@ func (m Memory) Validate() error {
 	}
 	if m.IdleMemoryReturn != 0 && (m.IdleMemoryReturn < time.Second || m.IdleMemoryReturn > time.Hour) {
 		return keyErr("idleMemoryReturn", "must be 0 (never) or between 1s and 1h")
-	}
-	if m.QueueSoftBytes < 4096 {
-		return keyErr("queueSoftBytes", "must be at least 4096")
-	}
-	if m.QueueHardBytes <= m.QueueSoftBytes {
-		return keyErr("queueHardBytes", "must be larger than queueSoftBytes")
 	}
 	return nil
 }

@@ -35,18 +35,13 @@ func defaultMissions() Missions {
 // fits a request, and a per-address byte rate that lets one whole entry
 // through.
 func (m Missions) Validate() error {
-	for _, n := range []struct {
-		key string
-		v   int
-	}{
-		{"missionLogEntryMaxBytes", m.MissionLogEntryMaxBytes}, {"missionLogMaxEntries", m.MissionLogMaxEntries},
-		{"missionLogMaxBytes", m.MissionLogMaxBytes}, {"missionLogEntriesPerMinute", m.MissionLogEntriesPerMinute},
-		{"missionLogBytesPerMinute", m.MissionLogBytesPerMinute}, {"missionMaxContents", m.MissionMaxContents},
-		{"missionMaxChanges", m.MissionMaxChanges}, {"missionMaxChangeBytes", m.MissionMaxChangeBytes},
-	} {
-		if n.v < 0 {
-			return keyErr(n.key, "must not be negative (0 means no limit)")
-		}
+	if err := checkLimits(
+		limitKey{"missionLogEntryMaxBytes", m.MissionLogEntryMaxBytes, 0}, limitKey{"missionLogMaxEntries", m.MissionLogMaxEntries, 0},
+		limitKey{"missionLogMaxBytes", m.MissionLogMaxBytes, 0}, limitKey{"missionLogEntriesPerMinute", m.MissionLogEntriesPerMinute, 0},
+		limitKey{"missionLogBytesPerMinute", m.MissionLogBytesPerMinute, 0}, limitKey{"missionMaxContents", m.MissionMaxContents, 0},
+		limitKey{"missionMaxChanges", m.MissionMaxChanges, 0}, limitKey{"missionMaxChangeBytes", m.MissionMaxChangeBytes, 0},
+	); err != nil {
+		return err
 	}
 	if m.MissionLogEntryMaxBytes == 0 || m.MissionLogEntryMaxBytes > MaxMissionLogEntry {
 		return keyErr("missionLogEntryMaxBytes", "must be between 1 and 192 KiB (a log entry arrives in a request of at most 256 KiB)")

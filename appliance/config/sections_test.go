@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -19,15 +20,17 @@ type badKey struct {
 }
 
 // badKeys holds a bad value for every key Validate checks (one for each of
-// its rules), in the order Validate checks them. TestValidateOrder keeps
-// that order: of two bad keys in different sections, the earlier one is
-// reported.
+// its rules), in the order Validate checks them: section by section in
+// sectionOrder, each section's in the order it checks its keys.
 var badKeys = []badKey{
 	{"Server", "dataDir", func(c *Config) { c.DataDir = " " }},
 	{"Server", "bind", func(c *Config) { c.Bind = "" }},
 	{"Server", "bind", func(c *Config) { c.Bind = "not-an-ip" }},
 	{"Server", "publicHost", func(c *Config) { c.PublicHost = "0.0.0.0" }},
 	{"Server", "serverName", func(c *Config) { c.ServerName = "../x" }},
+	{"Server", "logFormat", func(c *Config) { c.LogFormat = "xml" }},
+	{"Server", "logLevel", func(c *Config) { c.LogLevel = "trace" }},
+	{"Server", "shutdownTimeout", func(c *Config) { c.ShutdownTimeout = 0 }},
 
 	{"Listeners", "restPort", func(c *Config) { c.RESTPort = 70000 }},
 	{"Listeners", "httpPort", func(c *Config) { c.HTTPPort = -2 }},
@@ -36,56 +39,43 @@ var badKeys = []badKey{
 	{"Listeners", "sslCotPort", func(c *Config) { c.SSLCoTPort = -5 }},
 	{"Listeners", "enrollPort", func(c *Config) { c.EnrollPort = c.HTTPSPort }},
 	{"Listeners", "httpAccess", func(c *Config) { c.HTTPAccess = "public" }},
+	{"Listeners", "WRAP_SSL_TIMEOUT", func(c *Config) { c.SSLHandshakeTimeout = 0 }},
+	{"Listeners", "httpBodyTimeout", func(c *Config) { c.HTTPBodyTimeout = 0 }},
+	{"Listeners", "maxPendingHandshakes", func(c *Config) { c.MaxPendingHandshakes = 0 }},
+	{"Listeners", "maxPendingHandshakesPerSource", func(c *Config) { c.MaxPendingHandshakesPerSource = 0 }},
+	{"Listeners", "httpMaxConnections", func(c *Config) { c.HTTPMaxConnections = 0 }},
+	{"Listeners", "httpMaxConnectionsPerSource", func(c *Config) { c.HTTPMaxConnectionsPerSource = -1 }},
+	{"Listeners", "passwordChecksPerSecond", func(c *Config) { c.PasswordChecksPerSecond = 0 }},
 
-	{"Logging", "logFormat", func(c *Config) { c.LogFormat = "xml" }},
-	{"Logging", "logLevel", func(c *Config) { c.LogLevel = "trace" }},
+	{"Relay", "cotIdleTimeout", func(c *Config) { c.CoTIdleTimeout = 0 }},
+	{"Relay", "SSL_SOCK_TIMEOUT", func(c *Config) { c.SSLSockTimeout = -time.Second }},
+	{"Relay", "writeTimeout", func(c *Config) { c.WriteTimeout = 0 }},
+	{"Relay", "maxMessageBytes", func(c *Config) { c.MaxMessageBytes = 100 }},
+	{"Relay", "maxConnections", func(c *Config) { c.MaxConnections = 0 }},
+	{"Relay", "maxConnectionsPerSource", func(c *Config) { c.MaxConnectionsPerSource = -1 }},
+	{"Relay", "clientEventsPerSecond", func(c *Config) { c.ClientEventsPerSecond = -1 }},
+	{"Relay", "clientBytesPerSecond", func(c *Config) { c.ClientBytesPerSecond = -1 }},
+	{"Relay", "queueSoftBytes", func(c *Config) { c.QueueSoftBytes = 100 }},
+	{"Relay", "queueHardBytes", func(c *Config) { c.QueueHardBytes = 4096 }},
 
-	{"Timeouts", "cotIdleTimeout", func(c *Config) { c.CoTIdleTimeout = 0 }},
-	{"Timeouts", "SSL_SOCK_TIMEOUT", func(c *Config) { c.SSLSockTimeout = -time.Second }},
-	{"Timeouts", "WRAP_SSL_TIMEOUT", func(c *Config) { c.SSLHandshakeTimeout = 0 }},
-	{"Timeouts", "writeTimeout", func(c *Config) { c.WriteTimeout = 0 }},
-	{"Timeouts", "shutdownTimeout", func(c *Config) { c.ShutdownTimeout = 0 }},
-	{"Timeouts", "httpBodyTimeout", func(c *Config) { c.HTTPBodyTimeout = 0 }},
-
-	{"Retention", "historyRetention", func(c *Config) { c.HistoryRetention = -time.Hour }},
-	{"Retention", "auditRetention", func(c *Config) { c.AuditRetention = -time.Hour }},
-
-	{"Management", "loginTokenLifetime", func(c *Config) { c.LoginTokenLifetime = 0 }},
-	{"Management", "channelAuthTimeout", func(c *Config) { c.ChannelAuthTimeout = 2 * time.Minute }},
-	{"Management", "channelUnauthenticatedPerSource", func(c *Config) { c.ChannelUnauthenticatedPerSource = 17 }},
-	{"Management", "certOfferWait", func(c *Config) { c.CertOfferWait = -time.Second }},
-
-	{"Geo", "geocoderURL", func(c *Config) { c.GeocoderURL = "ftp://maps.local" }},
-	{"Geo", "repeatInterval", func(c *Config) { c.RepeatInterval = 0 }},
-	{"Geo", "emergencyRepeatInterval", func(c *Config) { c.EmergencyRepeatInterval = 2 * time.Hour }},
-
+	{"Storage", "historyRetention", func(c *Config) { c.HistoryRetention = -time.Hour }},
+	{"Storage", "historyMaxBytes", func(c *Config) { c.HistoryMaxBytes = -1 }},
+	{"Storage", "historyClientRate", func(c *Config) { c.HistoryClientRate = -1 }},
+	{"Storage", "historyClientBytes", func(c *Config) { c.HistoryClientBytes = -1 }},
+	{"Storage", "historyTotalRate", func(c *Config) { c.HistoryTotalRate = -1 }},
+	{"Storage", "historyTotalBytes", func(c *Config) { c.HistoryTotalBytes = -1 }},
 	{"Storage", "maxUploadBytes", func(c *Config) { c.MaxUploadBytes = 10 }},
-	{"Storage", "maxAuditRecords", func(c *Config) { c.MaxAuditRecords = 99 }},
+	{"Storage", "maxDataPackages", func(c *Config) { c.MaxDataPackages = 0 }},
 	{"Storage", "maxExCheckDocuments", func(c *Config) { c.MaxExCheckDocuments = 0 }},
 	{"Storage", "maxExCheckBytes", func(c *Config) { c.MaxExCheckBytes = 1 }},
 	{"Storage", "maxVideoConnections", func(c *Config) { c.MaxVideoConnections = 0 }},
 	{"Storage", "maxServerObjects", func(c *Config) { c.MaxServerObjects = -1 }},
-	{"Storage", "maxDataPackages", func(c *Config) { c.MaxDataPackages = 0 }},
+	{"Storage", "maxAuditRecords", func(c *Config) { c.MaxAuditRecords = 99 }},
+	{"Storage", "auditRetention", func(c *Config) { c.AuditRetention = -time.Hour }},
 	{"Storage", "diskFloor", func(c *Config) {
 		c.DiskReserve = diskspace.Amount{Set: true, Bytes: 64 << 20}
 		c.DiskFloor = diskspace.Amount{Set: true, Bytes: 128 << 20}
 	}},
-
-	{"Limits", "maxMessageBytes", func(c *Config) { c.MaxMessageBytes = 100 }},
-	{"Limits", "maxConnections", func(c *Config) { c.MaxConnections = 0 }},
-	{"Limits", "maxPendingHandshakes", func(c *Config) { c.MaxPendingHandshakes = 0 }},
-	{"Limits", "maxPendingHandshakesPerSource", func(c *Config) { c.MaxPendingHandshakesPerSource = 0 }},
-	{"Limits", "httpMaxConnections", func(c *Config) { c.HTTPMaxConnections = 0 }},
-	{"Limits", "passwordChecksPerSecond", func(c *Config) { c.PasswordChecksPerSecond = 0 }},
-	{"Limits", "maxConnectionsPerSource", func(c *Config) { c.MaxConnectionsPerSource = -1 }},
-	{"Limits", "httpMaxConnectionsPerSource", func(c *Config) { c.HTTPMaxConnectionsPerSource = -1 }},
-	{"Limits", "historyMaxBytes", func(c *Config) { c.HistoryMaxBytes = -1 }},
-	{"Limits", "historyClientRate", func(c *Config) { c.HistoryClientRate = -1 }},
-	{"Limits", "historyClientBytes", func(c *Config) { c.HistoryClientBytes = -1 }},
-	{"Limits", "historyTotalRate", func(c *Config) { c.HistoryTotalRate = -1 }},
-	{"Limits", "historyTotalBytes", func(c *Config) { c.HistoryTotalBytes = -1 }},
-	{"Limits", "clientEventsPerSecond", func(c *Config) { c.ClientEventsPerSecond = -1 }},
-	{"Limits", "clientBytesPerSecond", func(c *Config) { c.ClientBytesPerSecond = -1 }},
 
 	{"Missions", "missionLogEntryMaxBytes", func(c *Config) { c.MissionLogEntryMaxBytes = -1 }},
 	{"Missions", "missionLogMaxEntries", func(c *Config) { c.MissionLogMaxEntries = -1 }},
@@ -97,6 +87,17 @@ var badKeys = []badKey{
 	{"Missions", "missionMaxChangeBytes", func(c *Config) { c.MissionMaxChangeBytes = -1 }},
 	{"Missions", "missionLogEntryMaxBytes", func(c *Config) { c.MissionLogEntryMaxBytes = 0 }},
 	{"Missions", "missionLogBytesPerMinute", func(c *Config) { c.MissionLogBytesPerMinute = 1 << 10 }},
+
+	{"Management", "loginTokenLifetime", func(c *Config) { c.LoginTokenLifetime = 0 }},
+	{"Management", "channelAuthTimeout", func(c *Config) { c.ChannelAuthTimeout = 2 * time.Minute }},
+	{"Management", "channelUnauthenticatedPerSource", func(c *Config) { c.ChannelUnauthenticatedPerSource = 17 }},
+	{"Management", "certOfferWait", func(c *Config) { c.CertOfferWait = -time.Second }},
+	{"Management", "AllowedCLIIPs", func(c *Config) { c.AllowedCLIIPs = []string{"10.0.0.0/99"} }},
+	{"Management", "AllowCLIIPs", func(c *Config) { c.AllowCLIIPs = []string{"x"} }},
+
+	{"Geo", "geocoderURL", func(c *Config) { c.GeocoderURL = "ftp://maps.local" }},
+	{"Geo", "repeatInterval", func(c *Config) { c.RepeatInterval = 0 }},
+	{"Geo", "emergencyRepeatInterval", func(c *Config) { c.EmergencyRepeatInterval = 2 * time.Hour }},
 
 	{"Federation", "federationPort", func(c *Config) { c.FederationPort = 70000 }},
 	{"Federation", "federationV1Port", func(c *Config) { c.FederationV1Port = 70000 }},
@@ -129,17 +130,12 @@ var badKeys = []badKey{
 	{"Memory", "memoryLimit", func(c *Config) { c.MemoryLimit = 1 << 20 }},
 	{"Memory", "gcPercent", func(c *Config) { c.GCPercent = 5 }},
 	{"Memory", "idleMemoryReturn", func(c *Config) { c.IdleMemoryReturn = 100 * time.Millisecond }},
-	{"Memory", "queueSoftBytes", func(c *Config) { c.QueueSoftBytes = 100 }},
-	{"Memory", "queueHardBytes", func(c *Config) { c.QueueHardBytes = 4096 }},
 
 	{"Certificates", "keyType", func(c *Config) { c.KeyType = "dsa" }},
 
 	{"Secrets", "SecretKey", func(c *Config) { c.SecretKey = "supersecret" }},
 	{"Secrets", "websocketkey", func(c *Config) { c.WebsocketKey = "changeme" }},
 	{"Secrets", "password", func(c *Config) { c.Password = "Password" }},
-
-	{"AllowLists", "AllowedCLIIPs", func(c *Config) { c.AllowedCLIIPs = []string{"10.0.0.0/99"} }},
-	{"AllowLists", "AllowCLIIPs", func(c *Config) { c.AllowCLIIPs = []string{"x"} }},
 }
 
 // validConfig is Defaults with what Finish would fill.
@@ -175,69 +171,40 @@ func TestValidateNamesEachKey(t *testing.T) {
 	}
 }
 
-// TestValidateOrder: of two bad keys in different sections, Validate
-// reports the one it checks first, word for word as when it is alone.
+// sectionOrder is the order Validate checks the sections in, by subsystem:
+// of two bad keys in different sections, the earlier section's is reported.
+var sectionOrder = []string{
+	"Server", "Listeners", "Relay", "Storage", "Missions", "Management",
+	"Geo", "Federation", "FieldMesh", "Memory", "Certificates", "Secrets",
+}
+
+// TestValidateOrder: Validate asks the sections in sectionOrder, and of two
+// bad keys in different sections it reports the earlier section's, word for
+// word as when it is alone.
 func TestValidateOrder(t *testing.T) {
-	for i, first := range badKeys {
+	var c Config
+	var asked []string
+	for _, s := range c.sections() {
+		asked = append(asked, reflect.TypeOf(s).Elem().Name())
+	}
+	if !slices.Equal(asked, sectionOrder) {
+		t.Fatalf("Validate asks the sections in the order %v, want %v", asked, sectionOrder)
+	}
+	rank := map[string]int{}
+	for i, name := range sectionOrder {
+		rank[name] = i
+	}
+	for _, first := range badKeys {
 		alone := badConfig(t, first)
 		want := alone.Validate().Error()
-		for _, later := range badKeys[i+1:] {
-			if later.section == first.section {
+		for _, later := range badKeys {
+			if rank[later.section] <= rank[first.section] {
 				continue
 			}
-			both := badConfig(t, first, later)
+			both := badConfig(t, later, first)
 			if err := both.Validate(); err == nil || err.Error() != want {
-				t.Errorf("%s then %s: %v, want %q", first.key, later.key, err, want)
+				t.Errorf("%s (%s) and %s (%s): %v, want %q", first.key, first.section, later.key, later.section, err, want)
 			}
-		}
-	}
-}
-
-// notKeys are the section fields that no key sets.
-var notKeys = map[string]bool{
-	"EnrollTokenKey": true, // generated into secrets.yaml, never configured (EnsureSecrets)
-}
-
-// sectionOf maps the address of every field of every section of c to its
-// section's and its own name.
-func sectionOf(t *testing.T, c *Config) map[uintptr][2]string {
-	t.Helper()
-	out := map[uintptr][2]string{}
-	v := reflect.ValueOf(c).Elem()
-	for i := range v.NumField() {
-		sf := v.Type().Field(i)
-		if !sf.Anonymous || sf.Type.Kind() != reflect.Struct {
-			t.Fatalf("Config.%s is not a section: every field of Config is an embedded section", sf.Name)
-		}
-		for j := range sf.Type.NumField() {
-			out[v.Field(i).Field(j).Addr().Pointer()] = [2]string{sf.Name, sf.Type.Field(j).Name}
-		}
-	}
-	return out
-}
-
-// TestFieldsCoverEverySection: every field of every section is bound to
-// exactly one key of the fields table (but the generated enrollment token
-// key), and every key to a field of a section.
-func TestFieldsCoverEverySection(t *testing.T) {
-	var c Config
-	where := sectionOf(t, &c)
-	count := map[[2]string]int{}
-	for _, f := range fields {
-		at, ok := where[reflect.ValueOf(f.ptr(&c)).Pointer()]
-		if !ok {
-			t.Errorf("key %s is bound to no field of a section", f.key)
-			continue
-		}
-		count[at]++
-	}
-	for _, at := range where {
-		want := 1
-		if notKeys[at[1]] {
-			want = 0
-		}
-		if count[at] != want {
-			t.Errorf("%s.%s is bound to %d keys, want %d", at[0], at[1], count[at], want)
 		}
 	}
 }

@@ -6,21 +6,31 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
-// Server is where the data lives and what the server is called.
+// Server is the server as a whole: where its data lives, the address its
+// listeners bind to, its names, how it logs, and how long it may take to
+// shut down.
 type Server struct {
-	DataDir    string // dataDir: where outpost.db, certs and secrets live
-	Bind       string // bind: the address every listener binds to
-	PublicHost string // publicHost: the address written into links and client packages
-	ServerName string // serverName: the server's name in certificates and truststore file names
+	DataDir         string        // dataDir: where outpost.db, certs and secrets live
+	Bind            string        // bind: the address every listener binds to
+	PublicHost      string        // publicHost: the address written into links and client packages
+	ServerName      string        // serverName: the server's name in certificates and truststore file names
+	LogFormat       string        // logFormat: text or json
+	LogLevel        string        // logLevel: debug, info, warn or error
+	ShutdownTimeout time.Duration // shutdownTimeout: the whole orderly shutdown
 }
 
 func defaultServer() Server {
-	return Server{DataDir: "./outpost-data", Bind: "0.0.0.0", ServerName: "outpost"}
+	return Server{
+		DataDir: "./outpost-data", Bind: "0.0.0.0", ServerName: "outpost",
+		LogFormat: "text", LogLevel: "info", ShutdownTimeout: 10 * time.Second,
+	}
 }
 
-// Validate checks dataDir, bind, publicHost and serverName.
+// Validate checks dataDir, bind, publicHost, serverName, logFormat,
+// logLevel and shutdownTimeout.
 func (s Server) Validate() error {
 	if strings.TrimSpace(s.DataDir) == "" {
 		return keyErr("dataDir", "must not be empty")
@@ -39,7 +49,17 @@ func (s Server) Validate() error {
 	if !validName(s.ServerName) {
 		return keyErr("serverName", "must be 1-64 characters of letters, digits, '.', '-' or '_'")
 	}
-	return nil
+	switch s.LogFormat {
+	case "text", "json":
+	default:
+		return keyErr("logFormat", fmt.Sprintf("%q is not text or json", s.LogFormat))
+	}
+	switch s.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return keyErr("logLevel", fmt.Sprintf("%q is not debug, info, warn or error", s.LogLevel))
+	}
+	return checkPositive(durationKey{"shutdownTimeout", s.ShutdownTimeout})
 }
 
 // DBPath is the single SQLite file of the appliance.
@@ -116,27 +136,4 @@ func LocalAddresses() []string {
 		out = []string{"127.0.0.1"}
 	}
 	return out
-}
-
-// Logging is how the server logs.
-type Logging struct {
-	LogFormat string // logFormat: text or json
-	LogLevel  string // logLevel: debug, info, warn or error
-}
-
-func defaultLogging() Logging { return Logging{LogFormat: "text", LogLevel: "info"} }
-
-// Validate checks logFormat and logLevel.
-func (l Logging) Validate() error {
-	switch l.LogFormat {
-	case "text", "json":
-	default:
-		return keyErr("logFormat", fmt.Sprintf("%q is not text or json", l.LogFormat))
-	}
-	switch l.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		return keyErr("logLevel", fmt.Sprintf("%q is not debug, info, warn or error", l.LogLevel))
-	}
-	return nil
 }
