@@ -8,11 +8,34 @@ import (
 	"time"
 )
 
+// Federation is TAK federation (docs/federation.md): the listeners, the
+// federates this server connects to, whom it trusts, its own federation
+// certificate, and the persistent outbound queue of each outbound federate
+// while its link is down (docs/federation.md "Disruption tolerance").
+type Federation struct {
+	FederationPort        int           // federationPort: federation v2 listener (-1: federation off; without federationTrust it opens only while a managed federate has a CA)
+	FederationV1Port      int           // federationV1Port: federation v1 listener (-1, the default: none)
+	FederationTrust       string        // federationTrust: PEM file of the CAs whose federates are trusted
+	FederationAllow       []string      // federationAllow: federates let in by certificate common name or SHA-256 fingerprint (empty: any of the trusted CAs)
+	Federates             []string      // federates: outbound federates, name=host:port
+	FederationName        string        // federationName: this server's name to federates (default: serverName)
+	FederationMaxHops     int           // federationMaxHops: hop limit of events that start here (0: none)
+	FederationCert        string        // federationCert: this server's federation certificate file (with federationKey)
+	FederationKey         string        // federationKey: its key file
+	FederationKeyPassword string        // federationKeyPassword: the key's password (a secret: never printed)
+	FederationQueueAge    time.Duration // federationQueueAge: events older than this are dropped from the queue
+	FederationQueueBytes  int64         // federationQueueBytes: above this, the queue's oldest events are dropped
+}
+
+func defaultFederation() Federation {
+	return Federation{FederationPort: 9001, FederationV1Port: -1, FederationQueueAge: time.Hour, FederationQueueBytes: 64 << 20}
+}
+
 // FederateList returns the outbound federates (name, host:port). Validate
 // has checked them.
-func (c *Config) FederateList() (names, addrs []string) {
-	for _, f := range c.Federates {
-		n, a, _, _ := parseFederate(f)
+func (f Federation) FederateList() (names, addrs []string) {
+	for _, e := range f.Federates {
+		n, a, _, _ := parseFederate(e)
 		names, addrs = append(names, n), append(addrs, a)
 	}
 	return names, addrs
@@ -20,10 +43,10 @@ func (c *Config) FederateList() (names, addrs []string) {
 
 // FederateV1 reports, for each entry of FederateList, whether it is
 // connected to with federation v1 (an entry ending in /v1).
-func (c *Config) FederateV1() []bool {
+func (f Federation) FederateV1() []bool {
 	var v1 []bool
-	for _, f := range c.Federates {
-		_, _, is, _ := parseFederate(f)
+	for _, e := range f.Federates {
+		_, _, is, _ := parseFederate(e)
 		v1 = append(v1, is)
 	}
 	return v1
@@ -51,19 +74,21 @@ func parseFederate(s string) (name, addr string, v1 bool, err error) {
 	return name, addr, v1, nil
 }
 
-func (c *Config) checkFederation() error {
-	if c.FederationPort < -1 || c.FederationPort > 65535 {
-		return keyErr("federationPort", fmt.Sprintf("%d is not a port (use 1-65535, 0 for any free port, -1 to disable)", c.FederationPort))
+// Validate checks the ports, the federates, the trust they need, the
+// allow-list, the certificate and key together, the queue and the hop limit.
+func (f Federation) Validate() error {
+	if f.FederationPort < -1 || f.FederationPort > 65535 {
+		return portErr("federationPort", f.FederationPort)
 	}
-	if c.FederationV1Port < -1 || c.FederationV1Port > 65535 {
-		return keyErr("federationV1Port", fmt.Sprintf("%d is not a port (use 1-65535, 0 for any free port, -1 to disable)", c.FederationV1Port))
+	if f.FederationV1Port < -1 || f.FederationV1Port > 65535 {
+		return portErr("federationV1Port", f.FederationV1Port)
 	}
-	if c.FederationV1Port >= 0 && c.FederationPort < 0 {
+	if f.FederationV1Port >= 0 && f.FederationPort < 0 {
 		return keyErr("federationV1Port", "is set while federationPort is -1 (federation off)")
 	}
 	seen := map[string]bool{}
-	for _, f := range c.Federates {
-		n, _, _, err := parseFederate(f)
+	for _, e := range f.Federates {
+		n, _, _, err := parseFederate(e)
 		if err != nil {
 			return keyErr("federates", err.Error())
 		}
@@ -72,27 +97,27 @@ func (c *Config) checkFederation() error {
 		}
 		seen[n] = true
 	}
-	if len(c.Federates) > 0 && c.FederationTrust == "" {
+	if len(f.Federates) > 0 && f.FederationTrust == "" {
 		return keyErr("federationTrust", "must name the CA file of the federates")
 	}
-	if len(c.Federates) > 0 && c.FederationPort < 0 {
+	if len(f.Federates) > 0 && f.FederationPort < 0 {
 		return keyErr("federationPort", "is -1 (federation off) while federates are configured")
 	}
-	for _, a := range c.FederationAllow {
+	for _, a := range f.FederationAllow {
 		if a == "" || len(a) > 128 {
 			return keyErr("federationAllow", fmt.Sprintf("%q is not a common name or fingerprint", a))
 		}
 	}
-	if (c.FederationCert == "") != (c.FederationKey == "") {
+	if (f.FederationCert == "") != (f.FederationKey == "") {
 		return keyErr("federationCert", "federationCert and federationKey go together")
 	}
-	if c.FederationQueueAge < time.Second || c.FederationQueueAge > 30*24*time.Hour {
+	if f.FederationQueueAge < time.Second || f.FederationQueueAge > 30*24*time.Hour {
 		return keyErr("federationQueueAge", "must be between 1s and 720h")
 	}
-	if c.FederationQueueBytes < 1<<10 || c.FederationQueueBytes > 1<<40 {
+	if f.FederationQueueBytes < 1<<10 || f.FederationQueueBytes > 1<<40 {
 		return keyErr("federationQueueBytes", "must be between 1KiB and 1TiB")
 	}
-	if c.FederationMaxHops < 0 || c.FederationMaxHops > 64 {
+	if f.FederationMaxHops < 0 || f.FederationMaxHops > 64 {
 		return keyErr("federationMaxHops", "must be between 0 (no limit) and 64")
 	}
 	return nil

@@ -6,6 +6,39 @@ import (
 	"time"
 )
 
+// FieldMesh is the field mesh (docs/mesh.md): the multicast bridge and the
+// unicast UDP input. (Not Mesh: cfg.Mesh is the bridge's mode, which an
+// embedded section of that name would hide.)
+type FieldMesh struct {
+	Mesh             string        // mesh: off, xml or v1 (what the bridge sends; it reads both)
+	MeshInterfaces   []string      // meshInterfaces: interfaces to join and send on (empty: the system's default)
+	MeshSAGroup      string        // meshSAGroup: the SA group, address:port
+	MeshChatGroup    string        // meshChatGroup: the GeoChat group, address:port
+	MeshListenGroups []string      // meshListenGroups: further groups only listened to
+	MeshGroup        string        // meshGroup: the TAK group of mesh and UDP traffic, both ways
+	MeshTTL          int           // meshTTL: TTL of the datagrams sent
+	MeshMaxDatagram  int           // meshMaxDatagram: largest datagram read or sent
+	MeshMaxSources   int           // meshMaxSources: device addresses tracked at once
+	MeshIdleTimeout  time.Duration // meshIdleTimeout: a device silent this long is forgotten
+	MeshDirectPort   int           // meshDirectPort: port of a device that events addressed to it go to (0: none)
+	UDPPort          int           // udpPort: unicast CoT over UDP (-1 disables)
+}
+
+func defaultFieldMesh() FieldMesh {
+	return FieldMesh{
+		Mesh:            MeshOff,
+		MeshSAGroup:     "239.2.3.1:6969",
+		MeshChatGroup:   "224.10.10.1:17012",
+		MeshGroup:       "__ANON__",
+		MeshTTL:         1,
+		MeshMaxDatagram: 8 << 10,
+		MeshMaxSources:  256,
+		MeshIdleTimeout: 5 * time.Minute,
+		MeshDirectPort:  4242,
+		UDPPort:         -1,
+	}
+}
+
 // The values of mesh.
 const (
 	MeshOff = "off"
@@ -15,10 +48,10 @@ const (
 
 // MeshGroups returns the bridge's groups: SA, chat and those only
 // listened to. Validate has checked them.
-func (c *Config) MeshGroups() (sa, chat netip.AddrPort, listen []netip.AddrPort) {
-	sa, _ = parseGroup(c.MeshSAGroup)
-	chat, _ = parseGroup(c.MeshChatGroup)
-	for _, g := range c.MeshListenGroups {
+func (m FieldMesh) MeshGroups() (sa, chat netip.AddrPort, listen []netip.AddrPort) {
+	sa, _ = parseGroup(m.MeshSAGroup)
+	chat, _ = parseGroup(m.MeshChatGroup)
+	for _, g := range m.MeshListenGroups {
 		p, _ := parseGroup(g)
 		listen = append(listen, p)
 	}
@@ -34,43 +67,45 @@ func parseGroup(s string) (netip.AddrPort, error) {
 	return g, nil
 }
 
-func (c *Config) checkMesh() error {
-	switch c.Mesh {
+// Validate checks the bridge's mode, groups and interfaces, the TAK group,
+// the datagram and source bounds, and the ports.
+func (m FieldMesh) Validate() error {
+	switch m.Mesh {
 	case MeshOff, MeshXML, MeshV1:
 	default:
-		return keyErr("mesh", fmt.Sprintf("%q is not off, xml or v1", c.Mesh))
+		return keyErr("mesh", fmt.Sprintf("%q is not off, xml or v1", m.Mesh))
 	}
-	for _, g := range []struct{ key, v string }{{"meshSAGroup", c.MeshSAGroup}, {"meshChatGroup", c.MeshChatGroup}} {
+	for _, g := range []struct{ key, v string }{{"meshSAGroup", m.MeshSAGroup}, {"meshChatGroup", m.MeshChatGroup}} {
 		if _, err := parseGroup(g.v); err != nil {
 			return keyErr(g.key, err.Error())
 		}
 	}
-	for _, g := range c.MeshListenGroups {
+	for _, g := range m.MeshListenGroups {
 		if _, err := parseGroup(g); err != nil {
 			return keyErr("meshListenGroups", err.Error())
 		}
 	}
-	for _, n := range c.MeshInterfaces {
+	for _, n := range m.MeshInterfaces {
 		if n == "" || len(n) > 64 {
 			return keyErr("meshInterfaces", fmt.Sprintf("%q is not an interface name", n))
 		}
 	}
-	if c.MeshGroup == "" {
+	if m.MeshGroup == "" {
 		return keyErr("meshGroup", "must name a group (__ANON__ for everyone)")
 	}
 	switch {
-	case c.MeshTTL < 1 || c.MeshTTL > 255:
+	case m.MeshTTL < 1 || m.MeshTTL > 255:
 		return keyErr("meshTTL", "must be between 1 and 255")
-	case c.MeshMaxDatagram < 512 || c.MeshMaxDatagram > 65507:
+	case m.MeshMaxDatagram < 512 || m.MeshMaxDatagram > 65507:
 		return keyErr("meshMaxDatagram", "must be between 512 and 65507 (the largest UDP datagram)")
-	case c.MeshMaxSources < 1 || c.MeshMaxSources > 65536:
+	case m.MeshMaxSources < 1 || m.MeshMaxSources > 65536:
 		return keyErr("meshMaxSources", "must be between 1 and 65536")
-	case c.MeshIdleTimeout < 10*time.Second || c.MeshIdleTimeout > 24*time.Hour:
+	case m.MeshIdleTimeout < 10*time.Second || m.MeshIdleTimeout > 24*time.Hour:
 		return keyErr("meshIdleTimeout", "must be between 10s and 24h")
-	case c.MeshDirectPort < 0 || c.MeshDirectPort > 65535:
+	case m.MeshDirectPort < 0 || m.MeshDirectPort > 65535:
 		return keyErr("meshDirectPort", "must be a port, or 0 to send nothing to single devices")
-	case c.UDPPort < -1 || c.UDPPort > 65535:
-		return keyErr("udpPort", fmt.Sprintf("%d is not a port (use 1-65535, 0 for any free port, -1 to disable)", c.UDPPort))
+	case m.UDPPort < -1 || m.UDPPort > 65535:
+		return portErr("udpPort", m.UDPPort)
 	}
 	return nil
 }

@@ -5,15 +5,44 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"outpost/appliance/atomicfile"
 
 	"gopkg.in/yaml.v3"
 )
+
+// Secrets are the server's own secrets. Empty values are generated on first
+// run and persisted in <dataDir>/secrets.yaml (see EnsureSecrets); there are
+// no fixed defaults.
+type Secrets struct {
+	SecretKey      string // SecretKey
+	WebsocketKey   string // websocketkey
+	Password       string // password: PKCS#12 password of client packages
+	EnrollTokenKey string // enrollTokenKey in secrets.yaml only: HS256 key of POST /oauth/token's tokens
+}
+
+// knownWeakSecrets are defaults shipped by other servers; refusing them
+// keeps an operator from carrying a published secret over by copy and paste.
+var knownWeakSecrets = map[string]bool{
+	"supersecret": true, "yourwebsocketkey": true, "<websocket_key>": true,
+	"changeme": true, "password": true,
+}
+
+// Validate refuses a secret that another server publishes as its default.
+func (s Secrets) Validate() error {
+	for _, v := range []struct{ key, v string }{
+		{"SecretKey", s.SecretKey}, {"websocketkey", s.WebsocketKey}, {"password", s.Password},
+	} {
+		if knownWeakSecrets[strings.ToLower(v.v)] {
+			return keyErr(v.key, "is a published default; leave it empty to have one generated")
+		}
+	}
+	return nil
+}
 
 // SecretsFile is where generated secrets are kept, inside the data directory.
 const SecretsFile = "secrets.yaml"
@@ -123,52 +152,4 @@ func writeSecrets(path string, m map[string]string) error {
 		return fmt.Errorf("secrets file: %w", err)
 	}
 	return nil
-}
-
-// DetectPublicHost returns the first non-loopback, non-link-local IPv4
-// address of this machine (IPv6 if there is no IPv4), or 127.0.0.1 when the
-// machine has no other address.
-func DetectPublicHost() string {
-	addrs := LocalAddresses()
-	for _, a := range addrs {
-		if ip := net.ParseIP(a); ip != nil && ip.To4() != nil && !ip.IsLoopback() {
-			return a
-		}
-	}
-	for _, a := range addrs {
-		if ip := net.ParseIP(a); ip != nil && !ip.IsLoopback() {
-			return a
-		}
-	}
-	return "127.0.0.1"
-}
-
-// LocalAddresses lists this machine's unicast addresses (loopback included,
-// link-local excluded), in interface order.
-func LocalAddresses() []string {
-	ifaces, err := net.Interfaces()
-	if err != nil {
-		return []string{"127.0.0.1"}
-	}
-	var out []string
-	for _, ifc := range ifaces {
-		if ifc.Flags&net.FlagUp == 0 {
-			continue
-		}
-		addrs, err := ifc.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, a := range addrs {
-			ipn, ok := a.(*net.IPNet)
-			if !ok || ipn.IP.IsLinkLocalUnicast() || ipn.IP.IsMulticast() || ipn.IP.IsUnspecified() {
-				continue
-			}
-			out = append(out, ipn.IP.String())
-		}
-	}
-	if len(out) == 0 {
-		out = []string{"127.0.0.1"}
-	}
-	return out
 }
