@@ -14,7 +14,6 @@ import (
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/objects"
-	"outpost/appliance/store"
 	"outpost/appliance/users"
 )
 
@@ -36,12 +35,12 @@ const (
 // Options configure the management API.
 type Options struct {
 	Broker *broker.Broker
-	// What the API reads and changes (store areas); nil Accounts: only the
-	// public routes work.
-	Accounts *store.Accounts // tokens, audit
-	Files    *store.Files    // data packages, certificate packages, the basemap
-	Missions *store.Missions // the console's missions page
-	Events   *store.Events   // the console's map
+	// What the API reads and changes of the store, area by area (the
+	// interfaces of stores.go); nil Accounts: only the public routes work.
+	Accounts AccountStore  // logins, audit, users by uid or name
+	Files    PackageStore  // data packages, certificate packages, the basemap
+	Missions MissionReader // the console's missions page
+	Events   History       // the console's map
 	// Users creates, changes and deletes system users and groups.
 	Users *users.Service
 	// Directory resolves bearer tokens to principals (access.md); Guard
@@ -80,7 +79,7 @@ type Options struct {
 	// Federates is the store of the federates managed at run time, and
 	// FederatesChanged what the server does after a change to it (the
 	// running federation picks it up). Served with Federation.
-	Federates        *store.Federates
+	Federates        FederateStore
 	FederatesChanged func()
 	// FederationStatus returns this server's federation identity and its
 	// listener's state for GET /api/federation (federation_manage.go).

@@ -69,9 +69,9 @@ type openBasemap struct {
 
 // basemap finds, prepares and opens the tile set.
 type basemap struct {
-	path  string // basemapPath; "" to use a data package
-	dir   string // where uploaded basemaps are copied; "" disables them
-	files *store.Files
+	path  string           // basemapPath; "" to use a data package
+	dir   string           // where uploaded basemaps are copied; "" disables them
+	files PackageStore     // nil: no basemap from data packages
 	space *diskspace.Gauge // a copy must leave the reserve free
 	log   *slog.Logger
 
