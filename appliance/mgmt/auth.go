@@ -71,8 +71,12 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 		case errors.Is(err, context.Canceled):
 			return // the client went away
 		case err != nil:
+			// A fault of ours before any route runs: the one 500 not
+			// answered through httpapi.Fail, which logs to the logger of
+			// the route's Mux (none yet: it would log to slog.Default).
+			// Logged here instead, with what Fail would answer.
 			a.log.Error("bearer token could not be checked", "remote", addr.String(), "path", logx.Clip(r.URL.Path), "err", err)
-			httpapi.WriteMessage(w, http.StatusInternalServerError, "An error occurred attempting to retrieve user(s).")
+			httpapi.WriteMessage(w, http.StatusInternalServerError, usersError)
 			return
 		}
 		p.SeesAll = p.Admin() // access.md "Groups": an administrator reads every group here
@@ -117,14 +121,17 @@ func (a *API) refuseToken(w http.ResponseWriter, r *http.Request, addr netip.Add
 	a.authLog.Log(slog.LevelWarn, "management API request refused", "remote", addr.String(),
 		"method", r.Method, "path", logx.Clip(r.URL.Path), "reason", "unknown or expired bearer token")
 	w.Header().Set("WWW-Authenticate", `Bearer realm="Outpost", error="invalid_token"`)
-	httpapi.WriteMessage(w, http.StatusUnauthorized, "unknown or expired token")
+	httpapi.Fail(w, r, errUnknownToken, usersError)
 }
+
+// errUnknownToken answers a bearer token no principal has (refuseToken).
+var errUnknownToken = &httpapi.Error{Status: http.StatusUnauthorized, Msg: "unknown or expired token"}
 
 // refuseBlocked answers 429 to an address past the failure limit.
 func (a *API) refuseBlocked(w http.ResponseWriter, r *http.Request, addr netip.Addr, wait time.Duration) {
 	a.authLog.Log(slog.LevelWarn, "management API request refused", "remote", addr.String(), "method", r.Method,
 		"path", logx.Clip(r.URL.Path), "reason", "too many failed logins or unknown tokens", "retry_after_s", httpapi.RetryAfter(wait))
-	httpapi.WriteTooManyRequests(w, wait, "too many failed logins or unknown tokens from this address; retry later")
+	httpapi.Fail(w, r, httpapi.TooManyRequests(wait, "too many failed logins or unknown tokens from this address; retry later"), usersError)
 }
 
 // statusWriter remembers the status a handler answered with.

@@ -21,7 +21,7 @@ import (
 
 // certificatePackage answers GET /ManageSystemUser/certificatePackage?id=
 // (or ?username=) with the user's connection package.
-func (a *API) certificatePackage(w http.ResponseWriter, r *http.Request) {
+func (a *API) certificatePackage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	id, name := q.Get("id"), q.Get("username")
 	var (
@@ -34,39 +34,34 @@ func (a *API) certificatePackage(w http.ResponseWriter, r *http.Request) {
 	case name != "":
 		u, err = a.opts.Accounts.UserByName(r.Context(), name)
 	default:
-		httpapi.Fail(w, r, httpapi.BadRequest("id or username", "one is required in the query string"), usersError)
-		return
+		return httpapi.BadRequest("id or username", "one is required in the query string")
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		httpapi.WriteMessage(w, http.StatusNotFound, "no such system user")
-		return
+		return notFound("no such system user")
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return httpapi.Internal(err, usersError)
 	}
 	// access.md "Roles": a user's package holds its private key; only it
 	// and administrators may fetch it.
 	if err := access.SelfOrAdmin(access.From(r), u.UID); err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return err
 	}
 	p, err := a.opts.Users.CertificatePackage(r.Context(), u)
 	if err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return httpapi.Internal(err, usersError)
 	}
-	a.servePackage(w, r, p)
+	return a.servePackage(w, r, p)
 }
 
 // servePackage streams a data package chunk by chunk, with Range support,
 // as an attachment under its file name.
-func (a *API) servePackage(w http.ResponseWriter, r *http.Request, p store.DataPackage) {
+func (a *API) servePackage(w http.ResponseWriter, r *http.Request, p store.DataPackage) error {
 	br, err := a.opts.Files.OpenBlob(r.Context(), p.BlobID)
 	if err != nil {
-		httpapi.Fail(w, r, err, packagesError+"the content could not be read")
-		return
+		return httpapi.Internal(err, packagesError+"the content could not be read")
 	}
 	defer br.Close()
 	httpapi.ServeDownload(w, r, httpapi.Download{Name: p.Name, MIMEType: p.MIMEType, Hash: p.Hash, ModTime: p.SubmittedAt, Content: br})
+	return nil
 }

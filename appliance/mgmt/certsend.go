@@ -280,11 +280,10 @@ var errNoLink = httpapi.Errorf(http.StatusNotFound, "ticket: unknown or expired 
 
 // certPackageLink answers GET /api/certpackage/{ticket} with the package
 // the link was sent for.
-func (a *API) certPackageLink(w http.ResponseWriter, r *http.Request) {
+func (a *API) certPackageLink(w http.ResponseWriter, r *http.Request) error {
 	ticket := r.PathValue("ticket")
 	if !validTicket(ticket) {
-		httpapi.Fail(w, r, errNoLink, usersError)
-		return
+		return errNoLink
 	}
 	c := a.certSends
 	now := a.opts.Now()
@@ -299,8 +298,7 @@ func (a *API) certPackageLink(w http.ResponseWriter, r *http.Request) {
 	c.mu.Unlock()
 	if uid == "" {
 		c.log.Debug("certificate package link refused", "remote", logx.Clip(r.RemoteAddr))
-		httpapi.Fail(w, r, errNoLink, usersError)
-		return
+		return errNoLink
 	}
 	u, err := a.opts.Users.Get(r.Context(), uid)
 	var p store.DataPackage
@@ -311,11 +309,10 @@ func (a *API) certPackageLink(w http.ResponseWriter, r *http.Request) {
 		if _, _, ok := httpapi.Refusal(err); ok {
 			err = errNoLink
 		}
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return httpapi.Internal(err, usersError)
 	}
 	a.log.Info("certificate package downloaded through its link", "user", logx.Clip(u.Name), "remote", logx.Clip(r.RemoteAddr))
-	a.servePackage(w, r, p)
+	return a.servePackage(w, r, p)
 }
 
 // validTicket reports whether s has a ticket's form (URL-safe base64 of

@@ -65,7 +65,7 @@ func (c *Channel) attach(a *API) {
 				return "", err
 			}
 			c.log.Info("system users created through the socket.io channel", "remote", s.RemoteAddr(), "created", len(res.SystemUsers), "asked", len(users))
-			return jsonString(channelAnswer{res.Status, res.Message, res.SystemUsers}), nil
+			return jsonString(channelAnswer{http.StatusCreated, res.Message, res.SystemUsers}), nil
 		})
 	})
 	c.srv.On("updateSystemUser", func(s *socketio.Socket, args []json.RawMessage, ack func(...any)) {

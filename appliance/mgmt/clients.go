@@ -31,20 +31,22 @@ type clientItem struct {
 	Listener string `json:"listener"`
 }
 
+// errNotApproved refuses /Clients to a caller without a token from an
+// address not in AllowedCLIIPs: api.md §7's exact body, and no challenge.
+var errNotApproved = &httpapi.Error{Status: http.StatusUnauthorized, Msg: "endpoint can only be accessed by approved IPs"}
+
 // clients answers GET /Clients (api.md §4.1, §2.11). It is protected by the
 // IP allow-list AllowedCLIIPs instead of a token (api.md §5.4): a caller
 // without a token from an allowed address, like an administrator's token,
 // lists every client; a user's token lists the clients its groups see,
 // from any address (access.md "Route matrix").
-func (h *API) clients(w http.ResponseWriter, r *http.Request) {
+func (h *API) clients(w http.ResponseWriter, r *http.Request) error {
 	p := access.From(r)
 	all := p.Admin() || (!p.Authenticated() && h.allowedByIP(r))
 	if !all && !p.Authenticated() {
 		h.authLog.Log(slog.LevelWarn, "/Clients refused: address not in AllowedCLIIPs", "remote", r.RemoteAddr,
 			"x_forwarded_for", logx.Clip(r.Header.Get("X-Forwarded-For")), "x_real_ip", logx.Clip(r.Header.Get("X-Real-IP")))
-		// api.md §7: the exact body.
-		httpapi.WriteMessage(w, http.StatusUnauthorized, "endpoint can only be accessed by approved IPs")
-		return
+		return errNotApproved
 	}
 	var cs []broker.ClientInfo
 	if h.opts.Broker != nil {
@@ -54,6 +56,7 @@ func (h *API) clients(w http.ResponseWriter, r *http.Request) {
 		cs = visibleClients(cs, p.Reads())
 	}
 	httpapi.WriteJSON(w, http.StatusOK, clientItems(cs))
+	return nil
 }
 
 // visibleClients keeps the clients whose events reach the groups of out.

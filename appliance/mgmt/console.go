@@ -22,7 +22,6 @@ import (
 	"strings"
 	"sync"
 
-	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 )
 
@@ -135,30 +134,28 @@ func setSecurityHeaders(h http.Header) {
 }
 
 // consoleIndex serves GET / (index.html).
-func (a *API) consoleIndex(w http.ResponseWriter, r *http.Request) {
-	a.serveConsoleFile(w, r, "index.html", cacheRevalidate)
+func (a *API) consoleIndex(w http.ResponseWriter, r *http.Request) error {
+	return a.serveConsoleFile(w, r, "index.html", cacheRevalidate)
 }
 
 // consoleAsset serves GET /assets/<name>.
-func (a *API) consoleAsset(w http.ResponseWriter, r *http.Request) {
+func (a *API) consoleAsset(w http.ResponseWriter, r *http.Request) error {
 	name := strings.TrimPrefix(r.URL.Path, "/")
 	if name != path.Clean(name) || strings.Contains(name, "..") {
 		setSecurityHeaders(w.Header())
-		httpapi.WriteMessage(w, http.StatusNotFound, "no such file: "+logx.Clip(r.URL.Path))
-		return
+		return notFound("no such file: " + logx.Clip(r.URL.Path))
 	}
-	a.serveConsoleFile(w, r, name, cacheImmutable)
+	return a.serveConsoleFile(w, r, name, cacheImmutable)
 }
 
 // serveConsoleFile answers one file with its headers, 304 when the client's
 // copy is current, gzip when accepted.
-func (a *API) serveConsoleFile(w http.ResponseWriter, r *http.Request, name, cache string) {
+func (a *API) serveConsoleFile(w http.ResponseWriter, r *http.Request, name, cache string) error {
 	h := w.Header()
 	setSecurityHeaders(h)
 	f := a.console[name]
 	if f == nil {
-		httpapi.WriteMessage(w, http.StatusNotFound, "no such file: "+logx.Clip(r.URL.Path))
-		return
+		return notFound("no such file: " + logx.Clip(r.URL.Path))
 	}
 	body, etag := f.data, f.etag
 	gz := f.gzipped()
@@ -175,13 +172,14 @@ func (a *API) serveConsoleFile(w http.ResponseWriter, r *http.Request, name, cac
 	if etagMatches(r.Header.Get("If-None-Match"), etag) {
 		h.Del("Content-Encoding")
 		w.WriteHeader(http.StatusNotModified)
-		return
+		return nil
 	}
 	h.Set("Content-Length", fmt.Sprint(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		w.Write(body)
 	}
+	return nil
 }
 
 // acceptsGzip reports whether Accept-Encoding lists gzip without q=0.

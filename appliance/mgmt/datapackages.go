@@ -42,7 +42,7 @@ type packageItem struct {
 
 // listPackages answers GET /DataPackageTable: {"json_list": [...]}, newest
 // first, written as the packages are read.
-func (a *API) listPackages(w http.ResponseWriter, r *http.Request) {
+func (a *API) listPackages(w http.ResponseWriter, r *http.Request) error {
 	caller := access.From(r)
 	l := httpapi.NewListing(w, r, "application/json", `{"json_list":[`, "]}\n")
 	err := a.opts.Files.EachDataPackage(r.Context(), func(p store.DataPackage) error {
@@ -63,6 +63,7 @@ func (a *API) listPackages(w http.ResponseWriter, r *http.Request) {
 		})
 	})
 	l.Finish(err, packagesError+"the list could not be read")
+	return nil
 }
 
 // packageBatch reads {"DataPackages": [...]} with 1 to maxPackageBatch items.
@@ -85,11 +86,10 @@ func packageBatch(r *http.Request) ([]json.RawMessage, error) {
 // updatePackages answers PUT /DataPackageTable: every item's PrimaryKey
 // (required) gets its Name, Keywords and Privacy (each optional), all in one
 // transaction.
-func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
+func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) error {
 	items, err := packageBatch(r)
 	if err != nil {
-		httpapi.Fail(w, r, err, packagesError)
-		return
+		return err
 	}
 	ups := make([]store.DataPackageUpdate, 0, len(items))
 	fields := map[int64]string{}
@@ -102,18 +102,15 @@ func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
 			Privacy    any     `json:"Privacy"`
 		}
 		if err := httpapi.DecodeValue(raw, &it, field); err != nil {
-			httpapi.Fail(w, r, err, packagesError)
-			return
+			return err
 		}
 		var up store.DataPackageUpdate
 		if up.PrimaryKey, err = asKey(field+".PrimaryKey", it.PrimaryKey); err != nil {
-			httpapi.Fail(w, r, err, packagesError)
-			return
+			return err
 		}
 		if it.Name != nil {
 			if err := checkText(field+".Name", *it.Name, true, logx.MaxFileName); err != nil {
-				httpapi.Fail(w, r, err, packagesError)
-				return
+				return err
 			}
 			name := logx.FileName(*it.Name, "") // a base name only, as uploads
 			up.Name = &name
@@ -121,16 +118,14 @@ func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
 		if it.Keywords != nil {
 			kw, err := asKeywords(field+".Keywords", it.Keywords)
 			if err != nil {
-				httpapi.Fail(w, r, err, packagesError)
-				return
+				return err
 			}
 			up.Keywords = &kw
 		}
 		if it.Privacy != nil {
 			priv, err := asPrivacy(field+".Privacy", it.Privacy)
 			if err != nil {
-				httpapi.Fail(w, r, err, packagesError)
-				return
+				return err
 			}
 			up.Private = &priv
 		}
@@ -141,16 +136,13 @@ func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
 		// cannot see is not there.
 		if p, err := a.opts.Files.DataPackageByID(r.Context(), up.PrimaryKey); err == nil {
 			if !access.From(r).CanRead(p.Groups, p.Owner) {
-				httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "%s.PrimaryKey: no data package %d", field, up.PrimaryKey), packagesError)
-				return
+				return httpapi.Errorf(http.StatusNotFound, "%s.PrimaryKey: no data package %d", field, up.PrimaryKey)
 			}
 			if !access.From(r).CanChange(p.Owner) {
-				httpapi.Fail(w, r, fmt.Errorf("%w: %s: another user's data package; only its owner or an administrator may change it", access.ErrForbidden, field), packagesError)
-				return
+				return fmt.Errorf("%w: %s: another user's data package; only its owner or an administrator may change it", access.ErrForbidden, field)
 			}
 		} else if !errors.Is(err, store.ErrNotFound) {
-			httpapi.Fail(w, r, err, packagesError+"the packages could not be read")
-			return
+			return httpapi.Internal(err, packagesError+"the packages could not be read")
 		}
 		ups = append(ups, up)
 	}
@@ -158,11 +150,11 @@ func (a *API) updatePackages(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, store.ErrNotFound) {
 			err = httpapi.Errorf(http.StatusNotFound, "%s", notFoundKey(err, fields))
 		}
-		httpapi.Fail(w, r, httpapi.InField("DataPackages", err), packagesError+"the packages could not be updated")
-		return
+		return httpapi.Internal(httpapi.InField("DataPackages", err), packagesError+"the packages could not be updated")
 	}
 	a.log.Info("data packages updated", "packages", len(ups))
 	httpapi.WriteMessage(w, http.StatusOK, "success")
+	return nil
 }
 
 // notFoundKey names the item whose PrimaryKey the store did not find.
@@ -177,11 +169,10 @@ func notFoundKey(err error, fields map[int64]string) string {
 
 // deletePackages answers DELETE /DataPackageTable: every item's hash must
 // name a package, or nothing is deleted.
-func (a *API) deletePackages(w http.ResponseWriter, r *http.Request) {
+func (a *API) deletePackages(w http.ResponseWriter, r *http.Request) error {
 	items, err := packageBatch(r)
 	if err != nil {
-		httpapi.Fail(w, r, err, packagesError)
-		return
+		return err
 	}
 	hashes := make([]string, 0, len(items))
 	for i, raw := range items {
@@ -190,52 +181,44 @@ func (a *API) deletePackages(w http.ResponseWriter, r *http.Request) {
 			Hash *string `json:"hash"`
 		}
 		if err := httpapi.DecodeValue(raw, &it, fmt.Sprintf("DataPackages[%d]", i)); err != nil {
-			httpapi.Fail(w, r, err, packagesError)
-			return
+			return err
 		}
 		h, err := httpapi.CheckHash(field, str(it.Hash))
 		if err != nil {
-			httpapi.Fail(w, r, err, packagesError)
-			return
+			return err
 		}
 		p, err := a.opts.Files.DataPackageByHash(r.Context(), h)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && !access.From(r).CanRead(p.Groups, p.Owner)) {
-			httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "%s: no data package with hash %s", field, h), packagesError)
-			return
+			return httpapi.Errorf(http.StatusNotFound, "%s: no data package with hash %s", field, h)
 		} else if err != nil {
-			httpapi.Fail(w, r, err, packagesError+"the packages could not be read")
-			return
+			return httpapi.Internal(err, packagesError+"the packages could not be read")
 		}
 		if !access.From(r).CanChange(p.Owner) {
-			httpapi.Fail(w, r, fmt.Errorf("%w: %s: another user's data package; only its owner or an administrator may delete it", access.ErrForbidden, field), packagesError)
-			return
+			return fmt.Errorf("%w: %s: another user's data package; only its owner or an administrator may delete it", access.ErrForbidden, field)
 		}
 		hashes = append(hashes, h)
 	}
 	if err := a.opts.Files.DeleteDataPackagesByHash(r.Context(), hashes); err != nil {
-		httpapi.Fail(w, r, httpapi.InField("DataPackages", err), packagesError+"the packages could not be deleted")
-		return
+		return httpapi.Internal(httpapi.InField("DataPackages", err), packagesError+"the packages could not be deleted")
 	}
 	a.log.Info("data packages deleted", "packages", len(hashes))
 	httpapi.WriteMessage(w, http.StatusOK, "success")
+	return nil
 }
 
 // downloadPackage answers GET /DataPackageTable/{hash} with the content.
-func (a *API) downloadPackage(w http.ResponseWriter, r *http.Request) {
+func (a *API) downloadPackage(w http.ResponseWriter, r *http.Request) error {
 	h, err := httpapi.CheckHash("hash", r.PathValue("hash"))
 	if err != nil {
-		httpapi.Fail(w, r, err, packagesError)
-		return
+		return err
 	}
 	p, err := a.opts.Files.DataPackageByHash(r.Context(), h)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !access.From(r).CanRead(p.Groups, p.Owner)) {
-		httpapi.WriteMessage(w, http.StatusNotFound, "hash: no data package with hash "+h)
-		return
+		return notFound("hash: no data package with hash " + h)
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err, packagesError+"the package could not be read")
-		return
+		return httpapi.Internal(err, packagesError+"the package could not be read")
 	}
 	a.log.Debug("data package downloaded", "name", logx.Clip(p.Name), "hash", p.Hash)
-	a.servePackage(w, r, p)
+	return a.servePackage(w, r, p)
 }

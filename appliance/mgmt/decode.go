@@ -2,10 +2,11 @@ package mgmt
 
 // Request checks shared by the routes: text fields, the loosely typed
 // values FreeTAKServer's clients send (booleans as strings, keys as numbers
-// or strings), and the mapping of store errors to client answers.
+// or strings), and the refusals the routes return.
 
 import (
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,11 @@ import (
 // checkText is the shared check of text fields of every HTTP interface
 // (httpapi), named for this package's many call sites.
 var checkText = httpapi.CheckText
+
+// notFound is a 404 refusal with msg as its message.
+func notFound(msg string) error {
+	return &httpapi.Error{Status: http.StatusNotFound, Msg: msg}
+}
 
 // str dereferences an optional string field.
 func str(p *string) string {

@@ -1,9 +1,16 @@
 // Package mgmt serves the management listener (port 19023): the REST API of
-// api.md §4.1 and, later, the socket.io channel (api.md §6.1) and the web
-// console's files.
+// api.md §4.1, the socket.io channel (api.md §6.1) and the web console's
+// files.
+//
+// Every route is an httpapi.HandlerFunc registered with its rule
+// (access.Routes.Handle): it writes its answer, or returns its failure for
+// httpapi.Fail to answer (a refusal, or a fault of ours given the route's
+// 500 text with httpapi.Internal).
 //
 //   - handler.go: options, routes and their rules (access.md "Route
 //     matrix"), maintenance (audit retention, expired login tokens);
+//   - stores.go: what the API uses of the store, area by area (the
+//     interfaces Options takes);
 //   - auth.go: the one authentication middleware (api.md §5.1-5.3): the
 //     caller's principal, and the password guard's count of unknown tokens;
 //   - groups.go, sharing.go: whoami, roles, groups, and the groups and
@@ -18,8 +25,17 @@
 //   - geoobjects.go, emergencies.go, position.go: /ManageGeoObject and
 //     /ManageEmergency (api.md §2.4–2.10): request checks, coordinates and
 //     addresses; package objects does the work;
-//   - decode.go: field checks and the mapping of store errors to answers.
+//   - invitations.go: enrollment invitations; certsend.go: a new user's
+//     certificate package offered to its device and its download link;
+//   - federation*.go: /api/federation and the federates managed at run
+//     time, with their group mappings;
+//   - mapview.go, serverinfo.go, metrics.go: the console's map, the
+//     server's state and logs, GET /metrics;
+//   - console.go, tiles.go: the console's files, the offline basemap;
+//   - channel*.go: the socket.io channel's events (api.md §6.1);
+//   - decode.go: field checks and the refusals the routes share.
 //
-// Imports: broker, store, objects, geo, pki, httpapi, logx; never another
-// transport.
+// Imports: broker, store, cot, objects, access, users, geo, pki, qr,
+// httpapi, diskspace, sysinfo, its own socketio, and the leaves; never
+// another transport.
 package mgmt

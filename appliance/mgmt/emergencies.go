@@ -32,11 +32,10 @@ type emergencyItem struct {
 
 // getEmergency answers GET /ManageEmergency/getEmergency: {"json_list":
 // [...]}, the active emergencies, oldest first.
-func (a *API) getEmergency(w http.ResponseWriter, r *http.Request) {
+func (a *API) getEmergency(w http.ResponseWriter, r *http.Request) error {
 	list, err := a.opts.Objects.Emergencies(r.Context(), access.From(r).Reads())
 	if err != nil {
-		httpapi.Fail(w, r, err, emergencyGetError)
-		return
+		return httpapi.Internal(err, emergencyGetError)
 	}
 	out := make([]emergencyItem, len(list))
 	for i, e := range list {
@@ -45,11 +44,12 @@ func (a *API) getEmergency(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, struct {
 		JSONList []emergencyItem `json:"json_list"`
 	}{out})
+	return nil
 }
 
 // postEmergency answers POST /ManageEmergency/postEmergency:
 // {"message": "<uid>"}.
-func (a *API) postEmergency(w http.ResponseWriter, r *http.Request) {
+func (a *API) postEmergency(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
 		EmergencyType *string `json:"emergencyType"`
 		Latitude      any     `json:"latitude"`
@@ -60,62 +60,53 @@ func (a *API) postEmergency(w http.ResponseWriter, r *http.Request) {
 		Groups        any     `json:"groups"`
 	}
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &b); err != nil {
-		httpapi.Fail(w, r, err, emergencyAddError)
-		return
+		return err
 	}
 	in := objects.EmergencyInput{Type: str(b.EmergencyType), Name: strings.TrimSpace(str(b.Name)), Remarks: str(b.Remarks)}
 	if err := checkText("emergencyType", in.Type, true, 100); err != nil {
-		httpapi.Fail(w, r, err, emergencyAddError)
-		return
+		return err
 	}
 	if _, _, ok := objects.EmergencyType(in.Type); !ok {
-		httpapi.Fail(w, r, httpapi.BadRequest("emergencyType", "must be %s, not %q", objects.EmergencyTypeWords, httpapi.ClipValue(in.Type)), emergencyAddError)
-		return
+		return httpapi.BadRequest("emergencyType", "must be %s, not %q", objects.EmergencyTypeWords, httpapi.ClipValue(in.Type))
 	}
 	if err := checkText("name", in.Name, false, maxNameLen); err != nil {
-		httpapi.Fail(w, r, err, emergencyAddError)
-		return
+		return err
 	}
 	if err := checkNote("remarks", in.Remarks, maxRemarksLen); err != nil {
-		httpapi.Fail(w, r, err, emergencyAddError)
-		return
+		return err
 	}
 	at := where{address: strings.TrimSpace(str(b.Address)), lat: b.Latitude, lon: b.Longitude}
 	if err := at.check(); err != nil {
-		httpapi.Fail(w, r, err, emergencyAddError)
-		return
+		return err
 	}
 	p, err := a.resolve(r.Context(), at)
 	if err != nil {
-		httpapi.Fail(w, r, err, emergencyAddError)
-		return
+		return httpapi.Internal(err, emergencyAddError)
 	}
 	in.Point = p
 	if in.Groups, err = a.shareWith(r, "groups", b.Groups); err != nil {
-		httpapi.Fail(w, r, err, emergencyAddError)
-		return
+		return httpapi.Internal(err, emergencyAddError)
 	}
 	in.Owner = owner(r)
 	uid, err := a.opts.Objects.PostEmergency(r.Context(), in)
 	if err != nil {
-		httpapi.Fail(w, r, objectsFault(err, "emergencyType"), emergencyAddError)
-		return
+		return httpapi.Internal(objectsFault(err, "emergencyType"), emergencyAddError)
 	}
 	httpapi.WriteMessage(w, http.StatusOK, uid)
+	return nil
 }
 
 // deleteEmergency answers DELETE /ManageEmergency/deleteEmergency with body
 // {"uid"} (or ?uid=): the cancellation goes to every client;
 // {"message": "<uid>"}.
-func (a *API) deleteEmergency(w http.ResponseWriter, r *http.Request) {
+func (a *API) deleteEmergency(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
 		UID *string `json:"uid"`
 	}
 	uid := r.URL.Query().Get("uid")
 	if r.ContentLength != 0 {
 		if err := httpapi.DecodeJSON(r, maxJSONBody, &b); err != nil {
-			httpapi.Fail(w, r, err, emergencyCancelError)
-			return
+			return err
 		}
 		if b.UID != nil {
 			uid = *b.UID
@@ -123,12 +114,11 @@ func (a *API) deleteEmergency(w http.ResponseWriter, r *http.Request) {
 	}
 	uid = strings.TrimSpace(uid)
 	if err := checkText("uid", uid, true, maxNameLen); err != nil {
-		httpapi.Fail(w, r, err, emergencyCancelError)
-		return
+		return err
 	}
 	if err := a.opts.Objects.CancelEmergency(r.Context(), uid, caller(r)); err != nil {
-		httpapi.Fail(w, r, objectsFault(err, "uid"), emergencyCancelError)
-		return
+		return httpapi.Internal(objectsFault(err, "uid"), emergencyCancelError)
 	}
 	httpapi.WriteMessage(w, http.StatusOK, uid)
+	return nil
 }

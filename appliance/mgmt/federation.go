@@ -23,7 +23,7 @@ const federatesError = "the federates could not be changed"
 
 // federation answers GET /api/federation: each federate's link state and
 // counters, as Options.Federation gives them (nil: federation is off).
-func (a *API) federation(w http.ResponseWriter, r *http.Request) {
+func (a *API) federation(w http.ResponseWriter, r *http.Request) error {
 	feds := a.opts.Federation()
 	out := struct {
 		Enabled bool `json:"enabled"`
@@ -38,6 +38,7 @@ func (a *API) federation(w http.ResponseWriter, r *http.Request) {
 		out.Federates = []struct{}{}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // federateJSON is a managed federate as answered: its CA certificates by
@@ -73,7 +74,7 @@ func federateView(f store.Federate) federateJSON {
 // addFederate answers POST /api/federation/federates: a new managed
 // federate (400 a bad field, 409 the name is taken), picked up at once by
 // the running federation.
-func (a *API) addFederate(w http.ResponseWriter, r *http.Request) {
+func (a *API) addFederate(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Name    string `json:"name"`
 		Address string `json:"address"`
@@ -85,13 +86,11 @@ func (a *API) addFederate(w http.ResponseWriter, r *http.Request) {
 		backoffJSON
 	}
 	if err := httpapi.DecodeJSON(r, maxFederateBody, &body); err != nil {
-		httpapi.Fail(w, r, err, federatesError)
-		return
+		return err
 	}
 	lo, hi, err := body.backoffJSON.durations()
 	if err != nil {
-		httpapi.Fail(w, r, err, federatesError)
-		return
+		return err
 	}
 	f := store.Federate{Name: body.Name, Address: body.Address, CAPEM: body.CA, Enabled: body.Enabled == nil || *body.Enabled, Pin: body.Pin,
 		Protocol: body.Protocol}
@@ -102,43 +101,40 @@ func (a *API) addFederate(w http.ResponseWriter, r *http.Request) {
 		f.BackoffMax = *hi
 	}
 	if err := a.opts.Federates.Add(r.Context(), f); err != nil {
-		httpapi.Fail(w, r, err, federatesError)
-		return
+		return httpapi.Internal(err, federatesError)
 	}
 	a.federatesChanged()
-	a.answerFederate(w, r, f.Name, http.StatusCreated)
+	return a.answerFederate(w, r, f.Name, http.StatusCreated)
 }
 
 // trustFederate answers PUT /api/federation/federates/{name}/trust: the CA
 // certificates the federate's certificate must chain to (400 not PEM CA
 // certificates, 404 no such federate); its link starts again with them.
-func (a *API) trustFederate(w http.ResponseWriter, r *http.Request) {
+func (a *API) trustFederate(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		CA string `json:"ca"`
 	}
 	if err := httpapi.DecodeJSON(r, maxFederateBody, &body); err != nil {
-		httpapi.Fail(w, r, err, federatesError)
-		return
+		return err
 	}
 	name := r.PathValue("name")
 	if err := a.opts.Federates.Trust(r.Context(), name, body.CA); err != nil {
-		httpapi.Fail(w, r, err, federatesError)
-		return
+		return httpapi.Internal(err, federatesError)
 	}
 	a.federatesChanged()
-	a.answerFederate(w, r, name, http.StatusOK)
+	return a.answerFederate(w, r, name, http.StatusOK)
 }
 
 // removeFederate answers DELETE /api/federation/federates/{name} (404 no
 // such federate): its link ends, its CA is no longer trusted.
-func (a *API) removeFederate(w http.ResponseWriter, r *http.Request) {
+func (a *API) removeFederate(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	if err := a.opts.Federates.Delete(r.Context(), name); err != nil {
-		httpapi.Fail(w, r, err, federatesError)
-		return
+		return httpapi.Internal(err, federatesError)
 	}
 	a.federatesChanged()
 	httpapi.WriteMessage(w, http.StatusOK, "federate removed")
+	return nil
 }
 
 func (a *API) federatesChanged() {
@@ -148,17 +144,16 @@ func (a *API) federatesChanged() {
 }
 
 // answerFederate answers the stored federate name.
-func (a *API) answerFederate(w http.ResponseWriter, r *http.Request, name string, status int) {
+func (a *API) answerFederate(w http.ResponseWriter, r *http.Request, name string, status int) error {
 	list, err := a.opts.Federates.List(r.Context())
 	if err != nil {
-		httpapi.Fail(w, r, err, federatesError)
-		return
+		return httpapi.Internal(err, federatesError)
 	}
 	for _, f := range list {
 		if f.Name == name {
 			httpapi.WriteJSON(w, status, federateView(f))
-			return
+			return nil
 		}
 	}
-	httpapi.WriteMessage(w, http.StatusNotFound, "no federate named "+name) // removed meanwhile
+	return notFound("no federate named " + name) // removed meanwhile
 }

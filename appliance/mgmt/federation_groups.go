@@ -55,42 +55,38 @@ func pairsOf(js []groupPairJSON) []store.GroupPair {
 }
 
 // federateGroups answers GET /api/federation/federates/{name}/groups.
-func (a *API) federateGroups(w http.ResponseWriter, r *http.Request) {
+func (a *API) federateGroups(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	if err := store.CheckFederateRef(name); err != nil {
-		httpapi.Fail(w, r, err, federateGroupsError)
-		return
+		return err
 	}
-	a.answerFederateGroups(w, r, name)
+	return a.answerFederateGroups(w, r, name)
 }
 
 // setFederateGroups answers PUT /api/federation/federates/{name}/groups: the
 // mapping replaced (400 a bad name or a local group that does not exist,
 // 413 a body over 64 KiB), picked up at once by the running federation.
-func (a *API) setFederateGroups(w http.ResponseWriter, r *http.Request) {
+func (a *API) setFederateGroups(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Outbound []groupPairJSON `json:"outbound"`
 		Inbound  []groupPairJSON `json:"inbound"`
 	}
 	if err := httpapi.DecodeJSON(r, maxGroupsBody, &body); err != nil {
-		httpapi.Fail(w, r, err, federateGroupsError)
-		return
+		return err
 	}
 	name := r.PathValue("name")
 	m := store.GroupMapping{Outbound: pairsOf(body.Outbound), Inbound: pairsOf(body.Inbound)}
 	if err := a.opts.Federates.SetGroups(r.Context(), name, m); err != nil {
-		httpapi.Fail(w, r, err, federateGroupsError)
-		return
+		return httpapi.Internal(err, federateGroupsError)
 	}
 	a.federatesChanged()
-	a.answerFederateGroups(w, r, name)
+	return a.answerFederateGroups(w, r, name)
 }
 
-func (a *API) answerFederateGroups(w http.ResponseWriter, r *http.Request, name string) {
+func (a *API) answerFederateGroups(w http.ResponseWriter, r *http.Request, name string) error {
 	m, err := a.opts.Federates.Groups(r.Context(), name)
 	if err != nil {
-		httpapi.Fail(w, r, err, federateGroupsError)
-		return
+		return httpapi.Internal(err, federateGroupsError)
 	}
 	out := federateGroupsJSON{Federate: name, Outbound: pairsJSON(m.Outbound), Inbound: pairsJSON(m.Inbound), Announced: []string{}}
 	if a.opts.FederateAnnounced != nil {
@@ -99,4 +95,5 @@ func (a *API) answerFederateGroups(w http.ResponseWriter, r *http.Request, name 
 		}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }

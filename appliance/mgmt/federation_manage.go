@@ -81,7 +81,7 @@ func durationText(d time.Duration) string {
 
 // patchFederate answers PATCH /api/federation/federates/{name} (400 a bad
 // field or nothing to change, 404 no such federate, 413 too large).
-func (a *API) patchFederate(w http.ResponseWriter, r *http.Request) {
+func (a *API) patchFederate(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Enabled  *bool   `json:"enabled"`
 		Address  *string `json:"address"`
@@ -90,35 +90,30 @@ func (a *API) patchFederate(w http.ResponseWriter, r *http.Request) {
 		backoffJSON
 	}
 	if err := httpapi.DecodeJSON(r, maxFederateBody, &body); err != nil {
-		httpapi.Fail(w, r, err, federatesError)
-		return
+		return err
 	}
 	lo, hi, err := body.backoffJSON.durations()
 	if err != nil {
-		httpapi.Fail(w, r, err, federatesError)
-		return
+		return err
 	}
 	p := store.FederatePatch{Enabled: body.Enabled, Address: body.Address, Pin: body.Pin, BackoffMin: lo, BackoffMax: hi, Protocol: body.Protocol}
 	if p == (store.FederatePatch{}) {
-		httpapi.Fail(w, r, httpapi.BadRequest("", "nothing to change: give enabled, address, pin, backoffMin, backoffMax or protocol"), federatesError)
-		return
+		return httpapi.BadRequest("", "nothing to change: give enabled, address, pin, backoffMin, backoffMax or protocol")
 	}
 	name := r.PathValue("name")
 	if _, err := a.opts.Federates.Update(r.Context(), name, p); err != nil {
-		httpapi.Fail(w, r, err, federatesError)
-		return
+		return httpapi.Internal(err, federatesError)
 	}
 	a.federatesChanged()
-	a.answerFederate(w, r, name, http.StatusOK)
+	return a.answerFederate(w, r, name, http.StatusOK)
 }
 
 // listFederates answers GET /api/federation/federates: the managed
 // federates as stored (their CAs by subject, never the PEM).
-func (a *API) listFederates(w http.ResponseWriter, r *http.Request) {
+func (a *API) listFederates(w http.ResponseWriter, r *http.Request) error {
 	list, err := a.opts.Federates.List(r.Context())
 	if err != nil {
-		httpapi.Fail(w, r, err, federatesError)
-		return
+		return httpapi.Internal(err, federatesError)
 	}
 	out := make([]federateJSON, 0, len(list))
 	for _, f := range list {
@@ -127,4 +122,5 @@ func (a *API) listFederates(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, struct {
 		Federates []federateJSON `json:"federates"`
 	}{out})
+	return nil
 }

@@ -54,33 +54,31 @@ type geoBody struct {
 
 // postGeoObject answers POST /ManageGeoObject/postGeoObject:
 // {"message": "<uid>"}.
-func (a *API) postGeoObject(w http.ResponseWriter, r *http.Request) {
+func (a *API) postGeoObject(w http.ResponseWriter, r *http.Request) error {
 	in, err := a.readGeo(r, false)
 	if err != nil {
-		httpapi.Fail(w, r, err, geoAddError)
-		return
+		return httpapi.Internal(err, geoAddError)
 	}
 	uid, err := a.opts.Objects.PostGeo(r.Context(), in)
 	if err != nil {
-		httpapi.Fail(w, r, objectsFault(err, "geoObject"), geoAddError)
-		return
+		return httpapi.Internal(objectsFault(err, "geoObject"), geoAddError)
 	}
 	httpapi.WriteMessage(w, http.StatusOK, uid)
+	return nil
 }
 
 // putGeoObject answers PUT /ManageGeoObject/putGeoObject: the object uid
 // takes the body's values (clients move the one marker).
-func (a *API) putGeoObject(w http.ResponseWriter, r *http.Request) {
+func (a *API) putGeoObject(w http.ResponseWriter, r *http.Request) error {
 	in, err := a.readGeo(r, true)
 	if err != nil {
-		httpapi.Fail(w, r, err, geoAddError)
-		return
+		return httpapi.Internal(err, geoAddError)
 	}
 	if err := a.opts.Objects.PutGeo(r.Context(), in, caller(r)); err != nil {
-		httpapi.Fail(w, r, objectsFault(err, "uid"), geoAddError)
-		return
+		return httpapi.Internal(objectsFault(err, "uid"), geoAddError)
 	}
 	httpapi.WriteMessage(w, http.StatusOK, in.UID)
+	return nil
 }
 
 // readGeo reads and checks a geo object body. Every field is checked before
@@ -208,24 +206,21 @@ type geoItem struct {
 // getGeoObject answers GET /ManageGeoObject/getGeoObject?latitude&longitude
 // [&radius][&attitude]: the objects within radius metres (geodesic),
 // nearest first.
-func (a *API) getGeoObject(w http.ResponseWriter, r *http.Request) {
+func (a *API) getGeoObject(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	center, err := checkLatLon(queryValue(q.Get("latitude")), queryValue(q.Get("longitude")), "required")
 	if err != nil {
-		httpapi.Fail(w, r, err, geoGetError)
-		return
+		return err
 	}
 	radius, err := numberIn("radius", queryValue(q.Get("radius")), 0, math.MaxFloat64, defaultRadius, "a distance in metres, 0 or more")
 	if err != nil {
-		httpapi.Fail(w, r, err, geoGetError)
-		return
+		return err
 	}
 	var letter byte
 	if att := strings.TrimSpace(q.Get("attitude")); att != "" && att != "*" {
 		l, ok := objects.AttitudeLetter(att)
 		if !ok {
-			httpapi.Fail(w, r, httpapi.BadRequest("attitude", "must be * or %s, not %q", objects.AttitudeWords, httpapi.ClipValue(att)), geoGetError)
-			return
+			return httpapi.BadRequest("attitude", "must be * or %s, not %q", objects.AttitudeWords, httpapi.ClipValue(att))
 		}
 		letter = l
 	}
@@ -234,8 +229,7 @@ func (a *API) getGeoObject(w http.ResponseWriter, r *http.Request) {
 		err = httpapi.BadRequest("radius", "%s; ask for a smaller radius", err.Error())
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err, geoGetError)
-		return
+		return httpapi.Internal(err, geoGetError)
 	}
 	out := make([]geoItem, len(found))
 	for i, f := range found {
@@ -243,6 +237,7 @@ func (a *API) getGeoObject(w http.ResponseWriter, r *http.Request) {
 			Type: f.Type, Attitude: f.Attitude}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // queryValue makes an absent query parameter absent (nil) for asNumber.
@@ -259,19 +254,20 @@ func round(v, scale float64) float64 { return math.Round(v*scale) / scale }
 // getRepeatedMessages answers GET /ManageGeoObject/GetRepeatedMessages:
 // {"messages": {"<uid>": "<CoT XML>"}}, every geo object kept for replay
 // (posted with repeat, or persistent), written as the objects are read.
-func (a *API) getRepeatedMessages(w http.ResponseWriter, r *http.Request) {
+func (a *API) getRepeatedMessages(w http.ResponseWriter, r *http.Request) error {
 	l := httpapi.NewListing(w, r, "application/json", `{"messages":{`, "}}\n")
 	err := a.opts.Objects.EachRepeated(r.Context(), access.From(r).Reads(), func(uid, xml string) error {
 		return l.Entry(uid, xml)
 	})
 	l.Finish(err, geoGetError)
+	return nil
 }
 
 // deleteRepeatedMessage answers DELETE
 // /ManageGeoObject/DeleteRepeatedMessage?ids=a,b: every uid must be kept
 // (404 naming those that are not, nothing changed); each stops repeating
 // and clients are told to remove it.
-func (a *API) deleteRepeatedMessage(w http.ResponseWriter, r *http.Request) {
+func (a *API) deleteRepeatedMessage(w http.ResponseWriter, r *http.Request) error {
 	var ids []string
 	for _, v := range r.URL.Query()["ids"] {
 		for _, id := range strings.Split(v, ",") {
@@ -281,22 +277,19 @@ func (a *API) deleteRepeatedMessage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(ids) == 0 {
-		httpapi.Fail(w, r, httpapi.BadRequest("ids", "required: comma-separated uids of repeated messages"), geoAddError)
-		return
+		return httpapi.BadRequest("ids", "required: comma-separated uids of repeated messages")
 	}
 	if len(ids) > maxRepeatedIDs {
-		httpapi.Fail(w, r, httpapi.BadRequest("ids", "at most %d uids at once", maxRepeatedIDs), geoAddError)
-		return
+		return httpapi.BadRequest("ids", "at most %d uids at once", maxRepeatedIDs)
 	}
 	for _, id := range ids {
 		if err := checkText("ids", id, true, maxNameLen); err != nil {
-			httpapi.Fail(w, r, err, geoAddError)
-			return
+			return err
 		}
 	}
 	if err := a.opts.Objects.DeleteRepeated(r.Context(), ids, caller(r)); err != nil {
-		httpapi.Fail(w, r, objectsFault(err, "ids"), geoAddError)
-		return
+		return httpapi.Internal(objectsFault(err, "ids"), geoAddError)
 	}
 	httpapi.WriteMessage(w, http.StatusOK, "operation successful")
+	return nil
 }

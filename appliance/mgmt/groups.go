@@ -55,7 +55,7 @@ func membershipsView(ms []store.Membership) []membershipJSON {
 
 // whoami answers GET /api/whoami: what the console needs to show the caller
 // only what its role allows.
-func (a *API) whoami(w http.ResponseWriter, r *http.Request) {
+func (a *API) whoami(w http.ResponseWriter, r *http.Request) error {
 	p := access.From(r)
 	out := struct {
 		Kind   string           `json:"kind"`
@@ -71,29 +71,27 @@ func (a *API) whoami(w http.ResponseWriter, r *http.Request) {
 	if p.Kind == access.SystemUser {
 		u, err := a.opts.Users.Get(r.Context(), p.UID)
 		if err != nil {
-			httpapi.Fail(w, r, err, usersError)
-			return
+			return httpapi.Internal(err, usersError)
 		}
 		out.Groups = membershipsView(u.Groups)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // listGroups answers GET /api/groups.
-func (a *API) listGroups(w http.ResponseWriter, r *http.Request) {
+func (a *API) listGroups(w http.ResponseWriter, r *http.Request) error {
 	p := access.From(r)
 	groups, err := a.opts.Users.Groups(r.Context())
 	if err != nil {
-		httpapi.Fail(w, r, err, groupsError)
-		return
+		return httpapi.Internal(err, groupsError)
 	}
 	members := map[string][]string{}
 	mine := map[string]bool{}
 	if p.Admin() {
 		list, err := a.opts.Users.List(r.Context())
 		if err != nil {
-			httpapi.Fail(w, r, err, groupsError)
-			return
+			return httpapi.Internal(err, groupsError)
 		}
 		for _, u := range list {
 			for _, m := range u.Groups {
@@ -103,8 +101,7 @@ func (a *API) listGroups(w http.ResponseWriter, r *http.Request) {
 	} else if p.Kind == access.SystemUser {
 		u, err := a.opts.Users.Get(r.Context(), p.UID)
 		if err != nil {
-			httpapi.Fail(w, r, err, groupsError)
-			return
+			return httpapi.Internal(err, groupsError)
 		}
 		for _, m := range u.Groups {
 			mine[m.Group] = true
@@ -124,78 +121,72 @@ func (a *API) listGroups(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, struct {
 		Groups []groupJSON `json:"groups"`
 	}{out})
+	return nil
 }
 
 // postGroup answers POST /api/groups.
-func (a *API) postGroup(w http.ResponseWriter, r *http.Request) {
+func (a *API) postGroup(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Name        *string `json:"name"`
 		Description *string `json:"description"`
 	}
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
-		httpapi.Fail(w, r, err, groupsError)
-		return
+		return err
 	}
 	if body.Name == nil {
-		httpapi.Fail(w, r, httpapi.BadRequest("name", "required"), groupsError)
-		return
+		return httpapi.BadRequest("name", "required")
 	}
 	g, err := a.opts.Users.CreateGroup(r.Context(), *body.Name, str(body.Description))
 	if err != nil {
-		httpapi.Fail(w, r, httpapi.InField("name", err), groupsError)
-		return
+		return httpapi.Internal(httpapi.InField("name", err), groupsError)
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, groupJSON{Name: g.Name, Bitpos: g.Bit, Description: g.Description,
 		Created: httpapi.FormatTime(g.Created)})
+	return nil
 }
 
 // deleteGroup answers DELETE /api/groups/{name}.
-func (a *API) deleteGroup(w http.ResponseWriter, r *http.Request) {
+func (a *API) deleteGroup(w http.ResponseWriter, r *http.Request) error {
 	if err := a.opts.Users.DeleteGroup(r.Context(), r.PathValue("name")); err != nil {
-		httpapi.Fail(w, r, httpapi.InField("name", err), groupsError)
-		return
+		return httpapi.Internal(httpapi.InField("name", err), groupsError)
 	}
 	httpapi.WriteMessage(w, http.StatusOK, "group deleted")
+	return nil
 }
 
 // putRole answers PUT /api/users/{uid}/role.
-func (a *API) putRole(w http.ResponseWriter, r *http.Request) {
+func (a *API) putRole(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Role *string `json:"role"`
 	}
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return err
 	}
 	if body.Role == nil {
-		httpapi.Fail(w, r, httpapi.BadRequest("role", "required: admin or user"), usersError)
-		return
+		return httpapi.BadRequest("role", "required: admin or user")
 	}
 	u, err := a.opts.Users.SetRole(r.Context(), r.PathValue("uid"), strings.ToLower(*body.Role))
 	if err != nil {
-		httpapi.Fail(w, r, httpapi.InField("role", err), usersError)
-		return
+		return httpapi.Internal(httpapi.InField("role", err), usersError)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, a.userView(u))
+	return nil
 }
 
 // putGroups answers PUT /api/users/{uid}/groups: the user's memberships
 // become those given.
-func (a *API) putGroups(w http.ResponseWriter, r *http.Request) {
+func (a *API) putGroups(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Groups []json.RawMessage `json:"groups"`
 	}
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return err
 	}
 	if body.Groups == nil {
-		httpapi.Fail(w, r, httpapi.BadRequest("groups", "required: a list of {name, direction}"), usersError)
-		return
+		return httpapi.BadRequest("groups", "required: a list of {name, direction}")
 	}
 	if len(body.Groups) > store.MaxGroups {
-		httpapi.Fail(w, r, httpapi.BadRequest("groups", "at most %d", store.MaxGroups), usersError)
-		return
+		return httpapi.BadRequest("groups", "at most %d", store.MaxGroups)
 	}
 	ms := make([]store.Membership, 0, len(body.Groups))
 	for i, raw := range body.Groups {
@@ -205,24 +196,21 @@ func (a *API) putGroups(w http.ResponseWriter, r *http.Request) {
 			Direction *string `json:"direction"`
 		}
 		if err := httpapi.DecodeValue(raw, &it, field); err != nil {
-			httpapi.Fail(w, r, err, usersError)
-			return
+			return err
 		}
 		if it.Name == nil {
-			httpapi.Fail(w, r, httpapi.BadRequest(field+".name", "required"), usersError)
-			return
+			return httpapi.BadRequest(field+".name", "required")
 		}
 		m := store.Membership{Group: *it.Name}
 		if !m.SetDirection(str(it.Direction)) {
-			httpapi.Fail(w, r, httpapi.BadRequest(field+".direction", "must be IN, OUT or BOTH, not %q", httpapi.ClipValue(str(it.Direction))), usersError)
-			return
+			return httpapi.BadRequest(field+".direction", "must be IN, OUT or BOTH, not %q", httpapi.ClipValue(str(it.Direction)))
 		}
 		ms = append(ms, m)
 	}
 	u, err := a.opts.Users.SetGroups(r.Context(), r.PathValue("uid"), ms)
 	if err != nil {
-		httpapi.Fail(w, r, httpapi.InField("groups", err), usersError)
-		return
+		return httpapi.Internal(httpapi.InField("groups", err), usersError)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, a.userView(u))
+	return nil
 }

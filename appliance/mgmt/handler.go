@@ -14,7 +14,6 @@ import (
 	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/objects"
-	"outpost/appliance/store"
 	"outpost/appliance/users"
 )
 
@@ -36,12 +35,12 @@ const (
 // Options configure the management API.
 type Options struct {
 	Broker *broker.Broker
-	// What the API reads and changes (store areas); nil Accounts: only the
-	// public routes work.
-	Accounts *store.Accounts // tokens, audit
-	Files    *store.Files    // data packages, certificate packages, the basemap
-	Missions *store.Missions // the console's missions page
-	Events   *store.Events   // the console's map
+	// What the API reads and changes of the store, area by area (the
+	// interfaces of stores.go); nil Accounts: only the public routes work.
+	Accounts AccountStore  // logins, audit, users by uid or name
+	Files    PackageStore  // data packages, certificate packages, the basemap
+	Missions MissionReader // the console's missions page
+	Events   History       // the console's map
 	// Users creates, changes and deletes system users and groups.
 	Users *users.Service
 	// Directory resolves bearer tokens to principals (access.md); Guard
@@ -80,7 +79,7 @@ type Options struct {
 	// Federates is the store of the federates managed at run time, and
 	// FederatesChanged what the server does after a change to it (the
 	// running federation picks it up). Served with Federation.
-	Federates        *store.Federates
+	Federates        FederateStore
 	FederatesChanged func()
 	// FederationStatus returns this server's federation identity and its
 	// listener's state for GET /api/federation (federation_manage.go).
@@ -155,22 +154,23 @@ func New(opts Options) *API {
 	rt := a.routes
 	// The rule of every route: docs/access.md "Route matrix".
 	// api.md §4.1: the only route without authentication.
-	rt.HandleFunc("GET /Alive", access.Public, func(w http.ResponseWriter, r *http.Request) {
+	rt.Handle("GET /Alive", access.Public, func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("API is running"))
+		return nil
 	})
 	// api.md §5.4: an IP allow-list instead of a token (or an
 	// administrator's token).
-	rt.HandleFunc("GET /Clients", access.AllowList, a.clients)
+	rt.Handle("GET /Clients", access.AllowList, a.clients)
 	// api.md §5.7: the credential is the body's user name and password.
-	rt.HandleFunc("POST /api/login", access.Public, a.login)
+	rt.Handle("POST /api/login", access.Public, a.login)
 	if opts.Metrics != nil {
-		rt.HandleFunc("GET /metrics", access.AllowList, a.metrics)
+		rt.Handle("GET /metrics", access.AllowList, a.metrics)
 	}
 	if opts.Channel != nil {
 		// api.md §5.9: the channel's own key, in band.
-		rt.HandleFunc("GET /socket.io/", access.Public, opts.Channel.ServeHTTP)
-		rt.HandleFunc("POST /socket.io/", access.Public, opts.Channel.ServeHTTP) // long polling
+		rt.Handle("GET /socket.io/", access.Public, httpapi.Serve(opts.Channel))
+		rt.Handle("POST /socket.io/", access.Public, httpapi.Serve(opts.Channel)) // long polling
 		if a.channel, _ = opts.Channel.(*Channel); a.channel != nil {
 			a.channel.attach(a) // system users, emergencies
 		}
@@ -179,72 +179,72 @@ func New(opts Options) *API {
 		// The console's page and files: no data; the console authenticates
 		// in the browser with a bearer token (console.go).
 		a.console = a.loadConsole(opts.Console)
-		rt.HandleFunc("GET /{$}", access.Public, a.consoleIndex)
-		rt.HandleFunc("GET /assets/", access.Public, a.consoleAsset)
+		rt.Handle("GET /{$}", access.Public, a.consoleIndex)
+		rt.Handle("GET /assets/", access.Public, a.consoleAsset)
 	}
 	// Basemap tiles and the ATAK map source: TAK clients fetch them without
 	// a token (tiles.go).
 	a.basemap = &basemap{path: opts.BasemapPath, dir: opts.BasemapDir, files: opts.Files, space: opts.Space, log: opts.Logger}
-	rt.HandleFunc("GET /tiles/", access.Public, a.tiles)
+	rt.Handle("GET /tiles/", access.Public, a.tiles)
 	// The console's live map and server state (mapview.go, serverinfo.go).
-	rt.HandleFunc("GET /api/whoami", access.Any, a.whoami)
-	rt.HandleFunc("GET /api/map", access.Any, a.mapView)
-	rt.HandleFunc("GET /api/map/event", access.Any, a.mapEventByUID)
-	rt.HandleFunc("GET /api/server", access.Admin, a.serverInfo)
-	rt.HandleFunc("GET /api/logs", access.Admin, a.serverLogs)
+	rt.Handle("GET /api/whoami", access.Any, a.whoami)
+	rt.Handle("GET /api/map", access.Any, a.mapView)
+	rt.Handle("GET /api/map/event", access.Any, a.mapEventByUID)
+	rt.Handle("GET /api/server", access.Admin, a.serverInfo)
+	rt.Handle("GET /api/logs", access.Admin, a.serverLogs)
 	if opts.Federation != nil {
-		rt.HandleFunc("GET /api/federation", access.Admin, a.federation) // federation.go
+		rt.Handle("GET /api/federation", access.Admin, a.federation) // federation.go
 		if opts.Federates != nil {
-			rt.HandleFunc("POST /api/federation/federates", access.Admin, a.addFederate)
-			rt.HandleFunc("PUT /api/federation/federates/{name}/trust", access.Admin, a.trustFederate)
-			rt.HandleFunc("DELETE /api/federation/federates/{name}", access.Admin, a.removeFederate)
-			rt.HandleFunc("PATCH /api/federation/federates/{name}", access.Admin, a.patchFederate) // federation_manage.go
-			rt.HandleFunc("GET /api/federation/federates", access.Admin, a.listFederates)
-			rt.HandleFunc("GET /api/federation/federates/{name}/groups", access.Admin, a.federateGroups) // federation_groups.go
-			rt.HandleFunc("PUT /api/federation/federates/{name}/groups", access.Admin, a.setFederateGroups)
+			rt.Handle("POST /api/federation/federates", access.Admin, a.addFederate)
+			rt.Handle("PUT /api/federation/federates/{name}/trust", access.Admin, a.trustFederate)
+			rt.Handle("DELETE /api/federation/federates/{name}", access.Admin, a.removeFederate)
+			rt.Handle("PATCH /api/federation/federates/{name}", access.Admin, a.patchFederate) // federation_manage.go
+			rt.Handle("GET /api/federation/federates", access.Admin, a.listFederates)
+			rt.Handle("GET /api/federation/federates/{name}/groups", access.Admin, a.federateGroups) // federation_groups.go
+			rt.Handle("PUT /api/federation/federates/{name}/groups", access.Admin, a.setFederateGroups)
 		}
 	}
 
-	rt.HandleFunc("GET /api/users", access.Admin, a.getAllUsers)
-	rt.HandleFunc("GET /ManageSystemUser/getAll", access.Admin, a.getAllUsers)
-	rt.HandleFunc("GET /ManageSystemUser/getSystemUser", access.Self, a.getSystemUser)
-	rt.HandleFunc("POST /ManageSystemUser/postSystemUser", access.Admin, a.postSystemUser)
-	rt.HandleFunc("PUT /ManageSystemUser/putSystemUser", access.Self, a.putSystemUser)
-	rt.HandleFunc("DELETE /ManageSystemUser/deleteSystemUser", access.Admin, a.deleteSystemUser)
-	rt.HandleFunc("GET /ManageSystemUser/certificatePackage", access.Self, a.certificatePackage)
+	rt.Handle("GET /api/users", access.Admin, a.getAllUsers)
+	rt.Handle("GET /ManageSystemUser/getAll", access.Admin, a.getAllUsers)
+	rt.Handle("GET /ManageSystemUser/getSystemUser", access.Self, a.getSystemUser)
+	rt.Handle("POST /ManageSystemUser/postSystemUser", access.Admin, a.postSystemUser)
+	rt.Handle("PUT /ManageSystemUser/putSystemUser", access.Self, a.putSystemUser)
+	rt.Handle("DELETE /ManageSystemUser/deleteSystemUser", access.Admin, a.deleteSystemUser)
+	rt.Handle("GET /ManageSystemUser/certificatePackage", access.Self, a.certificatePackage)
 	// A package offered to a device: the random ticket of the link is the
 	// credential (certsend.go).
-	rt.HandleFunc("GET /api/certpackage/{ticket}", access.Public, a.certPackageLink)
+	rt.Handle("GET /api/certpackage/{ticket}", access.Public, a.certPackageLink)
 	// Roles and groups (groups.go).
-	rt.HandleFunc("PUT /api/users/{uid}/role", access.Admin, a.putRole)
-	rt.HandleFunc("PUT /api/users/{uid}/groups", access.Admin, a.putGroups)
+	rt.Handle("PUT /api/users/{uid}/role", access.Admin, a.putRole)
+	rt.Handle("PUT /api/users/{uid}/groups", access.Admin, a.putGroups)
 	// Enrollment invitations (invitations.go).
-	rt.HandleFunc("POST /api/users/{uid}/invitations", access.Admin, a.postInvitation)
-	rt.HandleFunc("GET /api/invitations", access.Admin, a.listInvitations)
-	rt.HandleFunc("DELETE /api/invitations/{id}", access.Admin, a.deleteInvitation)
-	rt.HandleFunc("GET /api/groups", access.Any, a.listGroups)
-	rt.HandleFunc("POST /api/groups", access.Admin, a.postGroup)
-	rt.HandleFunc("DELETE /api/groups/{name}", access.Admin, a.deleteGroup)
+	rt.Handle("POST /api/users/{uid}/invitations", access.Admin, a.postInvitation)
+	rt.Handle("GET /api/invitations", access.Admin, a.listInvitations)
+	rt.Handle("DELETE /api/invitations/{id}", access.Admin, a.deleteInvitation)
+	rt.Handle("GET /api/groups", access.Any, a.listGroups)
+	rt.Handle("POST /api/groups", access.Admin, a.postGroup)
+	rt.Handle("DELETE /api/groups/{name}", access.Admin, a.deleteGroup)
 
-	rt.HandleFunc("GET /DataPackageTable", access.Any, a.listPackages)
-	rt.HandleFunc("POST /DataPackageTable", access.Any, a.uploadPackage)
-	rt.HandleFunc("PUT /DataPackageTable", access.Any, a.updatePackages)
-	rt.HandleFunc("DELETE /DataPackageTable", access.Any, a.deletePackages)
-	rt.HandleFunc("GET /DataPackageTable/{hash}", access.Any, a.downloadPackage)
+	rt.Handle("GET /DataPackageTable", access.Any, a.listPackages)
+	rt.Handle("POST /DataPackageTable", access.Any, a.uploadPackage)
+	rt.Handle("PUT /DataPackageTable", access.Any, a.updatePackages)
+	rt.Handle("DELETE /DataPackageTable", access.Any, a.deletePackages)
+	rt.Handle("GET /DataPackageTable/{hash}", access.Any, a.downloadPackage)
 
 	// The console's Missions page (missions.go): read only.
-	rt.HandleFunc("GET /api/missions", access.Any, a.listMissions)
-	rt.HandleFunc("GET /api/missions/{name}", access.Any, a.getMission)
+	rt.Handle("GET /api/missions", access.Any, a.listMissions)
+	rt.Handle("GET /api/missions/{name}", access.Any, a.getMission)
 
 	if opts.Objects != nil {
-		rt.HandleFunc("POST /ManageGeoObject/postGeoObject", access.Any, a.postGeoObject)
-		rt.HandleFunc("PUT /ManageGeoObject/putGeoObject", access.Any, a.putGeoObject)
-		rt.HandleFunc("GET /ManageGeoObject/getGeoObject", access.Any, a.getGeoObject)
-		rt.HandleFunc("GET /ManageGeoObject/GetRepeatedMessages", access.Any, a.getRepeatedMessages)
-		rt.HandleFunc("DELETE /ManageGeoObject/DeleteRepeatedMessage", access.Any, a.deleteRepeatedMessage)
-		rt.HandleFunc("GET /ManageEmergency/getEmergency", access.Any, a.getEmergency)
-		rt.HandleFunc("POST /ManageEmergency/postEmergency", access.Any, a.postEmergency)
-		rt.HandleFunc("DELETE /ManageEmergency/deleteEmergency", access.Any, a.deleteEmergency)
+		rt.Handle("POST /ManageGeoObject/postGeoObject", access.Any, a.postGeoObject)
+		rt.Handle("PUT /ManageGeoObject/putGeoObject", access.Any, a.putGeoObject)
+		rt.Handle("GET /ManageGeoObject/getGeoObject", access.Any, a.getGeoObject)
+		rt.Handle("GET /ManageGeoObject/GetRepeatedMessages", access.Any, a.getRepeatedMessages)
+		rt.Handle("DELETE /ManageGeoObject/DeleteRepeatedMessage", access.Any, a.deleteRepeatedMessage)
+		rt.Handle("GET /ManageEmergency/getEmergency", access.Any, a.getEmergency)
+		rt.Handle("POST /ManageEmergency/postEmergency", access.Any, a.postEmergency)
+		rt.Handle("DELETE /ManageEmergency/deleteEmergency", access.Any, a.deleteEmergency)
 	}
 
 	a.handler = a.authenticate(a.mux)

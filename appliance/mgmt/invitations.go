@@ -80,11 +80,10 @@ func codeOf(text string) (codeJSON, error) {
 
 // postInvitation answers POST /api/users/{uid}/invitations. The body is
 // optional; each field takes its default when absent.
-func (a *API) postInvitation(w http.ResponseWriter, r *http.Request) {
+func (a *API) postInvitation(w http.ResponseWriter, r *http.Request) error {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxInviteBody))
 	if err != nil {
-		httpapi.Fail(w, r, httpapi.Errorf(http.StatusRequestEntityTooLarge, "request body larger than %d bytes", maxInviteBody), invitationsError)
-		return
+		return httpapi.Errorf(http.StatusRequestEntityTooLarge, "request body larger than %d bytes", maxInviteBody)
 	}
 	var body struct {
 		Expires *string      `json:"expires"`
@@ -93,29 +92,25 @@ func (a *API) postInvitation(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.TrimSpace(string(raw)) != "" {
 		if err := httpapi.DecodeJSONBytes(raw, &body); err != nil {
-			httpapi.Fail(w, r, err, invitationsError)
-			return
+			return err
 		}
 	}
 	in := users.InviteInput{CreatedBy: access.From(r).Name}
 	if body.Expires != nil {
 		if in.Expires, err = users.ParseExpiry(*body.Expires); err != nil {
-			httpapi.Fail(w, r, httpapi.InField("expires", err), invitationsError)
-			return
+			return httpapi.InField("expires", err)
 		}
 	}
 	if body.Uses != nil {
 		n, err := body.Uses.Int64()
 		if err != nil || n < 1 || n > users.MaxInviteUses {
-			httpapi.Fail(w, r, httpapi.BadRequest("uses", "a whole number from 1 to %d", users.MaxInviteUses), invitationsError)
-			return
+			return httpapi.BadRequest("uses", "a whole number from 1 to %d", users.MaxInviteUses)
 		}
 		in.Uses = int(n)
 	}
 	if body.Device != nil {
 		if in.Device = strings.TrimSpace(*body.Device); in.Device == "" {
-			httpapi.Fail(w, r, httpapi.BadRequest("device", "atak, itak or wintak"), invitationsError)
-			return
+			return httpapi.BadRequest("device", "atak, itak or wintak")
 		}
 	}
 	inv, err := a.opts.Users.Invite(r.Context(), r.PathValue("uid"), in)
@@ -126,28 +121,26 @@ func (a *API) postInvitation(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, users.ErrInvite):
 			err = httpapi.InField("device", err) // expires and uses were checked above
 		}
-		httpapi.Fail(w, r, err, invitationsError)
-		return
+		return httpapi.Internal(err, invitationsError)
 	}
 	out := newInvitationJSON{invitationJSON: invitationView(inv.EnrollInvitation, inv.Created), Token: inv.Token}
 	if out.ATAK, err = codeOf(inv.Codes.ATAK); err == nil {
 		out.ITAK, err = codeOf(inv.Codes.ITAK)
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err, invitationsError)
-		return
+		return httpapi.Internal(err, invitationsError)
 	}
 	out.WinTAK.URL = inv.Codes.WinTAK
 	w.Header().Set("Cache-Control", "no-store")
 	httpapi.WriteJSON(w, http.StatusCreated, out)
+	return nil
 }
 
 // listInvitations answers GET /api/invitations[?user=UID].
-func (a *API) listInvitations(w http.ResponseWriter, r *http.Request) {
+func (a *API) listInvitations(w http.ResponseWriter, r *http.Request) error {
 	list, err := a.opts.Users.Invitations(r.Context(), r.URL.Query().Get("user"))
 	if err != nil {
-		httpapi.Fail(w, r, httpapi.InField("user", err), invitationsError)
-		return
+		return httpapi.Internal(httpapi.InField("user", err), invitationsError)
 	}
 	now := time.Now()
 	out := make([]invitationJSON, len(list))
@@ -155,13 +148,14 @@ func (a *API) listInvitations(w http.ResponseWriter, r *http.Request) {
 		out[i] = invitationView(inv, now)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"invitations": out})
+	return nil
 }
 
 // deleteInvitation answers DELETE /api/invitations/{id}: revocation.
-func (a *API) deleteInvitation(w http.ResponseWriter, r *http.Request) {
+func (a *API) deleteInvitation(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.opts.Users.RevokeInvitation(r.Context(), r.PathValue("id"), access.From(r).Name); err != nil {
-		httpapi.Fail(w, r, httpapi.InField("id", err), invitationsError)
-		return
+		return httpapi.Internal(httpapi.InField("id", err), invitationsError)
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

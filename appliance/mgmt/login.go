@@ -26,6 +26,13 @@ import (
 	"outpost/appliance/store"
 )
 
+// errBadLogin answers a wrong user name or password: 401, without a
+// WWW-Authenticate challenge (the credential is the body's, api.md §5.7).
+var errBadLogin = &httpapi.Error{Status: http.StatusUnauthorized, Msg: "bad user name or password"}
+
+// errNoAccounts is a login on an API without the accounts store.
+var errNoAccounts = errors.New("mgmt: login: no accounts store")
+
 type loginAnswer struct {
 	Token    string `json:"token"`
 	Expires  string `json:"expires"`
@@ -33,10 +40,9 @@ type loginAnswer struct {
 	Username string `json:"username"`
 }
 
-func (a *API) login(w http.ResponseWriter, r *http.Request) {
+func (a *API) login(w http.ResponseWriter, r *http.Request) error {
 	if a.opts.Accounts == nil {
-		httpapi.WriteMessage(w, http.StatusInternalServerError, usersError)
-		return
+		return httpapi.Internal(errNoAccounts, usersError)
 	}
 	addr := httpapi.ClientAddr(r)
 	capture := &captureBody{rc: r.Body, keep: true}
@@ -46,17 +52,14 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 		Password *string `json:"password"`
 	}
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return err
 	}
 	name, password := str(body.Username), str(body.Password)
 	if err := checkText("username", name, true, 256); err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return err
 	}
 	if password == "" {
-		httpapi.Fail(w, r, httpapi.BadRequest("password", "required"), usersError)
-		return
+		return httpapi.BadRequest("password", "required")
 	}
 	// access.md "Password guesses cost the guesser".
 	var u store.User
@@ -68,36 +71,32 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.As(err, &ref):
 		a.authLog.Log(slog.LevelWarn, "management API login refused: password budget spent", "user", logx.Clip(name), "remote", addr.String(), "err", err)
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return httpapi.Internal(err, usersError)
 	case errors.Is(err, store.ErrBadCredentials):
 		if blocked {
 			a.log.Warn("management API: address blocked after repeated failed logins or unknown tokens", "remote", addr.String())
 		}
 		a.authLog.Log(slog.LevelWarn, "management API login failed", "user", logx.Clip(name), "remote", addr.String(), "reason", "bad user name or password")
-		httpapi.WriteMessage(w, http.StatusUnauthorized, "bad user name or password")
-		return
+		return errBadLogin
 	case errors.Is(err, context.Canceled):
-		return
+		return err // the client went away: nothing to answer
 	case errors.Is(err, store.ErrBusy):
 		// The process-wide password gate (store) is full: logins and
 		// enrollments, from anywhere, slow down together.
 		a.authLog.Log(slog.LevelWarn, "management API login deferred: too many password checks right now", "remote", addr.String())
-		httpapi.WriteTooManyRequests(w, time.Second, "the server is busy checking passwords; retry in a second")
-		return
+		return httpapi.TooManyRequests(time.Second, "the server is busy checking passwords; retry in a second")
 	case err != nil:
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return httpapi.Internal(err, usersError)
 	}
 	now := a.opts.Now()
 	expires := now.Add(a.opts.LoginTokenLifetime)
 	token, err := a.opts.Accounts.CreateLoginToken(r.Context(), u.UID, expires)
 	if err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return httpapi.Internal(err, usersError)
 	}
 	a.log.Info("management API login", "user", logx.Clip(u.Name), "uid", u.UID, "remote", addr.String(), "expires", expires.UTC())
 	// A login is a call authenticated as a system user (api.md §5.5).
 	a.recordAudit(r, access.Principal{Kind: access.SystemUser, Name: u.Name, UID: u.UID, Login: true}, now, http.StatusOK, capture, "")
 	httpapi.WriteJSON(w, http.StatusOK, loginAnswer{Token: token, Expires: httpapi.FormatTime(expires), ID: u.UID, Username: u.Name})
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/url"
@@ -88,24 +89,21 @@ func mapType(t string) bool {
 }
 
 // mapView answers GET /api/map?bbox=west,south,east,north&limit=N&maxStale=D.
-func (a *API) mapView(w http.ResponseWriter, r *http.Request) {
+func (a *API) mapView(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	box, err := parseBBox(q.Get("bbox"))
 	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	limit, err := queryInt(q, "limit", mapDefaultLimit, 1, store.MaxBoxLimit)
 	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	maxStale := mapDefaultMaxStale
 	if v := q.Get("maxStale"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > mapMaxMaxStale {
-			httpapi.Fail(w, r, httpapi.BadRequest("maxStale", "must be a duration from 0s to %v, like 1h or 90m", mapMaxMaxStale), "")
-			return
+			return httpapi.BadRequest("maxStale", "must be a duration from 0s to %v, like 1h or 90m", mapMaxMaxStale)
 		}
 		maxStale = d
 	}
@@ -128,17 +126,15 @@ func (a *API) mapView(w http.ResponseWriter, r *http.Request) {
 	}
 	if a.opts.Events == nil {
 		httpapi.WriteJSON(w, http.StatusOK, out)
-		return
+		return nil
 	}
 	events, err := a.opts.Events.LatestInBox(r.Context(), box[1], box[0], box[3], box[2], limit, sees)
 	if err != nil {
-		a.mapFailed(w, r, err)
-		return
+		return mapFailed(err)
 	}
 	deleted, err := a.deletions(r, now)
 	if err != nil {
-		a.mapFailed(w, r, err)
-		return
+		return mapFailed(err)
 	}
 	out.Truncated = len(events) == limit
 	for _, e := range events {
@@ -156,13 +152,13 @@ func (a *API) mapView(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (a *API) mapFailed(w http.ResponseWriter, r *http.Request, err error) {
-	if r.Context().Err() == nil {
-		a.log.Error("the map could not be read from the CoT history", "err", err)
-	}
-	httpapi.WriteMessage(w, http.StatusInternalServerError, "An error occurred retrieving the map.")
+// mapFailed is a failure to read the CoT history for the map: a fault of
+// ours, answered with api.md §7's text.
+func mapFailed(err error) error {
+	return httpapi.Internal(fmt.Errorf("the map could not be read from the CoT history: %w", err), "An error occurred retrieving the map.")
 }
 
 // deletion is the newest t-x-d-d naming a uid.
@@ -337,24 +333,20 @@ type mapEvent struct {
 }
 
 // mapEventByUID answers GET /api/map/event?uid=<uid>.
-func (a *API) mapEventByUID(w http.ResponseWriter, r *http.Request) {
+func (a *API) mapEventByUID(w http.ResponseWriter, r *http.Request) error {
 	uid := r.URL.Query().Get("uid")
 	if uid == "" || len(uid) > 1024 {
-		httpapi.Fail(w, r, httpapi.BadRequest("uid", "is required (at most 1024 bytes)"), "")
-		return
+		return httpapi.BadRequest("uid", "is required (at most 1024 bytes)")
 	}
 	if a.opts.Events == nil {
-		httpapi.WriteMessage(w, http.StatusNotFound, "no event of this uid")
-		return
+		return notFound("no event of this uid")
 	}
 	e, err := a.opts.Events.LatestEvent(r.Context(), uid, access.From(r).Reads())
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		httpapi.WriteMessage(w, http.StatusNotFound, "no event of uid "+strconv.Quote(logx.Clip(uid)))
-		return
+		return notFound("no event of uid " + strconv.Quote(logx.Clip(uid)))
 	case err != nil:
-		a.mapFailed(w, r, err)
-		return
+		return mapFailed(err)
 	}
 	out := mapEvent{
 		mapItem: mapItem{UID: e.UID, Type: e.Type, How: e.How, Callsign: e.Callsign, Lat: e.Lat, Lon: e.Lon, Hae: known(e.Hae),
@@ -368,6 +360,7 @@ func (a *API) mapEventByUID(w http.ResponseWriter, r *http.Request) {
 		out.Remarks = remarksOf(ev.Detail.XML)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // maxRemarks bounds the remarks answered for one event.

@@ -58,16 +58,14 @@ func missionItemOf(s store.MissionSummary) missionItem {
 
 // listMissions answers GET /api/missions: {"missions": [...], "truncated"},
 // in name order.
-func (a *API) listMissions(w http.ResponseWriter, r *http.Request) {
+func (a *API) listMissions(w http.ResponseWriter, r *http.Request) error {
 	list, truncated, err := a.opts.Missions.MissionSummaries(r.Context(), missionListLimit)
 	if err != nil {
-		httpapi.Fail(w, r, err, missionsError+"the list could not be read")
-		return
+		return httpapi.Internal(err, missionsError+"the list could not be read")
 	}
 	groups, err := a.opts.Users.Groups(r.Context())
 	if err != nil {
-		httpapi.Fail(w, r, err, missionsError+"the list could not be read")
-		return
+		return httpapi.Internal(err, missionsError+"the list could not be read")
 	}
 	p := access.From(r)
 	items := make([]missionItem, 0, len(list))
@@ -80,6 +78,7 @@ func (a *API) listMissions(w http.ResponseWriter, r *http.Request) {
 		Missions  []missionItem `json:"missions"`
 		Truncated bool          `json:"truncated"`
 	}{items, truncated})
+	return nil
 }
 
 // missionDetail is GET /api/missions/{name}'s answer.
@@ -128,69 +127,61 @@ func (a *API) mayReadMission(r *http.Request, m store.Mission) error {
 }
 
 // getMission answers GET /api/missions/{name}.
-func (a *API) getMission(w http.ResponseWriter, r *http.Request) {
+func (a *API) getMission(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	name := r.PathValue("name")
 	if err := store.CheckMissionName(name); err != nil {
-		httpapi.Fail(w, r, httpapi.InField("name", err), missionsError)
-		return
+		return httpapi.InField("name", err)
 	}
 	sum, err := a.opts.Missions.MissionSummaryByName(ctx, name)
 	if err == nil {
 		err = a.mayReadMission(r, sum.Mission)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "name: no mission named %q", httpapi.ClipValue(name)), missionsError)
-		return
+		return httpapi.Errorf(http.StatusNotFound, "name: no mission named %q", httpapi.ClipValue(name))
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err, missionsError+"the mission could not be read")
-		return
+		return httpapi.Internal(err, missionsError+"the mission could not be read")
 	}
 	m := sum.Mission
 	out := missionDetail{Mission: missionItemOf(sum)}
-	fail := func(err error, what string) {
-		httpapi.Fail(w, r, err, missionsError+"the mission's "+what+" could not be read")
+	fail := func(err error, what string) error {
+		return httpapi.Internal(err, missionsError+"the mission's "+what+" could not be read")
 	}
 	contents, err := a.opts.Missions.MissionContents(ctx, m.ID)
 	if err != nil {
-		fail(err, "files")
-		return
+		return fail(err, "files")
 	}
 	contents, out.Truncated.Contents = firstN(contents, missionPartLimit)
 	out.Contents = mapSlice(contents, contentItemOf)
 	uids, err := a.opts.Missions.MissionUIDs(ctx, m.ID)
 	if err != nil {
-		fail(err, "uids")
-		return
+		return fail(err, "uids")
 	}
 	uids, out.Truncated.UIDs = firstN(uids, missionPartLimit)
 	out.UIDs = mapSlice(uids, uidItemOf)
 	subs, err := a.opts.Missions.Subscriptions(ctx, m.Name)
 	if err != nil {
-		fail(err, "subscribers")
-		return
+		return fail(err, "subscribers")
 	}
 	subs, out.Truncated.Subscribers = firstN(subs, missionPartLimit)
 	out.Subscribers = mapSlice(subs, subscriberItemOf)
 	if out.ExternalData, err = a.opts.Missions.MissionExternalData(ctx, m.ID); err != nil {
-		fail(err, "external data")
-		return
+		return fail(err, "external data")
 	}
 	out.ExternalData, out.Truncated.ExternalData = firstN(out.ExternalData, missionPartLimit)
 	changes, truncated, err := a.opts.Missions.RecentMissionChanges(ctx, m, missionPartLimit)
 	if err != nil {
-		fail(err, "changes")
-		return
+		return fail(err, "changes")
 	}
 	out.Changes, out.Truncated.Changes = mapSlice(changes, changeItemOf), truncated
 	logs, truncated, err := a.opts.Missions.RecentMissionLogs(ctx, m, missionPartLimit)
 	if err != nil {
-		fail(err, "log entries")
-		return
+		return fail(err, "log entries")
 	}
 	out.Logs, out.Truncated.Logs = mapSlice(logs, missionLogItemOf), truncated
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // firstN returns the first n items of list and whether there were more.

@@ -62,11 +62,10 @@ type serverAnswer struct {
 const serverStatusMaxAge = 30 * time.Second
 
 // serverInfo answers GET /api/server.
-func (a *API) serverInfo(w http.ResponseWriter, r *http.Request) {
+func (a *API) serverInfo(w http.ResponseWriter, r *http.Request) error {
 	c := a.channel
 	if c == nil {
-		httpapi.WriteMessage(w, http.StatusNotFound, "server state is not available on this listener")
-		return
+		return notFound("server state is not available on this listener")
 	}
 	out := serverAnswer{
 		Version: c.opts.Version, Started: httpapi.FormatTime(c.opts.StartTime),
@@ -91,22 +90,21 @@ func (a *API) serverInfo(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Slice(out.Services, func(i, j int) bool { return out.Services[i].Name < out.Services[j].Name })
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // serverLogs answers GET /api/logs?since=<ISO 8601>: the kept log records
 // (newest first) written after since, as the channel's logs event.
-func (a *API) serverLogs(w http.ResponseWriter, r *http.Request) {
+func (a *API) serverLogs(w http.ResponseWriter, r *http.Request) error {
 	c := a.channel
 	if c == nil {
-		httpapi.WriteMessage(w, http.StatusNotFound, "server logs are not available on this listener")
-		return
+		return notFound("server logs are not available on this listener")
 	}
 	var since time.Time
 	if v := r.URL.Query().Get("since"); v != "" {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
-			httpapi.Fail(w, r, httpapi.BadRequest("since", "must be an ISO 8601 time like 2026-11-22T10:00:00.000Z, not %q", logx.Clip(v)), "")
-			return
+			return httpapi.BadRequest("since", "must be an ISO 8601 time like 2026-11-22T10:00:00.000Z, not %q", logx.Clip(v))
 		}
 		since = t
 	}
@@ -117,4 +115,5 @@ func (a *API) serverLogs(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write([]byte(c.logsPayload(entries)))
+	return nil
 }

@@ -69,9 +69,9 @@ type openBasemap struct {
 
 // basemap finds, prepares and opens the tile set.
 type basemap struct {
-	path  string // basemapPath; "" to use a data package
-	dir   string // where uploaded basemaps are copied; "" disables them
-	files *store.Files
+	path  string           // basemapPath; "" to use a data package
+	dir   string           // where uploaded basemaps are copied; "" disables them
+	files PackageStore     // nil: no basemap from data packages
 	space *diskspace.Gauge // a copy must leave the reserve free
 	log   *slog.Logger
 
@@ -259,48 +259,44 @@ func (b *basemap) close() {
 }
 
 // tiles serves everything below /tiles/.
-func (a *API) tiles(w http.ResponseWriter, r *http.Request) {
+func (a *API) tiles(w http.ResponseWriter, r *http.Request) error {
 	setSecurityHeaders(w.Header())
 	rest := strings.TrimPrefix(r.URL.Path, "/tiles/")
 	switch rest {
 	case "metadata.json":
-		a.tileMetadata(w, r)
-		return
+		return a.tileMetadata(w, r)
 	case "mapsource.xml":
-		a.mapSource(w, r)
-		return
+		return a.mapSource(w, r)
 	}
 	z, x, y, err := parseTilePath(rest)
 	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	bm := a.basemap.current(r.Context())
 	if bm == nil {
-		httpapi.WriteMessage(w, http.StatusNotFound, noBasemap)
-		return
+		return errNoBasemap
 	}
 	// XYZ rows count from the north, MBTiles (TMS) rows from the south.
 	data, err := bm.tiles.Tile(r.Context(), z, x, (1<<z)-1-y)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		httpapi.WriteMessage(w, http.StatusNotFound, fmt.Sprintf("tile %d/%d/%d: not in the basemap", z, x, y))
-		return
+		return httpapi.Errorf(http.StatusNotFound, "tile %d/%d/%d: not in the basemap", z, x, y)
 	case err != nil:
-		if r.Context().Err() == nil {
-			a.log.Error("basemap tile could not be read", "z", z, "x", x, "y", y, "err", err)
-		}
-		httpapi.WriteMessage(w, http.StatusInternalServerError, "An error occurred reading the basemap.")
-		return
+		return httpapi.Internal(fmt.Errorf("basemap tile %d/%d/%d could not be read: %w", z, x, y, err), basemapError)
 	}
 	h := w.Header()
 	h.Set("Content-Type", tileTypes[bm.tiles.Meta().Format])
 	h.Set("Cache-Control", tileCache)
 	h.Set("ETag", fmt.Sprintf(`"%s-%d-%d-%d"`, bm.tag, z, x, y))
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+	return nil
 }
 
-const noBasemap = "no basemap: set basemapPath, or upload an MBTiles file as a data package with the keyword basemap"
+// errNoBasemap answers a tile route while no basemap is served.
+var errNoBasemap = notFound("no basemap: set basemapPath, or upload an MBTiles file as a data package with the keyword basemap")
+
+// basemapError is the 500 text of the tile routes.
+const basemapError = "An error occurred reading the basemap."
 
 // parseTilePath reads "{z}/{x}/{y}" where y may carry the tile type's
 // extension (.png, .jpg, .jpeg, .webp), as map clients append it.
@@ -355,7 +351,7 @@ type tileMetadataItem struct {
 	MapSource   string      `json:"mapSource"` // the ATAK custom map source
 }
 
-func (a *API) tileMetadata(w http.ResponseWriter, r *http.Request) {
+func (a *API) tileMetadata(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-cache")
 	out := tileMetadataItem{Tiles: "/tiles/{z}/{x}/{y}", MapSource: "/tiles/mapsource.xml"}
 	if bm := a.basemap.current(r.Context()); bm != nil {
@@ -368,6 +364,7 @@ func (a *API) tileMetadata(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // customMapSource is ATAK's (MOBAC's) custom map source document.
@@ -385,11 +382,10 @@ type customMapSource struct {
 // mapSource serves GET /tiles/mapsource.xml: a file to import into ATAK
 // (or any MOBAC-style client) so that it loads this server's tiles. The
 // URL names publicHost and the port the request came in on.
-func (a *API) mapSource(w http.ResponseWriter, r *http.Request) {
+func (a *API) mapSource(w http.ResponseWriter, r *http.Request) error {
 	bm := a.basemap.current(r.Context())
 	if bm == nil {
-		httpapi.WriteMessage(w, http.StatusNotFound, noBasemap)
-		return
+		return errNoBasemap
 	}
 	m := bm.tiles.Meta()
 	name := m.Name
@@ -403,8 +399,7 @@ func (a *API) mapSource(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		httpapi.WriteMessage(w, http.StatusInternalServerError, "An error occurred reading the basemap.")
-		return
+		return httpapi.Internal(err, basemapError)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/xml; charset=utf-8")
@@ -413,6 +408,7 @@ func (a *API) mapSource(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte(xml.Header))
 	w.Write(body)
 	w.Write([]byte("\n"))
+	return nil
 }
 
 // serverHostPort is publicHost with the port the request arrived on; the

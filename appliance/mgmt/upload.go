@@ -19,30 +19,29 @@ import (
 	"outpost/appliance/store"
 )
 
-func (a *API) uploadPackage(w http.ResponseWriter, r *http.Request) {
+func (a *API) uploadPackage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	name, creator := q.Get("filename"), q.Get("creatorUid")
 	if err := checkText("filename", name, true, logx.MaxFileName); err != nil {
-		httpapi.Fail(w, r, err, packagesError)
-		return
+		return err
 	}
 	name = logx.FileName(name, "") // a base name only: "../../x" is x
 	if err := checkText("creatorUid", creator, true, 255); err != nil {
-		httpapi.Fail(w, r, err, packagesError)
-		return
+		return err
 	}
 	up := httpapi.Upload{What: "data package", Name: name, MaxBytes: a.opts.MaxUploadBytes, Space: a.opts.Space, Internal: packagesError + "the upload could not be stored"}
+	// The upload answers its own failures, through httpapi.Fail.
 	if !up.Begin(w, r) {
-		return
+		return nil
 	}
 	part, ok := up.File(w, r, "assetfile")
 	if !ok {
-		return
+		return nil
 	}
 	groups, err := a.shareWith(r, "groups", r.URL.Query().Get("groups"))
 	if err != nil {
 		up.Failed(w, r, err)
-		return
+		return nil
 	}
 	p, err := a.opts.Files.PutDataPackage(r.Context(), store.DataPackageInput{
 		Name:           name,
@@ -57,7 +56,7 @@ func (a *API) uploadPackage(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		up.Failed(w, r, err)
-		return
+		return nil
 	}
 	setAuditNote(r, "<upload: assetfile %q, %d bytes, sha256 %s>", name, p.Size, p.Hash)
 	a.log.Info("data package uploaded", "name", logx.Clip(name), "creator_uid", logx.Clip(creator),
@@ -66,4 +65,5 @@ func (a *API) uploadPackage(w http.ResponseWriter, r *http.Request) {
 		Message string `json:"message"`
 		ID      string `json:"id"`
 	}{"success", strconv.FormatInt(p.PrimaryKey, 10)})
+	return nil
 }

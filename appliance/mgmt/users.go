@@ -56,31 +56,30 @@ type usersList struct {
 }
 
 // getAllUsers answers GET /ManageSystemUser/getAll and GET /api/users.
-func (a *API) getAllUsers(w http.ResponseWriter, r *http.Request) {
+func (a *API) getAllUsers(w http.ResponseWriter, r *http.Request) error {
 	list, err := a.opts.Users.List(r.Context())
 	if err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return httpapi.Internal(err, usersError)
 	}
 	out := usersList{SystemUsers: make([]userItem, 0, len(list))}
 	for _, u := range list {
 		out.SystemUsers = append(out.SystemUsers, a.userView(u))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // getSystemUser answers GET /ManageSystemUser/getSystemUser: the users
 // matching username and/or id, given in a JSON body (what FreeTAKServer's
 // clients send, even with GET) or the query string.
-func (a *API) getSystemUser(w http.ResponseWriter, r *http.Request) {
+func (a *API) getSystemUser(w http.ResponseWriter, r *http.Request) error {
 	var q struct {
 		Username *string `json:"username"`
 		ID       *string `json:"id"`
 	}
 	if r.ContentLength != 0 {
 		if err := httpapi.DecodeJSON(r, maxJSONBody, &q); err != nil {
-			httpapi.Fail(w, r, err, usersError)
-			return
+			return err
 		}
 	}
 	name, id := str(q.Username), str(q.ID)
@@ -91,13 +90,11 @@ func (a *API) getSystemUser(w http.ResponseWriter, r *http.Request) {
 		id = r.URL.Query().Get("id")
 	}
 	if name == "" && id == "" {
-		httpapi.Fail(w, r, httpapi.BadRequest("username or id", "at least one is required"), usersError)
-		return
+		return httpapi.BadRequest("username or id", "at least one is required")
 	}
 	list, err := a.opts.Users.List(r.Context())
 	if err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return httpapi.Internal(err, usersError)
 	}
 	// access.md "Roles": a user finds itself only.
 	p := access.From(r)
@@ -108,6 +105,7 @@ func (a *API) getSystemUser(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // deleteBody is the body of deleteSystemUser (and of the channel's
@@ -121,21 +119,20 @@ type deleteBody struct {
 type deleteTarget struct{ field, uid string }
 
 // deleteSystemUser answers DELETE /ManageSystemUser/deleteSystemUser.
-func (a *API) deleteSystemUser(w http.ResponseWriter, r *http.Request) {
+func (a *API) deleteSystemUser(w http.ResponseWriter, r *http.Request) error {
 	var body deleteBody
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return err
 	}
 	targets, err := checkDelete(body)
 	if err == nil {
 		err = a.deleteUsers(r.Context(), targets)
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return httpapi.Internal(err, usersError)
 	}
 	httpapi.WriteMessage(w, http.StatusOK, "user deleted")
+	return nil
 }
 
 // checkDelete reads the users a deletion names.

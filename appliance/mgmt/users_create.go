@@ -61,35 +61,28 @@ type createBody struct {
 	SystemUsers            []json.RawMessage `json:"systemUsers"`
 }
 
-// createResult is the answer to a creation: 201 with the users made (and
-// the failures in the message), 409 when every failure was a conflict,
-// 500 otherwise.
+// createResult is the answer to a creation that made at least one user:
+// 201 with the users made (and the failures in the message).
 type createResult struct {
-	Status      int        `json:"-"`
 	Message     string     `json:"message"`
 	SystemUsers []userItem `json:"SystemUsers,omitempty"`
 }
 
-func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) {
+func (a *API) postSystemUser(w http.ResponseWriter, r *http.Request) error {
 	var body createBody
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return err
 	}
 	users, err := checkCreate(body)
 	if err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return err
 	}
 	res, err := a.createUsers(r.Context(), users, a.serverHostPort(r))
 	if err != nil {
-		return // the client went away
+		return httpapi.Internal(err, usersError)
 	}
-	if res.Status == http.StatusCreated {
-		httpapi.WriteJSON(w, res.Status, res)
-		return
-	}
-	httpapi.WriteMessage(w, res.Status, res.Message)
+	httpapi.WriteJSON(w, http.StatusCreated, res)
+	return nil
 }
 
 // checkCreate checks a whole creation body: a mistake anywhere is an
@@ -133,7 +126,9 @@ func checkCreate(body createBody) ([]newUser, error) {
 // or token is taken, its certificate cannot be built) is named in the
 // message and the others are still created. A user given certificates is
 // offered its package once its device connects (certsend.go); hostPort is
-// where that device downloads it. The error is the context's: the caller
+// where that device downloads it. When no user was created the error is a
+// 409 refusal naming the failures if every one was a conflict, else a
+// fault of ours (each failure was logged); or the context's: the caller
 // went away.
 func (a *API) createUsers(ctx context.Context, users []newUser, hostPort string) (createResult, error) {
 	created := make([]userItem, 0, len(users))
@@ -166,11 +161,11 @@ func (a *API) createUsers(ctx context.Context, users []newUser, hostPort string)
 	}
 	switch {
 	case len(created) > 0:
-		return createResult{Status: http.StatusCreated, Message: msg, SystemUsers: created}, nil
+		return createResult{Message: msg, SystemUsers: created}, nil
 	case conflictsOnly:
-		return createResult{Status: http.StatusConflict, Message: "no user created: " + strings.Join(failures, "; ")}, nil
+		return createResult{}, &httpapi.Error{Status: http.StatusConflict, Msg: "no user created: " + strings.Join(failures, "; ")}
 	}
-	return createResult{Status: http.StatusInternalServerError, Message: usersError}, nil
+	return createResult{}, fmt.Errorf("mgmt: none of %d system users could be created", len(users))
 }
 
 func checkFlatUser(name, password string, token *string, pkgName string) (newUser, error) {

@@ -28,7 +28,7 @@ import (
 	"outpost/appliance/store"
 )
 
-func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
+func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		ID          *string           `json:"id"`
 		Username    *string           `json:"username"`
@@ -37,77 +37,65 @@ func (a *API) putSystemUser(w http.ResponseWriter, r *http.Request) {
 		SystemUsers []json.RawMessage `json:"systemUsers"`
 	}
 	if err := httpapi.DecodeJSON(r, maxJSONBody, &body); err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return err
 	}
 	p := access.From(r)
 	if body.SystemUsers != nil {
 		if !p.Admin() {
-			httpapi.Fail(w, r, fmt.Errorf("%w: systemUsers: only an administrator rotates other users' tokens", access.ErrForbidden), usersError)
-			return
+			return fmt.Errorf("%w: systemUsers: only an administrator rotates other users' tokens", access.ErrForbidden)
 		}
-		a.rotateTokens(w, r, body.SystemUsers)
-		return
+		return a.rotateTokens(w, r, body.SystemUsers)
 	}
 	id := str(body.ID)
 	if err := checkText("id", id, true, 255); err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return err
 	}
 	// access.md "Roles": a user changes its own password and token; its
 	// name and everything of other users are an administrator's.
 	if err := access.SelfOrAdmin(p, id); err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return err
 	}
 	if body.Username != nil && !p.Admin() {
-		httpapi.Fail(w, r, fmt.Errorf("%w: username: only an administrator renames users", access.ErrForbidden), usersError)
-		return
+		return fmt.Errorf("%w: username: only an administrator renames users", access.ErrForbidden)
 	}
 	var up store.UserUpdate
 	if body.Username != nil {
 		if err := checkText("username", *body.Username, true, 256); err != nil {
-			httpapi.Fail(w, r, err, usersError)
-			return
+			return err
 		}
 		if err := checkUserName("username", *body.Username, false); err != nil {
-			httpapi.Fail(w, r, err, usersError)
-			return
+			return err
 		}
 		up.Name = body.Username
 	}
 	if body.Password != nil {
 		if err := checkText("password", *body.Password, true, 256); err != nil {
-			httpapi.Fail(w, r, err, usersError)
-			return
+			return err
 		}
 		up.Password = body.Password
 	}
 	if body.Token != nil {
 		if err := checkToken("token", *body.Token); err != nil {
-			httpapi.Fail(w, r, err, usersError)
-			return
+			return err
 		}
 		up.Token = body.Token
 	}
 	if up.Name == nil && up.Password == nil && up.Token == nil {
-		httpapi.Fail(w, r, httpapi.BadRequest("username, password or token", "at least one is required"), usersError)
-		return
+		return httpapi.BadRequest("username, password or token", "at least one is required")
 	}
 	_, err := a.opts.Users.Update(r.Context(), id, up)
 	if errors.Is(err, store.ErrNotFound) {
-		httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "id: no system user with id %q", httpapi.ClipValue(id)), usersError)
-		return
+		return httpapi.Errorf(http.StatusNotFound, "id: no system user with id %q", httpapi.ClipValue(id))
 	}
 	if err != nil {
 		field := "username"
 		if isTokenConflict(err) {
 			field = "token"
 		}
-		httpapi.Fail(w, r, httpapi.InField(field, err), usersError)
-		return
+		return httpapi.Internal(httpapi.InField(field, err), usersError)
 	}
 	httpapi.WriteMessage(w, http.StatusOK, "user updated")
+	return nil
 }
 
 func isTokenConflict(err error) bool {
@@ -116,12 +104,12 @@ func isTokenConflict(err error) bool {
 
 // rotateTokens is the batch shape: every item's uid gets the Token,
 // Password and Group it names, all or none (checkUserChanges).
-func (a *API) rotateTokens(w http.ResponseWriter, r *http.Request, items []json.RawMessage) {
+func (a *API) rotateTokens(w http.ResponseWriter, r *http.Request, items []json.RawMessage) error {
 	if err := a.updateUsers(r.Context(), items); err != nil {
-		httpapi.Fail(w, r, err, usersError)
-		return
+		return httpapi.Internal(err, usersError)
 	}
 	httpapi.WriteMessage(w, http.StatusOK, "user updated")
+	return nil
 }
 
 // updateUsers checks and applies a batch of user changes (the REST batch

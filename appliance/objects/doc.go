@@ -9,6 +9,8 @@
 //     client would read;
 //   - service.go: Service, its options, start-up (Restore) and upkeep (Run:
 //     expiry, persisting what clients raise);
+//   - stores.go: what it uses of the store (ObjectStore, History), the
+//     interfaces Options takes;
 //   - geo.go: creating, moving, listing, deleting and finding geo objects;
 //   - emergencies.go: raising, listing and cancelling emergencies, and
 //     following those clients raise and cancel (Observe).

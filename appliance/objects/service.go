@@ -28,8 +28,8 @@ const (
 // Options configure a Service.
 type Options struct {
 	Broker  *broker.Broker
-	Objects *store.Objects // where the objects are kept
-	Events  *store.Events  // the CoT history (positions of clients' objects)
+	Objects ObjectStore // where the objects are kept (stores.go)
+	Events  History     // the CoT history (what a linked uid is)
 	// Geocoder looks up addresses that are not coordinates (nil: none;
 	// coordinates in every notation still work offline).
 	Geocoder *geo.Geocoder
