@@ -114,7 +114,14 @@ func route(r *http.Request) string {
 
 type loggerKey struct{}
 
-// loggerOf is the logger the request's Mux was given.
+// WithLogger returns r carrying log, the logger Fail writes a fault of ours
+// to: for middleware that answers before any route (and its Mux) runs. A
+// Mux sets its own for its routes.
+func WithLogger(r *http.Request, log *slog.Logger) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), loggerKey{}, log))
+}
+
+// loggerOf is the logger the request's Mux (or WithLogger) gave it.
 func loggerOf(r *http.Request) *slog.Logger {
 	if l, ok := r.Context().Value(loggerKey{}).(*slog.Logger); ok {
 		return l

@@ -12,6 +12,7 @@ package mgmt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -71,12 +72,9 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 		case errors.Is(err, context.Canceled):
 			return // the client went away
 		case err != nil:
-			// A fault of ours before any route runs: the one 500 not
-			// answered through httpapi.Fail, which logs to the logger of
-			// the route's Mux (none yet: it would log to slog.Default).
-			// Logged here instead, with what Fail would answer.
-			a.log.Error("bearer token could not be checked", "remote", addr.String(), "path", logx.Clip(r.URL.Path), "err", err)
-			httpapi.WriteMessage(w, http.StatusInternalServerError, usersError)
+			// A fault of ours before any route runs: answered by the one
+			// edge, logged to this API's logger (no Mux has given one yet).
+			httpapi.Fail(w, httpapi.WithLogger(r, a.log), fmt.Errorf("bearer token could not be checked: %w", err), usersError)
 			return
 		}
 		p.SeesAll = p.Admin() // access.md "Groups": an administrator reads every group here

@@ -68,3 +68,27 @@ func TestFaultsThroughFail(t *testing.T) {
 		t.Errorf("want one error line per failed request, two with the history's error:\n%s", logs)
 	}
 }
+
+// TestTokenCheckFault: a bearer token that cannot be checked (the store
+// fails) is a fault of ours before any route runs: 500 with the users' text
+// through httpapi.Fail, logged to the API's own logger.
+func TestTokenCheckFault(t *testing.T) {
+	st, err := store.Open(context.Background(), t.TempDir()+"/outpost.db", store.Options{Logger: testkit.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close() // every read fails from now on
+	logs := &testkit.Buffer{}
+	a := New(Options{Directory: &access.Directory{Accounts: st.Accounts()}, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	req := httptest.NewRequest("GET", "/api/whoami", nil)
+	req.Header.Set("Authorization", "Bearer some-token")
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, req)
+	var body struct{ Message string }
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusInternalServerError || body.Message != usersError {
+		t.Fatalf("GET /api/whoami with a token the store cannot check = %d %q, want 500 %q", rec.Code, rec.Body, usersError)
+	}
+	if !strings.Contains(logs.String(), "request failed") || !strings.Contains(logs.String(), "bearer token could not be checked") {
+		t.Fatalf("not logged to the API's logger: %s", logs)
+	}
+}
