@@ -62,7 +62,7 @@ import (
 // EnrollOptions configure the enrollment handler.
 type EnrollOptions struct {
 	Authority *pki.Authority
-	Accounts  *store.Accounts
+	Accounts  EnrollAccountStore // stores.go
 	// Guard budgets the password checks (access.md "Password guesses cost
 	// the guesser"); nil: a guard of the defaults.
 	Guard  *access.Guard

@@ -19,7 +19,6 @@ import (
 	"outpost/appliance/diskspace"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/rate"
-	"outpost/appliance/store"
 	"outpost/appliance/users"
 )
 
@@ -29,13 +28,16 @@ type Options struct {
 	Hostname string // the public host clients use (config publicHost; never 0.0.0.0)
 	NodeID   string // stable identifier of this server
 	Broker   *broker.Broker
-	// What the client API reads and changes (store areas).
-	Missions   *store.Missions
-	Files      *store.Files
-	Checklists *store.Checklists
-	Events     *store.Events
-	Videos     *store.Videos
-	Accounts   *store.Accounts
+	// What the client API reads and changes of the store (stores.go).
+	Missions   MissionStore
+	Files      FileStore
+	Checklists ChecklistStore
+	Events     EventStore
+	Videos     VideoStore
+	// Accounts is not read: the client API touches no account (the
+	// enrollment handler has its own, EnrollOptions.Accounts). The field
+	// stays while the composition root still sets it.
+	Accounts any
 
 	// MissionChanged, when set, is told of each mission change a client
 	// made (created, deleted, contents added or removed) once committed

@@ -22,7 +22,7 @@ import (
 // RepeaterOptions is what the repeater routes read and change.
 type RepeaterOptions struct {
 	// Objects holds the active emergencies (store.KindEmergency).
-	Objects *store.Objects
+	Objects EmergencyStore
 	// Period is their re-broadcast period (emergencyRepeatInterval).
 	Period time.Duration
 	// Cancel cancels the active emergency uid for caller p (the objects
