@@ -93,33 +93,33 @@ func (h *Handler) groupsOf(r *http.Request, both bool) ([]group, error) {
 // caller's groups (both directions with useCache=true); sendLatestSA=true
 // also sends the caller's connections the latest position of every client
 // they can see.
-func (h *Handler) groups(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) groups(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	list, err := h.groupsOf(r, strings.EqualFold(q.Get("useCache"), "true"))
 	if err != nil {
-		httpapi.Fail(w, r, err, groupsError)
-		return
+		return httpapi.Internal(err, groupsError)
 	}
 	if strings.EqualFold(q.Get("sendLatestSA"), "true") {
 		h.opts.Broker.ReplayVisible(access.From(r).Identity())
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope(typeGroup, list))
+	return nil
 }
 
 // groupCacheEnabled answers GET /Marti/api/groups/groupCacheEnabled: true,
 // the switches are kept by the server (what ATAK asks before it sends its
 // channel selection).
-func (h *Handler) groupCacheEnabled(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) groupCacheEnabled(w http.ResponseWriter, r *http.Request) error {
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope("java.lang.Boolean", true))
+	return nil
 }
 
 // groupsOfUser answers GET /Marti/api/groups/user: the caller and its
 // groups in both directions.
-func (h *Handler) groupsOfUser(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) groupsOfUser(w http.ResponseWriter, r *http.Request) error {
 	list, err := h.groupsOf(r, true)
 	if err != nil {
-		httpapi.Fail(w, r, err, groupsError)
-		return
+		return httpapi.Internal(err, groupsError)
 	}
 	p := access.From(r)
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope("com.bbn.marti.remote.groups.User", struct {
@@ -127,25 +127,23 @@ func (h *Handler) groupsOfUser(w http.ResponseWriter, r *http.Request) {
 		Kind     string  `json:"kind"`
 		Groups   []group `json:"groups"`
 	}{p.Name, p.Kind.String(), list}))
+	return nil
 }
 
 // setActiveGroups answers PUT /Marti/api/groups/active: the body lists
 // groups ({name or bitpos, direction, active}); each names a direction to
 // switch on or off. Groups the caller is not in are ignored.
-func (h *Handler) setActiveGroups(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) setActiveGroups(w http.ResponseWriter, r *http.Request) error {
 	var items []json.RawMessage
 	if err := httpapi.DecodeJSON(r, 0, &items); err != nil {
-		httpapi.Fail(w, r, err, groupsError)
-		return
+		return err
 	}
 	if items == nil || len(items) > maxGroupItems {
-		httpapi.Fail(w, r, httpapi.BadRequest("", "the body must be a list of at most %d groups", maxGroupItems), groupsError)
-		return
+		return httpapi.BadRequest("", "the body must be a list of at most %d groups", maxGroupItems)
 	}
 	all, err := h.opts.Users.Groups(r.Context())
 	if err != nil {
-		httpapi.Fail(w, r, err, groupsError)
-		return
+		return httpapi.Internal(err, groupsError)
 	}
 	byBit := map[int]string{}
 	for _, g := range all {
@@ -161,8 +159,7 @@ func (h *Handler) setActiveGroups(w http.ResponseWriter, r *http.Request) {
 			Active    *bool   `json:"active"`
 		}
 		if err := httpapi.DecodeValue(raw, &it, field); err != nil {
-			httpapi.Fail(w, r, err, groupsError)
-			return
+			return err
 		}
 		name := ""
 		switch {
@@ -171,35 +168,30 @@ func (h *Handler) setActiveGroups(w http.ResponseWriter, r *http.Request) {
 		case it.Bitpos != nil:
 			name = byBit[*it.Bitpos]
 		default:
-			httpapi.Fail(w, r, httpapi.BadRequest(field+".name", "required (or bitpos)"), groupsError)
-			return
+			return httpapi.BadRequest(field+".name", "required (or bitpos)")
 		}
 		if it.Active == nil {
-			httpapi.Fail(w, r, httpapi.BadRequest(field+".active", "required: true or false"), groupsError)
-			return
+			return httpapi.BadRequest(field+".active", "required: true or false")
 		}
 		c := store.Membership{Group: name, ActiveIn: *it.Active, ActiveOut: *it.Active}
 		if !c.SetDirection(str(it.Direction)) {
-			httpapi.Fail(w, r, httpapi.BadRequest(field+".direction", "must be IN or OUT, not %q", httpapi.ClipValue(str(it.Direction))), groupsError)
-			return
+			return httpapi.BadRequest(field+".direction", "must be IN or OUT, not %q", httpapi.ClipValue(str(it.Direction)))
 		}
 		changes = append(changes, c)
 	}
-	h.applyActive(w, r, changes)
+	return h.applyActive(w, r, changes)
 }
 
 // setActiveBits answers PUT /Marti/api/groups/activebits: the body lists the
 // bit positions of the groups to have on (both directions); the caller's
 // other groups go off.
-func (h *Handler) setActiveBits(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) setActiveBits(w http.ResponseWriter, r *http.Request) error {
 	var bits []int
 	if err := httpapi.DecodeJSON(r, 0, &bits); err != nil {
-		httpapi.Fail(w, r, err, groupsError)
-		return
+		return err
 	}
 	if bits == nil || len(bits) > maxGroupItems {
-		httpapi.Fail(w, r, httpapi.BadRequest("", "the body must be a list of at most %d bit positions", maxGroupItems), groupsError)
-		return
+		return httpapi.BadRequest("", "the body must be a list of at most %d bit positions", maxGroupItems)
 	}
 	on := map[int]bool{}
 	for _, b := range bits {
@@ -207,35 +199,32 @@ func (h *Handler) setActiveBits(w http.ResponseWriter, r *http.Request) {
 	}
 	all, err := h.opts.Users.Groups(r.Context())
 	if err != nil {
-		httpapi.Fail(w, r, err, groupsError)
-		return
+		return httpapi.Internal(err, groupsError)
 	}
 	changes := make([]store.Membership, 0, len(all))
 	for _, g := range all {
 		changes = append(changes, store.Membership{Group: g.Name, In: true, Out: true, ActiveIn: on[g.Bit], ActiveOut: on[g.Bit]})
 	}
-	h.applyActive(w, r, changes)
+	return h.applyActive(w, r, changes)
 }
 
 // applyActive switches the caller's groups (its clientUid, when given, must
 // be one of its own) and answers with them.
-func (h *Handler) applyActive(w http.ResponseWriter, r *http.Request, changes []store.Membership) {
+func (h *Handler) applyActive(w http.ResponseWriter, r *http.Request, changes []store.Membership) error {
 	p := access.From(r)
 	if err := h.actFor(r, "clientUid", r.URL.Query().Get("clientUid")); err != nil {
-		httpapi.Fail(w, r, err, groupsError)
-		return
+		return err
 	}
 	if p.Kind != access.SystemUser {
-		httpapi.Fail(w, r, fmt.Errorf("%w: this certificate belongs to no system user, whose groups could be switched (it is in %s)",
-			access.ErrForbidden, store.AnonGroupName), groupsError)
-		return
+		return fmt.Errorf("%w: this certificate belongs to no system user, whose groups could be switched (it is in %s)",
+			access.ErrForbidden, store.AnonGroupName)
 	}
 	var u users.User
 	u, err := h.opts.Users.SetActive(r.Context(), p.UID, changes)
 	if err != nil {
-		httpapi.Fail(w, r, err, groupsError)
-		return
+		return httpapi.Internal(err, groupsError)
 	}
 	h.log.Info("client switched its groups", "user", u.Name, "groups", len(u.Groups))
 	w.WriteHeader(http.StatusOK)
+	return nil
 }

@@ -69,36 +69,35 @@ func newCitrapItem(r store.CitrapReport) citrapItem {
 		Importance: orNull(r.Importance), Status: orNull(r.Status)}
 }
 
-// readPackage reads the posted mission package, whole and bounded; false
-// means the answer has been written.
-func (h *Handler) readPackage(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+// readPackage reads the posted mission package, whole and bounded. A
+// refusal is returned (ok false); a failure of the upload itself (the disk
+// reserve, a broken body) has been answered by httpapi.Upload when ok is
+// false and err nil.
+func (h *Handler) readPackage(w http.ResponseWriter, r *http.Request) (pkg []byte, ok bool, err error) {
 	limit := min(int64(maxCitrapBytes), h.opts.MaxUploadBytes)
 	tooLarge := httpapi.Errorf(http.StatusRequestEntityTooLarge, "body: a report's mission package is at most %d bytes here; nothing was stored", limit)
 	if r.ContentLength > limit {
 		w.Header().Set("Connection", "close")
-		httpapi.Fail(w, r, tooLarge, "")
-		return nil, false
+		return nil, false, tooLarge
 	}
 	up := httpapi.Upload{What: "CI-TRAP report", Name: "report", MaxBytes: limit, Space: h.opts.Space, Internal: citrapError + "the report could not be stored"}
 	if !up.Begin(w, r) {
-		return nil, false
+		return nil, false, nil
 	}
 	body, err := io.ReadAll(r.Body)
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) || int64(len(body)) > limit {
 		w.Header().Set("Connection", "close")
-		httpapi.Fail(w, r, tooLarge, "")
-		return nil, false
+		return nil, false, tooLarge
 	}
 	if err != nil {
 		up.Failed(w, r, err)
-		return nil, false
+		return nil, false, nil
 	}
 	if len(body) == 0 {
-		httpapi.Fail(w, r, httpapi.BadRequest("body", "empty: send the report's mission package (a ZIP file)"), "")
-		return nil, false
+		return nil, false, httpapi.BadRequest("body", "empty: send the report's mission package (a ZIP file)")
 	}
-	return body, true
+	return body, true, nil
 }
 
 // postReport answers POST /Marti/api/citrap?clientUid=: the body is a
@@ -106,26 +105,23 @@ func (h *Handler) readPackage(w http.ResponseWriter, r *http.Request) ([]byte, b
 // report's link as Location. A report of a known id is replaced, when the
 // caller may change it (403 otherwise; 409 when the caller's groups do not
 // see it).
-func (h *Handler) postReport(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) postReport(w http.ResponseWriter, r *http.Request) error {
 	creator := r.URL.Query().Get("clientUid")
 	if err := httpapi.CheckText("clientUid", creator, true, 255); err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	if err := h.actFor(r, "clientUid", creator); err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	select {
 	case h.citrapSlots <- struct{}{}:
 		defer func() { <-h.citrapSlots }()
 	default:
-		httpapi.Fail(w, r, httpapi.TooManyRequests(time.Second, "other CI-TRAP reports are being read; try again in a second"), "")
-		return
+		return httpapi.TooManyRequests(time.Second, "other CI-TRAP reports are being read; try again in a second")
 	}
-	pkg, ok := h.readPackage(w, r)
+	pkg, ok, err := h.readPackage(w, r)
 	if !ok {
-		return
+		return err // nil: the upload answered its failure
 	}
 	doc, err := reportXML(pkg)
 	var rep store.CitrapReport
@@ -136,8 +132,7 @@ func (h *Handler) postReport(w http.ResponseWriter, r *http.Request) {
 		err = h.mayReplace(r, rep.ID)
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err, citrapError+"the report could not be stored")
-		return
+		return httpapi.Internal(err, citrapError+"the report could not be stored")
 	}
 	submitter, _ := h.identity(r)
 	if submitter == "" {
@@ -148,13 +143,13 @@ func (h *Handler) postReport(w http.ResponseWriter, r *http.Request) {
 		MIMEType: "application/zip", Groups: access.From(r).In, Owner: owner(r),
 	}, bytes.NewReader(pkg), rep)
 	if err != nil {
-		httpapi.Fail(w, r, err, citrapError+"the report could not be stored")
-		return
+		return httpapi.Internal(err, citrapError+"the report could not be stored")
 	}
 	h.log.Info("CI-TRAP report stored", "id", logx.Clip(rep.ID), "title", logx.Clip(rep.Title), "submitter", logx.Clip(submitter),
 		"hash", rep.Hash, "size", len(pkg))
 	w.Header().Set("Location", h.linkBase(r)+"/Marti/api/citrap/"+url.PathEscape(rep.ID))
 	httpapi.WriteJSON(w, http.StatusCreated, map[string]string{"id": rep.ID})
+	return nil
 }
 
 // mayReplace refuses to post a report under the id of one the caller may
@@ -243,11 +238,10 @@ func wantsXML(r *http.Request) bool {
 // listReports answers GET /Marti/api/citrap: a JSON array of the reports
 // the caller sees (newest dateTime first), or <reports> of their XML when
 // the client accepts XML only; written as the reports are read.
-func (h *Handler) listReports(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) listReports(w http.ResponseWriter, r *http.Request) error {
 	q, err := citrapQuery(r)
 	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	var l *httpapi.Listing
 	if q.WithXML = wantsXML(r); q.WithXML {
@@ -262,39 +256,36 @@ func (h *Handler) listReports(w http.ResponseWriter, r *http.Request) {
 		return l.Item(newCitrapItem(rep))
 	})
 	l.Finish(err, citrapError+"the reports could not be listed")
+	return nil
 }
 
 // getReport answers GET /Marti/api/citrap/{id}: the report's mission
 // package as {id}.zip, or its XML when the client accepts XML only. 404
 // for a report the caller's groups do not see.
-func (h *Handler) getReport(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) getReport(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	err := httpapi.CheckText("id", id, true, maxCitrapID)
 	if err == nil {
 		err = httpapi.CheckText("clientUid", r.URL.Query().Get("clientUid"), false, 255)
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	rep, err := h.opts.Files.CitrapReport(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !access.From(r).CanRead(rep.Groups, rep.Owner)) {
-		httpapi.WriteMessage(w, http.StatusNotFound, "id: no CI-TRAP report "+fmt.Sprintf("%q", httpapi.ClipValue(id)))
-		return
+		return httpapi.Errorf(http.StatusNotFound, "id: no CI-TRAP report %q", httpapi.ClipValue(id))
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err, citrapError+"the report could not be read")
-		return
+		return httpapi.Internal(err, citrapError+"the report could not be read")
 	}
 	if wantsXML(r) {
 		w.Header().Set("Content-Disposition", httpapi.Attachment(rep.ID+".xml"))
 		httpapi.WriteBody(w, http.StatusOK, "application/xml; charset=utf-8", []byte(`<?xml version="1.0" encoding="UTF-8"?>`+"\n"+rep.XML))
-		return
+		return nil
 	}
 	p, err := h.readablePackage(r, rep.Hash)
 	if err != nil {
-		h.lookupFailed(w, r, err)
-		return
+		return lookupError(err)
 	}
-	h.serve(w, r, p, 0)
+	return h.serve(w, r, p, 0)
 }

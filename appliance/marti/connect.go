@@ -53,11 +53,10 @@ func secago(r *http.Request) (d time.Duration, ok bool, err error) {
 // for the disconnected ones. A uid that is connected again is listed once,
 // as Connected. With secago, only clients whose last event (or departure)
 // is that recent are listed.
-func (h *Handler) clientEndPoints(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) clientEndPoints(w http.ResponseWriter, r *http.Request) error {
 	window, filter, err := secago(r)
 	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	now := h.opts.Now()
 	sees := access.From(r).Reads() // access.md "Groups"
@@ -93,6 +92,7 @@ func (h *Handler) clientEndPoints(w http.ResponseWriter, r *http.Request) {
 			LastEventTime: httpapi.FormatTime(c.Closed), LastStatus: "Disconnected"})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope("com.bbn.marti.remote.ClientEndpoint", items))
+	return nil
 }
 
 // contact is one item of /Marti/api/contacts/all: a connected client as the
@@ -109,8 +109,9 @@ type contact struct {
 
 // contacts lists the connected clients that identified themselves and that
 // the caller's groups see.
-func (h *Handler) contacts(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) contacts(w http.ResponseWriter, r *http.Request) error {
 	h.writeContacts(w, r, ^uint64(0))
+	return nil
 }
 
 // writeContacts lists the connected clients that identified themselves,

@@ -41,7 +41,7 @@ const (
 const cotError = "An error occurred retrieving the event."
 
 // cotRoutes registers the CoT history routes.
-func (h *Handler) cotRoutes(c func(string, http.HandlerFunc)) {
+func (h *Handler) cotRoutes(c func(string, httpapi.HandlerFunc)) {
 	c("GET /Marti/api/cot/xml/{uid}", h.cotXML)
 	c("GET /Marti/api/cot/xml/{uid}/all", h.cotAll)
 	c("GET /Marti/api/cot/sa", h.cotSA)
@@ -85,25 +85,25 @@ func newer(live, stored time.Time) bool { return live.UnixMilli() >= stored.Unix
 // newer of the broker's live state and the history (which may hold older
 // events of the uid sent to the caller's groups when its latest was not);
 // 404 when the caller sees none.
-func (h *Handler) cotXML(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) cotXML(w http.ResponseWriter, r *http.Request) error {
 	uid, err := cotUID(r)
 	if err != nil {
-		httpapi.Fail(w, r, err, cotError)
-		return
+		return err
 	}
 	sees := access.From(r).Reads()
 	live, isLive := h.newestLive(uid, sees)[uid]
 	stored, _, err := h.opts.Events.EventsOfUID(r.Context(), uid, time.Time{}, time.Time{}, sees, store.Page{Limit: 1})
 	switch {
 	case err != nil:
-		httpapi.Fail(w, r, err, cotError)
+		return httpapi.Internal(err, cotError)
 	case isLive && (len(stored) == 0 || newer(live.At, stored[0].ReceivedAt)):
 		httpapi.WriteBody(w, http.StatusOK, "application/xml; charset=utf-8", live.XML)
 	case len(stored) == 1:
 		httpapi.WriteBody(w, http.StatusOK, "application/xml; charset=utf-8", stored[0].XML)
 	default:
-		httpapi.Fail(w, r, unknownUID(uid), cotError)
+		return unknownUID(uid)
 	}
+	return nil
 }
 
 // cotAll answers the events of a uid in a window (historyWindow) as an
@@ -112,10 +112,8 @@ func (h *Handler) cotXML(w http.ResponseWriter, r *http.Request) {
 // the uid's live event while the history has not written it. 404 when the
 // caller sees no event of the uid at all; a window without any is an empty
 // <events>.
-func (h *Handler) cotAll(w http.ResponseWriter, r *http.Request) {
-	if err := h.writeCoTAll(w, r); err != nil {
-		httpapi.Fail(w, r, err, cotError)
-	}
+func (h *Handler) cotAll(w http.ResponseWriter, r *http.Request) error {
+	return httpapi.Internal(h.writeCoTAll(w, r), cotError)
 }
 
 func (h *Handler) writeCoTAll(w http.ResponseWriter, r *http.Request) error {
@@ -194,10 +192,8 @@ type saItem struct {
 // newest first: the history's and the live state's, the newer of the two
 // for each uid. At most saMaxEvents events and pageMaxBytes of them (at
 // least one); Outpost-Truncated: true when others were left out.
-func (h *Handler) cotSA(w http.ResponseWriter, r *http.Request) {
-	if err := h.writeCoTSA(w, r); err != nil {
-		httpapi.Fail(w, r, err, cotError)
-	}
+func (h *Handler) cotSA(w http.ResponseWriter, r *http.Request) error {
+	return httpapi.Internal(h.writeCoTSA(w, r), cotError)
 }
 
 func (h *Handler) writeCoTSA(w http.ResponseWriter, r *http.Request) error {

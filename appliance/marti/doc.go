@@ -12,8 +12,16 @@
 // and mission_record.go, which adds the uids of mission-addressed CoT to
 // their missions off the relay's path) and ExCheck checklists
 // (excheck_routes.go, excheck_checklists.go, reading documents with
-// appliance/excheck).
+// appliance/excheck). The EnrollmentHandler owns enrollment (enroll.go,
+// enroll_auth.go, enroll_csr.go, enroll_invite.go, enroll_oauth.go).
 //
-// Imports: broker, store, cot, cotsession, excheck, httpapi, logx, pki;
-// never another transport.
+// Every route is an httpapi.HandlerFunc registered with its rule
+// (access.Routes.Handle): it writes its answer or returns its failure,
+// which httpapi.Fail answers (architecture.md "Conventions"); the
+// enrollment port adds its Basic challenge and the OAuth error shape first
+// (enrollEdge). What marti uses of the store is declared in stores.go, one
+// interface per area, each listing exactly the methods called.
+//
+// Imports: access, broker, cot, cotsession, diskspace, excheck, fault,
+// httpapi, logx, pki, qr, rate, store, users; never another transport.
 package marti

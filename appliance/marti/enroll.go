@@ -39,7 +39,6 @@ package marti
 //     "application/json"; ca0 and ca1 are read.
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
@@ -63,7 +62,7 @@ import (
 // EnrollOptions configure the enrollment handler.
 type EnrollOptions struct {
 	Authority *pki.Authority
-	Accounts  *store.Accounts
+	Accounts  EnrollAccountStore // stores.go
 	// Guard budgets the password checks (access.md "Password guesses cost
 	// the guesser"); nil: a guard of the defaults.
 	Guard  *access.Guard
@@ -130,24 +129,26 @@ func NewEnrollmentHandler(opts EnrollOptions) *EnrollmentHandler {
 		log:  opts.Logger.With("component", "enroll"),
 	}
 	h.busyLog = logx.NewLimiter(h.log, 5, 10*time.Second)
+	h.mux = httpapi.NewMux(h.log)
 	h.tokenKey = opts.TokenKey
 	if len(h.tokenKey) == 0 {
 		h.tokenKey = make([]byte, 32)
 		if _, err := rand.Read(h.tokenKey); err != nil {
 			h.log.Error("no key for access tokens", "err", err)
+			h.notConfigured()
 			return h
 		}
 	}
 	if opts.Authority == nil || opts.Accounts == nil {
 		h.log.Error("enrollment handler has no certificate authority or no store; every request fails")
+		h.notConfigured()
 		return h
 	}
 	h.configXML = certificateConfigXML(opts.Authority)
-	h.mux = httpapi.NewMux(h.log)
 	h.rules = access.NewRoutes(h.mux)
 	for _, rt := range []struct {
 		method, path string
-		serve        func(w http.ResponseWriter, r *http.Request, c *enrollCall)
+		serve        enrollRoute
 		token        bool // an access token is accepted (read-only routes)
 	}{
 		{http.MethodGet, "/Marti/api/tls/config", h.config, true},
@@ -159,12 +160,29 @@ func NewEnrollmentHandler(opts EnrollOptions) *EnrollmentHandler {
 	} {
 		// A trailing slash is a spelling some servers accept; GET also
 		// answers HEAD (ServeMux).
-		h.rules.HandleFunc(rt.method+" "+rt.path, access.Password, h.authenticated(rt.serve, rt.token))
-		h.rules.HandleFunc(rt.method+" "+rt.path+"/{$}", access.Password, h.authenticated(rt.serve, rt.token))
+		h.handle(rt.method+" "+rt.path, h.authenticated(rt.serve, rt.token))
+		h.handle(rt.method+" "+rt.path+"/{$}", h.authenticated(rt.serve, rt.token))
 	}
 	// The handler checks the credentials itself (username and password).
-	h.rules.HandleFunc(http.MethodPost+" "+OAuthTokenPath, access.Password, http.HandlerFunc(h.oauthToken))
+	h.handle(http.MethodPost+" "+OAuthTokenPath, h.oauthToken)
 	return h
+}
+
+// handle registers an enrollment route under the rule access.Password
+// (access.md "Route matrix"), its failures answered by enrollEdge.
+func (h *EnrollmentHandler) handle(pattern string, f httpapi.HandlerFunc) {
+	h.rules.Handle(pattern, access.Password, enrollEdge(f))
+}
+
+// errNotConfigured is the failure of every request to an enrollment
+// handler without a certificate authority, a store or a token key.
+var errNotConfigured = errors.New("enrollment is not configured (no certificate authority, store or token key)")
+
+// notConfigured makes every request fail with 500 (no route is served).
+func (h *EnrollmentHandler) notConfigured() {
+	h.mux.Handle("/", httpapi.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		return httpapi.Internal(errNotConfigured, "enrollment is not configured on this server")
+	}))
 }
 
 // EnrollmentHandler is the enrollment listener's handler.
@@ -174,8 +192,8 @@ type EnrollmentHandler struct {
 	busyLog   *logx.Limiter // "too many password checks" and refusal lines
 	configXML []byte
 	tokenKey  []byte         // HS256 key of the access tokens
-	mux       *httpapi.Mux   // nil when enrollment is not configured
-	rules     *access.Routes // every route with its rule; nil with mux
+	mux       *httpapi.Mux   // every route, or the one failure when enrollment is not configured
+	rules     *access.Routes // every route with its rule; nil when enrollment is not configured
 }
 
 // Routes are the enrollment routes with their rules (the matrix test); nil
@@ -194,126 +212,14 @@ type enrollCall struct {
 
 func (h *EnrollmentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	if h.mux == nil {
-		enrollError(w, http.StatusInternalServerError, "enrollment is not configured on this server")
-		return
-	}
 	h.mux.ServeHTTP(w, r)
-}
-
-// authenticated wraps a route: the request must have arrived over TLS and
-// carry the Basic credentials of a system user, or (token: the read-only
-// routes) an access token of POST /oauth/token.
-func (h *EnrollmentHandler) authenticated(serve func(w http.ResponseWriter, r *http.Request, c *enrollCall), token bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		remote, ok := h.overTLS(w, r)
-		if !ok {
-			return
-		}
-		check := h.authenticate
-		if token {
-			check = h.tokenOrBasic
-		}
-		user, invitation, ok := check(w, r, remote)
-		if !ok {
-			return
-		}
-		serve(w, r, &enrollCall{user: user, remote: remote, uid: logx.Clip(clientUID(r)), invitation: invitation})
-	}
-}
-
-// overTLS returns the client's address when the request arrived over TLS;
-// otherwise (credentials over cleartext: a wiring fault, never served) it
-// answers 403 and reports false.
-func (h *EnrollmentHandler) overTLS(w http.ResponseWriter, r *http.Request) (remote string, ok bool) {
-	remote = clientAddr(r.RemoteAddr)
-	if r.TLS == nil {
-		h.log.Error("enrollment request without TLS refused", "remote", remote, "path", logx.Clip(r.URL.Path))
-		enrollError(w, http.StatusForbidden, "enrollment requires TLS")
-		return remote, false
-	}
-	return remote, true
-}
-
-// authenticate checks the Basic credentials under the password guard. It
-// writes the refusal itself and reports whether the request may go on.
-//
-// The password is an invitation's token or the user's password: the token
-// is looked up first (one indexed lookup of its hash, no slow hashing), and
-// anything that is not a usable invitation of this user goes on to the
-// password check, so a wrong token costs the guesser what a wrong password
-// does, inside the same guard. invitation is the id of the invitation used
-// ("" for a password); the token itself is never logged.
-func (h *EnrollmentHandler) authenticate(w http.ResponseWriter, r *http.Request, remote string) (user store.User, invitation string, ok bool) {
-	name, password, ok := r.BasicAuth()
-	if !ok {
-		w.Header().Set("WWW-Authenticate", enrollRealm)
-		enrollError(w, http.StatusUnauthorized, "authentication required")
-		return store.User{}, "", false
-	}
-	return h.checkCredentials(w, r, remote, name, password)
-}
-
-// checkCredentials is authenticate's check of a name and password (or
-// invitation token), shared with POST /oauth/token.
-func (h *EnrollmentHandler) checkCredentials(w http.ResponseWriter, r *http.Request, remote, name, password string) (user store.User, invitation string, ok bool) {
-	logName := logx.Clip(name)
-	blocked, err := h.opts.Guard.Check(httpapi.ClientAddr(r), "user:"+name, func() (err error) {
-		inv, err := h.opts.Accounts.CheckEnrollInvitation(r.Context(), name, password, h.opts.Now())
-		switch {
-		case err == nil:
-			invitation = inv.ID
-			if user, err = h.opts.Accounts.UserByUID(r.Context(), inv.UserUID); errors.Is(err, store.ErrNotFound) {
-				err = store.ErrBadCredentials // deleted in between
-			}
-			return err
-		case !errors.Is(err, store.ErrBadCredentials):
-			return err
-		}
-		user, err = h.opts.Accounts.VerifyPassword(r.Context(), name, password)
-		return err
-	})
-	var ref *access.Refusal
-	switch {
-	case errors.As(err, &ref):
-		h.refuseBlocked(w, remote, logName, ref.Wait, ref.Error())
-		return store.User{}, "", false
-	case errors.Is(err, store.ErrBadCredentials):
-		h.log.Warn("enrollment login failed", "user", logName, "remote", remote, "reason", "bad user name, password or invitation token", "address_blocked", blocked)
-		w.Header().Set("WWW-Authenticate", enrollRealm)
-		// Same answer for an unknown user and a wrong password.
-		enrollError(w, http.StatusUnauthorized, "bad user name or password")
-		return store.User{}, "", false
-	case errors.Is(err, context.Canceled):
-		return store.User{}, "", false // the client went away; nothing to answer
-	case errors.Is(err, store.ErrBusy):
-		// The process-wide password gate (store) is full: every login,
-		// from anywhere, right or wrong, slows down together.
-		h.busyLog.Warn("enrollment login deferred: too many password checks right now", "remote", remote)
-		w.Header().Set("Retry-After", "1")
-		enrollError(w, http.StatusTooManyRequests, "the server is busy checking passwords; retry in a second")
-		return store.User{}, "", false
-	case err != nil:
-		h.log.Error("enrollment login could not be checked", "user", logName, "remote", remote, "err", err)
-		enrollError(w, http.StatusServiceUnavailable, "credentials cannot be checked right now")
-		return store.User{}, "", false
-	}
-	return user, invitation, true
-}
-
-func (h *EnrollmentHandler) refuseBlocked(w http.ResponseWriter, remote, user string, wait time.Duration, why string) {
-	secs := httpapi.RetryAfter(wait)
-	// Rate-limited: a guesser's refusals come as fast as it sends them.
-	h.busyLog.Warn("enrollment refused", "user", user, "remote", remote, "reason", why, "retry_after_s", secs)
-	w.Header().Set("Retry-After", fmt.Sprint(secs))
-	enrollError(w, http.StatusTooManyRequests, "too many password checks; retry later")
 }
 
 // config answers the certificateConfig document (protocol.md §8). Content type: the
 // official server leaves it to Spring's negotiation, which gives text/plain
 // to "*/*" or no Accept (TAKTracker accepts nothing else) and application/xml
 // to an explicit XML Accept; ATAK reads the body whatever the type.
-func (h *EnrollmentHandler) config(w http.ResponseWriter, r *http.Request, c *enrollCall) {
+func (h *EnrollmentHandler) config(w http.ResponseWriter, r *http.Request, c *enrollCall) error {
 	ct := "text/plain; charset=utf-8"
 	switch accept := strings.ToLower(r.Header.Get("Accept")); {
 	case strings.Contains(accept, "application/xml"):
@@ -324,48 +230,49 @@ func (h *EnrollmentHandler) config(w http.ResponseWriter, r *http.Request, c *en
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(http.StatusOK)
 	w.Write(h.configXML)
+	return nil
 }
 
 // profileEnrollment: ATAK asks after enrolling whether the server has a
 // device profile (a mission package) for it; 204 means none and is not an
 // error for the client. Outpost has no profile store yet.
-func (h *EnrollmentHandler) profileEnrollment(w http.ResponseWriter, r *http.Request, c *enrollCall) {
+func (h *EnrollmentHandler) profileEnrollment(w http.ResponseWriter, r *http.Request, c *enrollCall) error {
 	h.log.Debug("enrollment profile requested", "user", logx.Clip(c.user.Name), "client_uid", c.uid, "remote", c.remote, "result", "none configured")
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // signClientV1 answers the signed certificate and the CA as a PKCS#12 of
 // certificate entries "signedCert" and "ca0" (no private key: it never left
 // the client), protected with KeystorePassword.
-func (h *EnrollmentHandler) signClientV1(w http.ResponseWriter, r *http.Request, c *enrollCall) {
-	cert, ok := h.sign(w, r, c, "pkcs12")
-	if !ok {
-		return
+func (h *EnrollmentHandler) signClientV1(w http.ResponseWriter, r *http.Request, c *enrollCall) error {
+	cert, err := h.sign(w, r, c, "pkcs12")
+	if err != nil {
+		return err
 	}
 	p12, err := h.opts.Authority.KeyStoreP12(cert, h.opts.KeystorePassword)
 	if err != nil {
-		h.log.Error("enrollment keystore failed", "user", logx.Clip(c.user.Name), "remote", c.remote, "serial", cert.SerialNumber.String(), "err", err)
-		enrollError(w, http.StatusInternalServerError, "the keystore could not be built")
-		return
+		return ours(err, "the keystore could not be built", fmt.Sprintf("the keystore of %s's certificate %s (client uid %s)",
+			logx.Clip(c.user.Name), cert.SerialNumber, c.uid))
 	}
 	w.Header().Set("Content-Type", "application/x-pkcs12")
 	w.WriteHeader(http.StatusOK)
 	w.Write(p12)
+	return nil
 }
 
 // signClientV2 answers JSON or XML by Accept (see enrollFormat), decided
 // before signing so that no certificate is issued for an answer that cannot
 // be given.
-func (h *EnrollmentHandler) signClientV2(w http.ResponseWriter, r *http.Request, c *enrollCall) {
+func (h *EnrollmentHandler) signClientV2(w http.ResponseWriter, r *http.Request, c *enrollCall) error {
 	format, ok := negotiateEnrollment(r.Header.Get("Accept"))
 	if !ok {
 		h.log.Warn("enrollment failed", "user", logx.Clip(c.user.Name), "remote", c.remote, "reason", "unsupported Accept", "accept", logx.Clip(r.Header.Get("Accept")))
-		enrollError(w, http.StatusNotAcceptable, "Accept must allow application/json, application/xml or text/plain")
-		return
+		return httpapi.Errorf(http.StatusNotAcceptable, "Accept must allow application/json, application/xml or text/plain")
 	}
-	cert, ok := h.sign(w, r, c, format.name)
-	if !ok {
-		return
+	cert, err := h.sign(w, r, c, format.name)
+	if err != nil {
+		return err
 	}
 	chain := h.opts.Authority.CAChain()
 	var body []byte
@@ -375,21 +282,23 @@ func (h *EnrollmentHandler) signClientV2(w http.ResponseWriter, r *http.Request,
 		var err error
 		body, err = enrollmentJSON(cert, chain, serverLeaf(h.opts.Authority))
 		if err != nil {
-			h.log.Error("enrollment answer failed", "user", logx.Clip(c.user.Name), "remote", c.remote, "err", err)
-			enrollError(w, http.StatusInternalServerError, "the answer could not be built")
-			return
+			return ours(err, "the answer could not be built", fmt.Sprintf("the answer to %s's enrollment (certificate %s, client uid %s)",
+				logx.Clip(c.user.Name), cert.SerialNumber, c.uid))
 		}
 	}
 	w.Header().Set("Content-Type", format.contentType)
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
+	return nil
 }
 
-// sign reads and checks the CSR and signs it for the authenticated user. It
-// writes the error answer itself and reports whether a certificate came out.
-func (h *EnrollmentHandler) sign(w http.ResponseWriter, r *http.Request, c *enrollCall, format string) (*x509.Certificate, bool) {
+// sign reads and checks the CSR and signs it for the authenticated user.
+// Every refusal is logged ("enrollment failed") before it is returned; a
+// certificate the authority could not sign is a fault of ours.
+func (h *EnrollmentHandler) sign(w http.ResponseWriter, r *http.Request, c *enrollCall, format string) (*x509.Certificate, error) {
 	user := logx.Clip(c.user.Name)
-	fail := func(status int, reason string, err error) (*x509.Certificate, bool) {
+	refuse := func(refusal error, reason string, err error) (*x509.Certificate, error) {
+		status, _, _ := httpapi.Refusal(refusal)
 		level := slog.LevelWarn
 		if status >= 500 {
 			level = slog.LevelError
@@ -399,8 +308,10 @@ func (h *EnrollmentHandler) sign(w http.ResponseWriter, r *http.Request, c *enro
 			attrs = append(attrs, "err", err)
 		}
 		h.log.Log(r.Context(), level, "enrollment failed", attrs...)
-		enrollError(w, status, reason)
-		return nil, false
+		return nil, refusal
+	}
+	fail := func(status int, reason string, err error) (*x509.Certificate, error) {
+		return refuse(httpapi.Errorf(status, "%s", reason), reason, err)
 	}
 	body, err := readLimited(w, r, enrollMaxBody)
 	if err != nil {
@@ -422,20 +333,20 @@ func (h *EnrollmentHandler) sign(w http.ResponseWriter, r *http.Request, c *enro
 		// invitation's last use, one gets a certificate, the other 401.
 		if err := h.opts.Accounts.SpendEnrollInvitation(r.Context(), c.invitation, h.opts.Now()); err != nil {
 			if errors.Is(err, store.ErrBadCredentials) {
-				w.Header().Set("WWW-Authenticate", enrollRealm)
-				return fail(http.StatusUnauthorized, "bad user name or password", errors.New("the invitation was used up, revoked or expired meanwhile"))
+				return refuse(challenge("bad user name or password"), "bad user name or password",
+					errors.New("the invitation was used up, revoked or expired meanwhile"))
 			}
-			return fail(http.StatusServiceUnavailable, "credentials cannot be checked right now", err)
+			return refuse(errCannotCheck, "credentials cannot be checked right now", err)
 		}
 	}
 	cert, err := h.opts.Authority.SignCSR(csr, c.user.Name)
 	if err != nil {
-		return fail(http.StatusInternalServerError, "the certificate could not be signed", err)
+		return nil, ours(err, "the certificate could not be signed", fmt.Sprintf("signing a certificate for %s (client uid %s)", user, c.uid))
 	}
 	h.log.Info("client certificate enrolled", "user", user, "client_uid", c.uid, "invitation", c.invitation,
 		"version", logx.Clip(r.URL.Query().Get("version")), "serial", cert.SerialNumber.String(),
 		"remote", c.remote, "format", format, "not_after", cert.NotAfter)
-	return cert, true
+	return cert, nil
 }
 
 // enrollFormat is the shape of a signClient/v2 answer.
@@ -518,8 +429,4 @@ func clientAddr(remote string) string {
 		return host
 	}
 	return remote
-}
-
-func enrollError(w http.ResponseWriter, status int, message string) {
-	httpapi.WriteMessage(w, status, message)
 }

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"outpost/appliance/httpapi"
 	"outpost/appliance/logx"
 	"outpost/appliance/pki"
 	"outpost/appliance/qr"
@@ -31,44 +32,41 @@ import (
 // qrImageSize is the width of the QR images (pixels).
 const qrImageSize = 512
 
-func (h *EnrollmentHandler) configQR(w http.ResponseWriter, r *http.Request, c *enrollCall) {
+func (h *EnrollmentHandler) configQR(w http.ResponseWriter, r *http.Request, c *enrollCall) error {
 	a := h.opts.Authority
 	host, err := a.ConnectHost()
 	if err != nil {
 		h.log.Warn("iTAK code requested but cannot be made", "user", logx.Clip(c.user.Name), "remote", c.remote, "err", err)
-		enrollError(w, http.StatusServiceUnavailable, "the server has no public host name configured (publicHost)")
-		return
+		return httpapi.Errorf(http.StatusServiceUnavailable, "the server has no public host name configured (publicHost)")
 	}
 	img, err := qr.PNG(qr.ITAKQuickConnect(a.ServerName(), host, a.Ports().SSLCoT), qrImageSize)
 	if err != nil {
-		h.log.Error("iTAK code could not be drawn", "err", err)
-		enrollError(w, http.StatusInternalServerError, "the code could not be drawn")
-		return
+		return ours(err, "the code could not be drawn", "drawing iTAK's code")
 	}
 	w.Header().Set("Content-Type", "image/png")
 	w.WriteHeader(http.StatusOK)
 	w.Write(img)
+	return nil
 }
 
-func (h *EnrollmentHandler) enrollmentPackage(w http.ResponseWriter, r *http.Request, c *enrollCall) {
+func (h *EnrollmentHandler) enrollmentPackage(w http.ResponseWriter, r *http.Request, c *enrollCall) error {
 	device := pki.DeviceWinTAK
 	if v := r.URL.Query().Get("device"); v != "" {
 		d, err := pki.ParseDevice(v)
 		if err != nil {
-			enrollError(w, http.StatusBadRequest, "device must be atak, itak or wintak")
-			return
+			return httpapi.Errorf(http.StatusBadRequest, "device must be atak, itak or wintak")
 		}
 		device = d
 	}
 	name, data, err := h.opts.Authority.EnrollmentPackage(device)
 	if err != nil {
 		h.log.Warn("enrollment package cannot be built", "user", logx.Clip(c.user.Name), "remote", c.remote, "err", err)
-		enrollError(w, http.StatusServiceUnavailable, "the enrollment package cannot be built: "+err.Error())
-		return
+		return httpapi.Errorf(http.StatusServiceUnavailable, "the enrollment package cannot be built: %s", err)
 	}
 	h.log.Info("enrollment package sent", "user", logx.Clip(c.user.Name), "remote", c.remote, "device", device, "invitation", c.invitation)
 	w.Header().Set("Content-Type", "application/zip")
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name))
 	w.WriteHeader(http.StatusOK)
 	w.Write(data)
+	return nil
 }

@@ -83,20 +83,18 @@ type tokenAnswer struct {
 }
 
 // oauthToken is POST /oauth/token.
-func (h *EnrollmentHandler) oauthToken(w http.ResponseWriter, r *http.Request) {
-	remote, ok := h.overTLS(w, r)
-	if !ok {
-		return
+func (h *EnrollmentHandler) oauthToken(w http.ResponseWriter, r *http.Request) error {
+	remote, err := h.overTLS(r)
+	if err != nil {
+		return err
 	}
 	params, err := oauthParams(w, r)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			oauthError(w, http.StatusRequestEntityTooLarge, "invalid_request", fmt.Sprintf("the request body is larger than %d bytes", oauthMaxBody))
-			return
+			return &oauthRefusal{http.StatusRequestEntityTooLarge, "invalid_request", fmt.Sprintf("the request body is larger than %d bytes", oauthMaxBody)}
 		}
-		oauthError(w, http.StatusBadRequest, "invalid_request", "the parameters could not be read: send them in the query or as application/x-www-form-urlencoded")
-		return
+		return &oauthRefusal{http.StatusBadRequest, "invalid_request", "the parameters could not be read: send them in the query or as application/x-www-form-urlencoded"}
 	}
 	name, password := params.Get("username"), params.Get("password")
 	if name == "" {
@@ -107,28 +105,22 @@ func (h *EnrollmentHandler) oauthToken(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if name == "" {
-		w.Header().Set("WWW-Authenticate", enrollRealm)
-		enrollError(w, http.StatusUnauthorized, "authentication required: username and password")
-		return
+		return challenge("authentication required: username and password")
 	}
 	switch gt := params.Get("grant_type"); gt {
 	case "password":
 	case "":
-		oauthError(w, http.StatusBadRequest, "invalid_request", "grant_type is required (password)")
-		return
+		return &oauthRefusal{http.StatusBadRequest, "invalid_request", "grant_type is required (password)"}
 	default:
-		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type "+httpapi.ClipValue(gt)+" is not supported: use password")
-		return
+		return &oauthRefusal{http.StatusBadRequest, "unsupported_grant_type", "grant_type " + httpapi.ClipValue(gt) + " is not supported: use password"}
 	}
-	user, invitation, ok := h.checkCredentials(w, r, remote, name, password)
-	if !ok {
-		return
+	user, invitation, err := h.checkCredentials(r, remote, name, password)
+	if err != nil {
+		return err
 	}
 	token, err := h.issueToken(user, invitation)
 	if err != nil {
-		h.log.Error("access token could not be signed", "user", logx.Clip(user.Name), "remote", remote, "err", err)
-		enrollError(w, http.StatusInternalServerError, "the token could not be signed")
-		return
+		return ours(err, "the token could not be signed", "signing an access token for "+logx.Clip(user.Name))
 	}
 	h.log.Info("enrollment access token issued", "user", logx.Clip(user.Name), "remote", remote, "invitation", invitation, "expires_in_s", int64(enrollTokenTTL/time.Second))
 	http.SetCookie(w, &http.Cookie{Name: enrollTokenCookie, Value: token, Path: "/", Secure: true, HttpOnly: true,
@@ -136,6 +128,7 @@ func (h *EnrollmentHandler) oauthToken(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Pragma", "no-cache")
 	httpapi.WriteJSON(w, http.StatusOK, tokenAnswer{AccessToken: token, TokenType: "Bearer",
 		ExpiresIn: int64(enrollTokenTTL / time.Second), Scope: "enrollment"})
+	return nil
 }
 
 // oauthParams merges the query and a form body (form values first, as
@@ -168,9 +161,18 @@ func oauthParams(w http.ResponseWriter, r *http.Request) (url.Values, error) {
 	return form, nil
 }
 
-// oauthError answers RFC 6749's error shape, with Outpost's message beside it.
-func oauthError(w http.ResponseWriter, status int, code, description string) {
-	httpapi.WriteJSON(w, status, map[string]string{"error": code, "error_description": description, "message": description})
+// oauthRefusal is a refusal of POST /oauth/token, answered (by enrollEdge)
+// in RFC 6749's error shape (§5.2: error, error_description) with
+// Outpost's message beside it.
+type oauthRefusal struct {
+	status            int
+	code, description string
+}
+
+func (e *oauthRefusal) Error() string { return e.code + ": " + e.description }
+
+func (e *oauthRefusal) write(w http.ResponseWriter) {
+	httpapi.WriteJSON(w, e.status, map[string]string{"error": e.code, "error_description": e.description, "message": e.description})
 }
 
 // issueToken signs a token for user.
@@ -247,29 +249,26 @@ func accessToken(r *http.Request) string {
 }
 
 // tokenOrBasic is the authentication of the read-only routes: HTTP Basic
-// when the request carries it, else an access token. It writes the refusal
-// itself and reports whether the request may go on.
-func (h *EnrollmentHandler) tokenOrBasic(w http.ResponseWriter, r *http.Request, remote string) (user store.User, invitation string, ok bool) {
+// when the request carries it, else an access token. Its refusals are
+// authenticate's.
+func (h *EnrollmentHandler) tokenOrBasic(r *http.Request, remote string) (user store.User, invitation string, err error) {
 	if _, _, basic := r.BasicAuth(); basic {
-		return h.authenticate(w, r, remote)
+		return h.authenticate(r, remote)
 	}
 	raw := accessToken(r)
 	if raw == "" {
-		return h.authenticate(w, r, remote) // the 401 with its challenge
+		return h.authenticate(r, remote) // the 401 with its challenge
 	}
-	user, invitation, err := h.verifyToken(r.Context(), raw)
+	user, invitation, err = h.verifyToken(r.Context(), raw)
 	switch {
 	case errors.Is(err, errBadToken):
 		h.busyLog.Warn("enrollment access token refused", "remote", remote, "reason", logx.Clip(err.Error()))
-		w.Header().Set("WWW-Authenticate", enrollRealm)
-		enrollError(w, http.StatusUnauthorized, errBadToken.Error())
-		return store.User{}, "", false
+		return store.User{}, "", challenge(errBadToken.Error())
 	case errors.Is(err, context.Canceled):
-		return store.User{}, "", false
+		return store.User{}, "", context.Canceled // the client went away; nothing to answer
 	case err != nil:
 		h.log.Error("enrollment access token could not be checked", "remote", remote, "err", err)
-		enrollError(w, http.StatusServiceUnavailable, "credentials cannot be checked right now")
-		return store.User{}, "", false
+		return store.User{}, "", errCannotCheck
 	}
-	return user, invitation, true
+	return user, invitation, nil
 }

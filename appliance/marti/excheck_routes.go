@@ -28,18 +28,18 @@ import (
 func (h *Handler) excheckRoutes(rt *access.Routes) {
 	m := clientRoutes{rt}
 	const p = "/Marti/api/excheck"
-	m.HandleFunc("POST "+p+"/template", h.mission(h.templateCreate))
-	m.HandleFunc("GET "+p+"/template/{templateUid}", h.mission(h.templateGet))
-	m.HandleFunc("GET "+p+"/template/{templateUid}/task/{taskUid}", h.mission(h.templateTaskGet))
-	m.HandleFunc("POST "+p+"/template/{templateUid}/task/{taskUid}", h.mission(h.templateTaskPut))
-	m.HandleFunc("PUT "+p+"/template/{templateUid}/task/{taskUid}", h.mission(h.templateTaskPut))
-	m.HandleFunc("DELETE "+p+"/template/{templateUid}/task/{taskUid}", h.mission(h.templateTaskDelete))
-	m.HandleFunc("POST "+p+"/{subscription}/start", h.mission(h.checklistStart))
-	m.HandleFunc("GET "+p+"/checklist/active", h.mission(h.checklistsActive))
-	m.HandleFunc("GET "+p+"/checklist/{checklistid}", h.mission(h.checklistGet))
-	m.HandleFunc("GET "+p+"/checklist/{checklistid}/task/{taskid}", h.mission(h.checklistTaskGet))
-	m.HandleFunc("PUT "+p+"/checklist/{checklistid}/task/{taskid}", h.mission(h.checklistTaskPut))
-	m.HandleFunc("PUT "+p+"/checklist/{checklistid}/mission/{mission_id}", h.mission(h.checklistToMission))
+	m.Handle("POST "+p+"/template", h.mission(h.templateCreate))
+	m.Handle("GET "+p+"/template/{templateUid}", h.mission(h.templateGet))
+	m.Handle("GET "+p+"/template/{templateUid}/task/{taskUid}", h.mission(h.templateTaskGet))
+	m.Handle("POST "+p+"/template/{templateUid}/task/{taskUid}", h.mission(h.templateTaskPut))
+	m.Handle("PUT "+p+"/template/{templateUid}/task/{taskUid}", h.mission(h.templateTaskPut))
+	m.Handle("DELETE "+p+"/template/{templateUid}/task/{taskUid}", h.mission(h.templateTaskDelete))
+	m.Handle("POST "+p+"/{subscription}/start", h.mission(h.checklistStart))
+	m.Handle("GET "+p+"/checklist/active", h.mission(h.checklistsActive))
+	m.Handle("GET "+p+"/checklist/{checklistid}", h.mission(h.checklistGet))
+	m.Handle("GET "+p+"/checklist/{checklistid}/task/{taskid}", h.mission(h.checklistTaskGet))
+	m.Handle("PUT "+p+"/checklist/{checklistid}/task/{taskid}", h.mission(h.checklistTaskPut))
+	m.Handle("PUT "+p+"/checklist/{checklistid}/mission/{mission_id}", h.mission(h.checklistToMission))
 }
 
 const xmlType = "application/xml"

@@ -116,16 +116,15 @@ func (h *Handler) fileQuery(r *http.Request) (store.FileQuery, error) {
 
 // filesMetadata answers GET /Marti/api/files/metadata, newest first unless
 // sorted, written as the files are read.
-func (h *Handler) filesMetadata(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) filesMetadata(w http.ResponseWriter, r *http.Request) error {
+	const failed = syncError + "the files could not be listed"
 	fq, err := h.fileQuery(r)
 	if err != nil {
-		httpapi.Fail(w, r, err, syncError+"the files could not be listed")
-		return
+		return httpapi.Internal(err, failed)
 	}
 	groups, err := h.groupList(r.Context())
 	if err != nil {
-		httpapi.Fail(w, r, err, syncError+"the files could not be listed")
-		return
+		return httpapi.Internal(err, failed)
 	}
 	callsigns := map[string]string{}
 	if h.opts.Broker != nil {
@@ -144,27 +143,29 @@ func (h *Handler) filesMetadata(w http.ResponseWriter, r *http.Request) {
 			Time: httpapi.FormatTime(p.SubmittedAt), MimeType: p.MIMEType, Keywords: store.JoinKeywords(p.Keywords),
 			Expiration: "none", Hash: p.Hash, Groups: strings.Join(access.NamesOf(groups, p.Groups&fq.Sees), ","), Tool: p.Tool})
 	})
-	l.Finish(err, syncError+"the files could not be listed")
+	l.Finish(err, failed)
+	return nil
 }
 
 // filesCount answers GET /Marti/api/files/metadata/count: how many files
 // the caller would list (mission= and missionPackage= apply).
-func (h *Handler) filesCount(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) filesCount(w http.ResponseWriter, r *http.Request) error {
+	const failed = syncError + "the files could not be counted"
 	fq, err := h.fileFilter(r)
 	if err != nil {
-		httpapi.Fail(w, r, err, syncError+"the files could not be counted")
-		return
+		return httpapi.Internal(err, failed)
 	}
 	n, err := h.opts.Files.CountFiles(r.Context(), fq)
 	if err != nil {
-		httpapi.Fail(w, r, err, syncError+"the files could not be counted")
-		return
+		return httpapi.Internal(err, failed)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope("Count", n))
+	return nil
 }
 
 // filesConfig answers GET /files/api/config: the largest upload, in MiB
 // (maxUploadBytes, rounded down), as node-tak's Files.config reads it.
-func (h *Handler) filesConfig(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) filesConfig(w http.ResponseWriter, r *http.Request) error {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]int64{"uploadSizeLimit": h.opts.MaxUploadBytes >> 20})
+	return nil
 }

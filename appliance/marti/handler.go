@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math/big"
 	"net"
@@ -18,7 +19,6 @@ import (
 	"outpost/appliance/diskspace"
 	"outpost/appliance/httpapi"
 	"outpost/appliance/rate"
-	"outpost/appliance/store"
 	"outpost/appliance/users"
 )
 
@@ -28,13 +28,16 @@ type Options struct {
 	Hostname string // the public host clients use (config publicHost; never 0.0.0.0)
 	NodeID   string // stable identifier of this server
 	Broker   *broker.Broker
-	// What the client API reads and changes (store areas).
-	Missions   *store.Missions
-	Files      *store.Files
-	Checklists *store.Checklists
-	Events     *store.Events
-	Videos     *store.Videos
-	Accounts   *store.Accounts
+	// What the client API reads and changes of the store (stores.go).
+	Missions   MissionStore
+	Files      FileStore
+	Checklists ChecklistStore
+	Events     EventStore
+	Videos     VideoStore
+	// Accounts is not read: the client API touches no account (the
+	// enrollment handler has its own, EnrollOptions.Accounts). The field
+	// stays while the composition root still sets it.
+	Accounts any
 
 	// MissionChanged, when set, is told of each mission change a client
 	// made (created, deleted, contents added or removed) once committed
@@ -148,7 +151,7 @@ func NewHandler(opts Options) *Handler {
 // missions and ExCheck (api.md §4.3, §4.4) from their own files.
 func (h *Handler) routes() {
 	rt := h.rules
-	c := clientRoutes{rt}.HandleFunc
+	c := clientRoutes{rt}.Handle
 	// What clients call on connect (protocol.md §7, api.md §4.4).
 	c("GET /Marti/api/version", h.version)
 	c("GET /Marti/api/version/config", h.versionConfig)
@@ -161,8 +164,8 @@ func (h *Handler) routes() {
 	c("GET /Marti/api/groups/all", h.groups)
 	c("GET /Marti/api/groups/groupCacheEnabled", h.groupCacheEnabled)
 	c("GET /Marti/api/groups/user", h.groupsOfUser)
-	rt.HandleFunc("PUT /Marti/api/groups/active", access.CertificateOnly, h.setActiveGroups)
-	rt.HandleFunc("PUT /Marti/api/groups/activebits", access.CertificateOnly, h.setActiveBits)
+	rt.Handle("PUT /Marti/api/groups/active", access.CertificateOnly, h.setActiveGroups)
+	rt.Handle("PUT /Marti/api/groups/activebits", access.CertificateOnly, h.setActiveBits)
 
 	// Settings (settings.go, subscriptions.go, citrap.go).
 	c(profileToolRoute, h.deviceProfile)
@@ -205,7 +208,7 @@ func (h *Handler) routes() {
 	c("DELETE /Marti/api/video/{uid}", h.videoDelete)
 
 	// CoT over websocket (TAK protocol v1), mutual TLS only.
-	rt.HandleFunc("GET /takproto/1", access.CertificateOnly, h.ws.serveHTTP)
+	rt.Handle("GET /takproto/1", access.CertificateOnly, h.ws.serveHTTP)
 
 	h.missionRoutes(rt)                                // mission_routes.go
 	h.missionMetaRoutes(rt)                            // mission_meta.go, mission_people.go, mission_delete.go
@@ -296,20 +299,35 @@ func (h *Handler) linkBase(r *http.Request) string {
 
 // version answers ATAK's fallback check: plain text containing "TAK Server"
 // (api.md §4.4, protocol.md §7).
-func (h *Handler) version(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) version(w http.ResponseWriter, r *http.Request) error {
 	httpapi.WriteText(w, http.StatusOK, "Outpost TAK Server "+h.opts.Version)
+	return nil
 }
 
 // versionConfig is the JSON ATAK checks first on connect (protocol.md §7).
-func (h *Handler) versionConfig(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) versionConfig(w http.ResponseWriter, r *http.Request) error {
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope("ServerConfig",
 		map[string]string{"version": h.opts.Version, "api": "3", "hostname": h.opts.Hostname}))
+	return nil
 }
 
 // clientRoutes registers routes of the rule access.Client, the rule of
 // every client route but the few that need a certificate.
 type clientRoutes struct{ rt *access.Routes }
 
-func (c clientRoutes) HandleFunc(pattern string, f http.HandlerFunc) {
-	c.rt.HandleFunc(pattern, access.Client, f)
+func (c clientRoutes) Handle(pattern string, f httpapi.HandlerFunc) {
+	c.rt.Handle(pattern, access.Client, f)
+}
+
+// ours is err as a fault of ours, whatever kind it wraps: answered 500
+// with msg (httpapi.Internal), logged by httpapi.Fail as what failed and
+// err's words. It is for the steps where a refusal of the store or of
+// another package is still the server's failure, not the client's (a
+// file's blob missing under its row, a certificate the authority could not
+// sign), which these routes answer 500 whatever the cause.
+func ours(err error, msg, what string) error {
+	if err == nil {
+		return nil
+	}
+	return httpapi.Internal(fmt.Errorf("%s: %v", what, err), msg)
 }

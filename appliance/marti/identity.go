@@ -13,7 +13,7 @@ import (
 // actFor checks a uid the request acts for, named by field (access.md
 // "Uids belong to identities"): on 8443 it must be one of the
 // certificate's own (an unbound uid becomes its own); on 8080 it must not be
-// bound to a certificate.
+// bound to a certificate. Its error is always a refusal (403).
 func (h *Handler) actFor(r *http.Request, field, uid string) error {
 	if h.opts.Broker == nil {
 		return nil

@@ -128,9 +128,9 @@ func (h *Handler) missionPackage(w http.ResponseWriter, r *http.Request) error {
 	if r.Header.Get("Content-Type") == "" {
 		r.Header.Set("Content-Type", "application/octet-stream")
 	}
-	p, ok := h.receive(w, r, u)
+	p, ok, err := h.receive(w, r, u)
 	if !ok {
-		return nil
+		return err // nil: the upload answered its failure
 	}
 	added, err := h.opts.Missions.AddMissionContents(r.Context(), name, []string{p.Hash}, nil, u.creator)
 	if err != nil {

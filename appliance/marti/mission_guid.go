@@ -24,7 +24,7 @@ func (h *Handler) missionGUIDRoutes(rt *access.Routes) {
 	const p = "/Marti/api/missions/guid/{guid}"
 	for _, r := range []struct {
 		pattern string
-		fn      func(http.ResponseWriter, *http.Request) error
+		fn      httpapi.HandlerFunc
 	}{
 		{"GET " + p, h.missionGet},
 		{"DELETE " + p, h.missionDelete},
@@ -58,14 +58,14 @@ func (h *Handler) missionGUIDRoutes(rt *access.Routes) {
 		{"PUT " + p + "/layers/{layer_uid}/name", h.layerRename},
 		{"PUT " + p + "/layers/{layer_uid}/position", h.layerPosition},
 	} {
-		m.HandleFunc(r.pattern, h.mission(h.byGUID(r.fn)))
+		m.Handle(r.pattern, h.mission(h.byGUID(r.fn)))
 	}
 }
 
 // byGUID resolves the {guid} path value to the mission the caller's groups
 // see (404 otherwise, naming the guid only) and runs fn as if the request
 // had named the mission.
-func (h *Handler) byGUID(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+func (h *Handler) byGUID(fn httpapi.HandlerFunc) httpapi.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		name, err := h.missionNameOfGUID(r, r.PathValue("guid"))
 		if err != nil {

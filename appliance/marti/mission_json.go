@@ -215,24 +215,18 @@ func invitationView(i store.Invitation) invitationJSON {
 		CreateTime: httpapi.FormatTime(i.Created), Role: role(i.Role), Token: i.Token}
 }
 
-// mission adapts a mission or ExCheck handler that returns its failure
-// instead of answering it: missionFail below is the one place such
-// failures become answers.
-func (h *Handler) mission(fn func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if err := fn(w, r); err != nil {
-			h.missionFail(w, r, err)
+// mission gives the failures of a mission, ExCheck or repeater route
+// their meaning: a wrong mission password names the password field, and a
+// fault of ours is answered with missionError (httpapi.Fail, through
+// httpapi.HandlerFunc).
+func (h *Handler) mission(fn httpapi.HandlerFunc) httpapi.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		err := fn(w, r)
+		if errors.Is(err, store.ErrBadCredentials) {
+			err = httpapi.InField("password", err)
 		}
+		return httpapi.Internal(err, missionError)
 	}
-}
-
-// missionFail answers a failed mission or ExCheck operation (httpapi.Fail);
-// a wrong mission password names the password field.
-func (h *Handler) missionFail(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, store.ErrBadCredentials) {
-		err = httpapi.InField("password", err)
-	}
-	httpapi.Fail(w, r, err, missionError)
 }
 
 // timeRange reads secago, start and end (api.md §4.4): secago wins over

@@ -34,13 +34,13 @@ type layerJSON struct {
 
 func (h *Handler) layerRoutes(m clientRoutes) {
 	const p = "/Marti/api/missions/{mission_id}/layers"
-	m.HandleFunc("GET "+p, h.mission(h.layerList))
-	m.HandleFunc("PUT "+p, h.mission(h.layerCreate))
-	m.HandleFunc("DELETE "+p, h.mission(h.layerDelete))
-	m.HandleFunc("PUT "+p+"/parent", h.mission(h.layerMove))
-	m.HandleFunc("GET "+p+"/{layer_uid}", h.mission(h.layerGet))
-	m.HandleFunc("PUT "+p+"/{layer_uid}/name", h.mission(h.layerRename))
-	m.HandleFunc("PUT "+p+"/{layer_uid}/position", h.mission(h.layerPosition))
+	m.Handle("GET "+p, h.mission(h.layerList))
+	m.Handle("PUT "+p, h.mission(h.layerCreate))
+	m.Handle("DELETE "+p, h.mission(h.layerDelete))
+	m.Handle("PUT "+p+"/parent", h.mission(h.layerMove))
+	m.Handle("GET "+p+"/{layer_uid}", h.mission(h.layerGet))
+	m.Handle("PUT "+p+"/{layer_uid}/name", h.mission(h.layerRename))
+	m.Handle("PUT "+p+"/{layer_uid}/position", h.mission(h.layerPosition))
 }
 
 // layerForest is a mission's layers ready to answer.

@@ -26,20 +26,20 @@ const maxKeywordBytes = 256
 func (h *Handler) missionMetaRoutes(rt *access.Routes) {
 	m := clientRoutes{rt}
 	const p = "/Marti/api/missions"
-	m.HandleFunc("GET "+p+"/{mission_id}/role", h.mission(h.missionRoleGet))
-	m.HandleFunc("PUT "+p+"/{mission_id}/role", h.mission(h.missionRolePut))
-	m.HandleFunc("GET "+p+"/{mission_id}/subscription", h.mission(h.ownSubscription))
-	m.HandleFunc("PUT "+p+"/{mission_id}/keywords", h.mission(h.keywordsPut))
-	m.HandleFunc("DELETE "+p+"/{mission_id}/keywords", h.mission(h.keywordsClear))
-	m.HandleFunc("DELETE "+p+"/{mission_id}/keywords/{keyword}", h.mission(h.keywordDelete))
-	m.HandleFunc("PUT "+p+"/{mission_id}/password", h.mission(h.passwordPut))
-	m.HandleFunc("DELETE "+p+"/{mission_id}/password", h.mission(h.passwordDelete))
-	m.HandleFunc("PUT "+p+"/{mission_id}/expiration", h.mission(h.expirationPut))
-	m.HandleFunc("GET "+p+"/{mission_id}/contacts", h.mission(h.missionContacts))
-	m.HandleFunc("GET "+p+"/{mission_id}/invitations", h.mission(h.missionInvitations))
-	m.HandleFunc("GET "+p+"/all/invitations", h.mission(h.allInvitations))
-	m.HandleFunc("DELETE "+p+"/{mission_id}", h.mission(h.missionDelete))
-	m.HandleFunc("DELETE "+p, h.mission(h.missionDeleteByGUID))
+	m.Handle("GET "+p+"/{mission_id}/role", h.mission(h.missionRoleGet))
+	m.Handle("PUT "+p+"/{mission_id}/role", h.mission(h.missionRolePut))
+	m.Handle("GET "+p+"/{mission_id}/subscription", h.mission(h.ownSubscription))
+	m.Handle("PUT "+p+"/{mission_id}/keywords", h.mission(h.keywordsPut))
+	m.Handle("DELETE "+p+"/{mission_id}/keywords", h.mission(h.keywordsClear))
+	m.Handle("DELETE "+p+"/{mission_id}/keywords/{keyword}", h.mission(h.keywordDelete))
+	m.Handle("PUT "+p+"/{mission_id}/password", h.mission(h.passwordPut))
+	m.Handle("DELETE "+p+"/{mission_id}/password", h.mission(h.passwordDelete))
+	m.Handle("PUT "+p+"/{mission_id}/expiration", h.mission(h.expirationPut))
+	m.Handle("GET "+p+"/{mission_id}/contacts", h.mission(h.missionContacts))
+	m.Handle("GET "+p+"/{mission_id}/invitations", h.mission(h.missionInvitations))
+	m.Handle("GET "+p+"/all/invitations", h.mission(h.allInvitations))
+	m.Handle("DELETE "+p+"/{mission_id}", h.mission(h.missionDelete))
+	m.Handle("DELETE "+p, h.mission(h.missionDeleteByGUID))
 }
 
 // roleRank orders the roles, the owner's first.

@@ -32,7 +32,7 @@ const (
 )
 
 type missionRecorder struct {
-	missions *store.Missions
+	missions uidRecords
 	ch       chan store.UIDRecord
 	stop     chan struct{}
 	done     chan struct{}
@@ -42,7 +42,7 @@ type missionRecorder struct {
 	warn     *logx.Limiter
 }
 
-func newMissionRecorder(missions *store.Missions, h *Handler) *missionRecorder {
+func newMissionRecorder(missions uidRecords, h *Handler) *missionRecorder {
 	rec := &missionRecorder{missions: missions, ch: make(chan store.UIDRecord, missionRecordQueue), stop: make(chan struct{}),
 		done: make(chan struct{}), warn: logx.NewLimiter(h.log, 5, 10*time.Second)}
 	go rec.run()

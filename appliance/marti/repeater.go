@@ -22,7 +22,7 @@ import (
 // RepeaterOptions is what the repeater routes read and change.
 type RepeaterOptions struct {
 	// Objects holds the active emergencies (store.KindEmergency).
-	Objects *store.Objects
+	Objects EmergencyStore
 	// Period is their re-broadcast period (emergencyRepeatInterval).
 	Period time.Duration
 	// Cancel cancels the active emergency uid for caller p (the objects
@@ -55,10 +55,10 @@ var repeatTypes = map[string]string{
 func (h *Handler) repeaterRoutes(rt *access.Routes) {
 	m := clientRoutes{rt}
 	const p = "/Marti/api/repeater"
-	m.HandleFunc("GET "+p+"/list", h.mission(h.repeaterList))
-	m.HandleFunc("GET "+p+"/period", h.mission(h.repeaterPeriod))
-	m.HandleFunc("POST "+p+"/period", h.mission(h.repeaterSetPeriod))
-	m.HandleFunc("GET "+p+"/remove/{uid}", h.mission(h.repeaterRemove))
+	m.Handle("GET "+p+"/list", h.mission(h.repeaterList))
+	m.Handle("GET "+p+"/period", h.mission(h.repeaterPeriod))
+	m.Handle("POST "+p+"/period", h.mission(h.repeaterSetPeriod))
+	m.Handle("GET "+p+"/remove/{uid}", h.mission(h.repeaterRemove))
 }
 
 type repeaterEnvelope struct {

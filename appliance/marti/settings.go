@@ -22,7 +22,7 @@ import (
 // deviceProfile answers 204: there is no connection or tool profile to
 // push to clients (protocol.md §7). The tool's name, clientUid and
 // syncSecago are checked, and otherwise not used.
-func (h *Handler) deviceProfile(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) deviceProfile(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	err := httpapi.CheckText("clientUid", q.Get("clientUid"), false, 255)
 	if err == nil && r.Pattern == profileToolRoute {
@@ -34,10 +34,10 @@ func (h *Handler) deviceProfile(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // profileToolRoute is the tool profile's route (its {name} is checked).
@@ -53,7 +53,7 @@ const (
 // userRoles answers GET /Marti/api/util/user/roles: a JSON array, ROLE_ADMIN
 // for an administrator and ROLE_ANONYMOUS for every other client, with
 // ROLE_READONLY added when none of the caller's IN groups is switched on.
-func (h *Handler) userRoles(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) userRoles(w http.ResponseWriter, r *http.Request) error {
 	p := access.From(r)
 	roles := []string{roleAnonymous}
 	if p.Admin() {
@@ -63,6 +63,7 @@ func (h *Handler) userRoles(w http.ResponseWriter, r *http.Request) {
 		roles = append(roles, roleReadOnly)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, roles)
+	return nil
 }
 
 // copTool is the mission tool of COPs (the official server's
@@ -83,7 +84,7 @@ type copNode struct {
 // the caller sees make, one node per path segment, each level by name. A
 // password-protected mission's path is left out, as everything of it but
 // its name (access.md "Missions"); at most maxCopPaths missions count.
-func (h *Handler) copsHierarchy(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) copsHierarchy(w http.ResponseWriter, r *http.Request) error {
 	paths, more, err := h.opts.Missions.MissionPaths(r.Context(), copTool, maxCopPaths)
 	if err == nil && more {
 		// Debug: any client can make missions, and ask as often as it likes.
@@ -94,8 +95,7 @@ func (h *Handler) copsHierarchy(w http.ResponseWriter, r *http.Request) {
 		groups, err = h.groupList(r.Context())
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err, "An error occurred reading the COP hierarchy.")
-		return
+		return httpapi.Internal(err, "An error occurred reading the COP hierarchy.")
 	}
 	p := access.From(r)
 	root := &copNode{Children: []*copNode{}}
@@ -112,6 +112,7 @@ func (h *Handler) copsHierarchy(w http.ResponseWriter, r *http.Request) {
 	}
 	root.sort()
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope("CopHierarchyNode", root.Children))
+	return nil
 }
 
 // child is n's child named name, added when missing.

@@ -85,26 +85,22 @@ func subscriptionOrder(r *http.Request) (less func(a, b broker.ClientInfo) bool,
 }
 
 // clientSubscriptions answers GET /Marti/api/subscriptions/all.
-func (h *Handler) clientSubscriptions(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) clientSubscriptions(w http.ResponseWriter, r *http.Request) error {
 	less, err := subscriptionOrder(r)
 	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	page, err := intParam(r, "page", 1, 1<<20)
 	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	limit, err := intParam(r, "limit", 1, maxSubscriptionsPage)
 	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	groups, err := h.groupList(r.Context())
 	if err != nil {
-		httpapi.Fail(w, r, err, "An error occurred listing the subscriptions.")
-		return
+		return httpapi.Internal(err, "An error occurred listing the subscriptions.")
 	}
 	sees := access.From(r).Reads()
 	clients := []broker.ClientInfo{}
@@ -149,4 +145,5 @@ func (h *Handler) clientSubscriptions(w http.ResponseWriter, r *http.Request) {
 			SubscriptionUID: c.UID, HandlerType: c.Listener, LastReportDiff: max(now.Sub(last).Milliseconds(), 0)})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, h.envelope("SubscriptionInfo", items))
+	return nil
 }

@@ -27,70 +27,65 @@ const maxKeywordsBody = 64 << 10
 // syncMetadata answers GET /Marti/sync/{hash}/metadata with the file's
 // sync record (api.md §2.9) in the official server's types (PrimaryKey and
 // Size as strings), what node-tak's Files.meta reads.
-func (h *Handler) syncMetadata(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) syncMetadata(w http.ResponseWriter, r *http.Request) error {
 	p, err := h.packageByPath(r)
 	if err != nil {
-		h.lookupFailed(w, r, err)
-		return
+		return lookupError(err)
 	}
 	httpapi.WriteJSONAs(w, http.StatusOK, httpapi.JSONText, newMetadataRecord(p))
+	return nil
 }
 
 // setKeywords answers PUT /Marti/api/sync/metadata/{hash}/keywords: the
 // body, a JSON array of keywords, replaces the file's keywords (the file's
 // name and its submitter stay keywords of its record). 200 with an empty
 // body, as the official server answers.
-func (h *Handler) setKeywords(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) setKeywords(w http.ResponseWriter, r *http.Request) error {
 	if _, err := httpapi.CheckHash("hash", r.PathValue("hash")); err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	var kw []string
 	if err := httpapi.DecodeJSON(r, maxKeywordsBody, &kw); err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	if kw == nil {
-		httpapi.Fail(w, r, httpapi.BadRequest("body", "must be an array of keywords, not null"), "")
-		return
+		return httpapi.BadRequest("body", "must be an array of keywords, not null")
 	}
 	clean, err := store.CleanKeywords(kw)
 	if err != nil {
-		httpapi.Fail(w, r, httpapi.InField("body", err), "")
-		return
+		return httpapi.InField("body", err) // ErrInvalid: a 400
 	}
-	if p, ok := h.updatePackage(w, r, store.DataPackageUpdate{Keywords: &clean}, "the keywords could not be changed"); ok {
-		h.log.Info("enterprise sync file keywords set", "hash", p.Hash, "name", logx.Clip(p.Name), "keywords", len(clean))
-		w.WriteHeader(http.StatusOK)
+	p, err := h.updatePackage(r, store.DataPackageUpdate{Keywords: &clean}, "the keywords could not be changed")
+	if err != nil {
+		return err
 	}
+	h.log.Info("enterprise sync file keywords set", "hash", p.Hash, "name", logx.Clip(p.Name), "keywords", len(clean))
+	w.WriteHeader(http.StatusOK)
+	return nil
 }
 
 // deleteFile answers DELETE (and POST) /Marti/sync/delete?hash=: the file
 // goes, with its place in every mission. 200 {"message": "deleted ..."}.
-func (h *Handler) deleteFile(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) deleteFile(w http.ResponseWriter, r *http.Request) error {
 	hash, err := httpapi.CheckHash("hash", r.URL.Query().Get("hash"))
 	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	p, err := h.readablePackage(r, hash)
 	if err != nil {
-		h.lookupFailed(w, r, err)
-		return
+		return lookupError(err)
 	}
 	if err := mayChange(r, p); err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	err = h.opts.Files.DeleteDataPackageByHash(r.Context(), hash)
 	if errors.Is(err, store.ErrNotFound) { // deleted meanwhile
-		httpapi.WriteMessage(w, http.StatusNotFound, "hash: no file with hash "+hash)
-		return
+		return httpapi.Errorf(http.StatusNotFound, "hash: no file with hash %s", hash)
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err, syncError+"the file could not be deleted")
-		return
+		return httpapi.Internal(err, syncError+"the file could not be deleted")
 	}
 	h.log.Info("enterprise sync file deleted", "hash", hash, "name", logx.Clip(p.Name), "remote", httpapi.ClientAddr(r).String())
 	httpapi.WriteMessage(w, http.StatusOK, "deleted the file "+hash)
+	return nil
 }

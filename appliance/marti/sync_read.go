@@ -76,49 +76,44 @@ func mayChange(r *http.Request, p store.DataPackage) error {
 	return nil
 }
 
-// lookupFailed answers an error of packageByQuery or a lookup by hash.
-func (h *Handler) lookupFailed(w http.ResponseWriter, r *http.Request, err error) {
-	httpapi.Fail(w, r, err, syncError+"the file could not be read")
+// lookupError is the failure of packageByQuery or a lookup by hash.
+func lookupError(err error) error {
+	return httpapi.Internal(err, syncError+"the file could not be read")
 }
 
 // getContent answers GET and HEAD /Marti/sync/content?hash=|uid= with the
 // file: 200, 206 for a Range, 404 when unknown. ATAK resumes a download
 // with offset=N: the file from byte N on, answered 200 (a Range header, if
 // present, wins).
-func (h *Handler) getContent(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) getContent(w http.ResponseWriter, r *http.Request) error {
 	p, err := h.packageByQuery(r, r.Method == http.MethodHead && r.URL.Query().Get("uid") == "")
 	if err != nil {
 		if h.serveTemplate(w, r, err) { // the ExCheck templates' contents (excheck_routes.go)
-			return
+			return nil
 		}
-		h.lookupFailed(w, r, err)
-		return
+		return lookupError(err)
 	}
 	var offset int64
 	if v := r.URL.Query().Get("offset"); v != "" && r.Header.Get("Range") == "" {
 		offset, err = strconv.ParseInt(v, 10, 64)
 		if err != nil || offset < 0 {
-			httpapi.Fail(w, r, httpapi.BadRequest("offset", "must be a whole number of bytes, not %q", httpapi.ClipValue(v)), "")
-			return
+			return httpapi.BadRequest("offset", "must be a whole number of bytes, not %q", httpapi.ClipValue(v))
 		}
 		if offset > p.Size {
 			w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(p.Size, 10))
-			httpapi.WriteMessage(w, http.StatusRequestedRangeNotSatisfiable,
-				"offset: beyond the end of the file ("+strconv.FormatInt(p.Size, 10)+" bytes)")
-			return
+			return httpapi.Errorf(http.StatusRequestedRangeNotSatisfiable, "offset: beyond the end of the file (%d bytes)", p.Size)
 		}
 	}
-	h.serve(w, r, p, offset)
+	return h.serve(w, r, p, offset)
 }
 
 // serve streams a package as an attachment under its file name, from
-// offset on (0: whole, with Range support).
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, p store.DataPackage, offset int64) {
+// offset on (0: whole, with Range support). A blob that cannot be opened
+// is a fault of ours, whatever the store says (its row is there).
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, p store.DataPackage, offset int64) error {
 	br, err := h.opts.Files.OpenBlob(r.Context(), p.BlobID)
 	if err != nil {
-		h.log.Error("opening an enterprise sync file failed", "hash", p.Hash, "err", err)
-		httpapi.WriteMessage(w, http.StatusInternalServerError, syncError+"the file could not be read")
-		return
+		return ours(err, syncError+"the file could not be read", "opening the enterprise sync file "+p.Hash)
 	}
 	defer br.Close()
 	d := httpapi.Download{Name: p.Name, MIMEType: p.MIMEType, Hash: p.Hash, ModTime: p.SubmittedAt, Content: br}
@@ -129,17 +124,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, p store.DataPack
 	}
 	h.log.Debug("enterprise sync file served", "hash", p.Hash, "name", logx.Clip(p.Name), "offset", offset, "method", r.Method)
 	httpapi.ServeDownload(w, r, d)
+	return nil
 }
 
 // missionQuery answers GET /Marti/sync/missionquery?hash= with the package
 // (200) or 404: ATAK asks it before uploading, as an existence check.
-func (h *Handler) missionQuery(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) missionQuery(w http.ResponseWriter, r *http.Request) error {
 	p, err := h.packageByQuery(r, true)
 	if err != nil {
-		h.lookupFailed(w, r, err)
-		return
+		return lookupError(err)
 	}
-	h.serve(w, r, p, 0)
+	return h.serve(w, r, p, 0)
 }
 
 // maxPrivacyBody bounds the body of the privacy switch.
@@ -183,58 +178,54 @@ func readPrivacy(w http.ResponseWriter, r *http.Request) (string, error) {
 // setPrivacy answers PUT /Marti/api/sync/metadata/{hash}/tool: "private"
 // makes the package private (Privacy 1, Tool private), any other value
 // public (api.md §3). The answer is the plain text "Okay".
-func (h *Handler) setPrivacy(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) setPrivacy(w http.ResponseWriter, r *http.Request) error {
 	if _, err := httpapi.CheckHash("hash", r.PathValue("hash")); err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	privacy, err := readPrivacy(w, r)
 	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	private := privacy == store.ToolPrivate
-	if p, ok := h.updatePackage(w, r, store.DataPackageUpdate{Private: &private}, "the privacy could not be changed"); ok {
-		h.log.Info("enterprise sync file privacy set", "hash", p.Hash, "name", logx.Clip(p.Name), "private", private)
-		httpapi.WriteText(w, http.StatusOK, "Okay")
+	p, err := h.updatePackage(r, store.DataPackageUpdate{Private: &private}, "the privacy could not be changed")
+	if err != nil {
+		return err
 	}
+	h.log.Info("enterprise sync file privacy set", "hash", p.Hash, "name", logx.Clip(p.Name), "private", private)
+	httpapi.WriteText(w, http.StatusOK, "Okay")
+	return nil
 }
 
 // updatePackage applies up to the package of the {hash} path value when
-// the caller may change it, and reports whether it did; when not, the
-// answer has been written (404, 403, or 500 with internal).
-func (h *Handler) updatePackage(w http.ResponseWriter, r *http.Request, up store.DataPackageUpdate, internal string) (store.DataPackage, bool) {
+// the caller may change it. Its failures: 404, 403, or a fault of ours
+// answered with syncError and internal.
+func (h *Handler) updatePackage(r *http.Request, up store.DataPackageUpdate, internal string) (store.DataPackage, error) {
 	p, err := h.packageByPath(r)
 	if err != nil {
-		h.lookupFailed(w, r, err)
-		return p, false
+		return p, lookupError(err)
 	}
 	if err := mayChange(r, p); err != nil {
-		httpapi.Fail(w, r, err, "")
-		return p, false
+		return p, err
 	}
 	up.PrimaryKey = p.PrimaryKey
 	err = h.opts.Files.UpdateDataPackages(r.Context(), []store.DataPackageUpdate{up})
 	if errors.Is(err, store.ErrNotFound) { // deleted meanwhile
-		httpapi.WriteMessage(w, http.StatusNotFound, "hash: no file with hash "+p.Hash)
-		return p, false
+		return p, httpapi.Errorf(http.StatusNotFound, "hash: no file with hash %s", p.Hash)
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err, syncError+internal)
-		return p, false
+		return p, httpapi.Internal(err, syncError+internal)
 	}
-	return p, true
+	return p, nil
 }
 
 // metadataDownload answers GET /Marti/api/sync/metadata/{hash}/tool with
 // the package under its original file name; any origin may read it (web
 // clients fetch it across origins).
-func (h *Handler) metadataDownload(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) metadataDownload(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	p, err := h.packageByPath(r)
 	if err != nil {
-		h.lookupFailed(w, r, err)
-		return
+		return lookupError(err)
 	}
-	h.serve(w, r, p, 0)
+	return h.serve(w, r, p, 0)
 }

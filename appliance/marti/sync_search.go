@@ -69,11 +69,10 @@ func (s searchQuery) matches(p store.DataPackage, caller access.Principal) bool 
 
 // search answers both spellings of the search, newest first, written as
 // the packages are read.
-func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) search(w http.ResponseWriter, r *http.Request) error {
 	s, err := readSearchQuery(r)
 	if err != nil {
-		httpapi.Fail(w, r, err, "")
-		return
+		return err
 	}
 	caller := access.From(r)
 	var (
@@ -100,4 +99,5 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 		l.SetTail(fmt.Sprintf(`],"resultCount":%d}`+"\n", l.Count()))
 	}
 	l.Finish(err, syncError+"the search failed")
+	return nil
 }

@@ -140,42 +140,48 @@ func uploadQuery(r *http.Request, hashRequired bool, defaultName string) (upload
 }
 
 // upload answers POST /Marti/sync/upload with the stored file's record.
-func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) upload(w http.ResponseWriter, r *http.Request) error {
 	u, err := uploadQuery(r, false, "")
 	if err != nil {
-		httpapi.Fail(w, r, err, syncError)
-		return
+		return httpapi.Internal(err, syncError)
 	}
-	if p, ok := h.receive(w, r, u); ok {
-		httpapi.WriteJSONAs(w, http.StatusOK, httpapi.JSONText, newRecord(p))
+	p, ok, err := h.receive(w, r, u)
+	if !ok {
+		return err
 	}
+	httpapi.WriteJSONAs(w, http.StatusOK, httpapi.JSONText, newRecord(p))
+	return nil
 }
 
 // putContent answers PUT and POST /Marti/sync/content (the response body is
 // not in the contract: the stored file's record, as for upload).
-func (h *Handler) putContent(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) putContent(w http.ResponseWriter, r *http.Request) error {
 	u, err := uploadQuery(r, true, "")
 	if err != nil {
-		httpapi.Fail(w, r, err, syncError)
-		return
+		return httpapi.Internal(err, syncError)
 	}
-	if p, ok := h.receive(w, r, u); ok {
-		httpapi.WriteJSONAs(w, http.StatusOK, httpapi.JSONText, newRecord(p))
+	p, ok, err := h.receive(w, r, u)
+	if !ok {
+		return err
 	}
+	httpapi.WriteJSONAs(w, http.StatusOK, httpapi.JSONText, newRecord(p))
+	return nil
 }
 
 // missionUpload answers PUT and POST /Marti/sync/missionupload with the
 // plain-text link to the package's metadata, in the scheme and port of the
 // listener the request came on and the configured public host.
-func (h *Handler) missionUpload(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) missionUpload(w http.ResponseWriter, r *http.Request) error {
 	u, err := uploadQuery(r, true, "")
 	if err != nil {
-		httpapi.Fail(w, r, err, syncError)
-		return
+		return httpapi.Internal(err, syncError)
 	}
-	if p, ok := h.receive(w, r, u); ok {
-		httpapi.WriteText(w, http.StatusOK, h.linkBase(r)+"/Marti/api/sync/metadata/"+p.Hash+"/tool")
+	p, ok, err := h.receive(w, r, u)
+	if !ok {
+		return err
 	}
+	httpapi.WriteText(w, http.StatusOK, h.linkBase(r)+"/Marti/api/sync/metadata/"+p.Hash+"/tool")
+	return nil
 }
 
 // fileType is the MIME type to store for a declared Content-Type: its media
@@ -189,15 +195,16 @@ func fileType(ct string) string {
 }
 
 // receive streams the request's file into the store and reports whether it
-// was stored; when not, the answer has been written.
-func (h *Handler) receive(w http.ResponseWriter, r *http.Request, u upload) (store.DataPackage, bool) {
+// was stored. When not, a refusal is returned, or (err nil) the upload's
+// failure (too large, the disk reserve, a broken body, a refusal of the
+// store) has been answered by httpapi.Upload.
+func (h *Handler) receive(w http.ResponseWriter, r *http.Request, u upload) (p store.DataPackage, ok bool, err error) {
 	if err := h.actFor(r, "creatorUid", u.creator); err != nil {
-		httpapi.Fail(w, r, err, syncError)
-		return store.DataPackage{}, false
+		return p, false, err
 	}
 	up := httpapi.Upload{What: "enterprise sync", Name: u.name, MaxBytes: h.opts.MaxUploadBytes, Space: h.opts.Space, Internal: syncError + "the upload could not be stored"}
 	if !up.Begin(w, r) {
-		return store.DataPackage{}, false
+		return p, false, nil
 	}
 	var (
 		content  io.Reader
@@ -206,19 +213,17 @@ func (h *Handler) receive(w http.ResponseWriter, r *http.Request, u upload) (sto
 	if httpapi.IsMultipart(r) {
 		part, ok := up.File(w, r, "assetfile")
 		if !ok {
-			return store.DataPackage{}, false
+			return p, false, nil
 		}
 		content, mimeType = part, fileType(part.Header.Get("Content-Type"))
 	} else {
 		ct := r.Header.Get("Content-Type")
 		if ct == "" {
-			httpapi.Fail(w, r, httpapi.BadRequest("Content-Type", "required: the MIME type of the file in the body, or multipart/form-data with the file in the field assetfile"), syncError)
-			return store.DataPackage{}, false
+			return p, false, httpapi.BadRequest("Content-Type", "required: the MIME type of the file in the body, or multipart/form-data with the file in the field assetfile")
 		}
 		br := bufio.NewReaderSize(r.Body, 64<<10)
 		if _, err := br.Peek(1); err == io.EOF {
-			httpapi.Fail(w, r, httpapi.BadRequest("body", "empty: send the file as the body, or multipart/form-data with the file in the field assetfile"), syncError)
-			return store.DataPackage{}, false
+			return p, false, httpapi.BadRequest("body", "empty: send the file as the body, or multipart/form-data with the file in the field assetfile")
 		}
 		content, mimeType = br, fileType(ct)
 	}
@@ -226,7 +231,7 @@ func (h *Handler) receive(w http.ResponseWriter, r *http.Request, u upload) (sto
 	if submitter == "" {
 		submitter = u.creator
 	}
-	p, err := h.opts.Files.PutDataPackage(r.Context(), store.DataPackageInput{
+	p, err = h.opts.Files.PutDataPackage(r.Context(), store.DataPackageInput{
 		Name: u.name, SubmissionUser: submitter, CreatorUID: u.creator, Keywords: u.keywords,
 		MIMEType: mimeType, Private: u.private, ExpectedHash: u.hash,
 		// Shared with the sender's IN groups (access.md "Groups").
@@ -239,10 +244,10 @@ func (h *Handler) receive(w http.ResponseWriter, r *http.Request, u upload) (sto
 	}
 	if err != nil {
 		up.Failed(w, r, err)
-		return store.DataPackage{}, false
+		return store.DataPackage{}, false, nil
 	}
 	h.log.Info("enterprise sync file stored", "route", logx.Clip(r.URL.Path), "name", logx.Clip(p.Name), "submitter", logx.Clip(submitter),
 		"creator_uid", logx.Clip(u.creator), "size", p.Size, "hash", p.Hash, "mime_type", logx.Clip(p.MIMEType),
 		"primary_key", p.PrimaryKey, "tool", p.Tool)
-	return p, true
+	return p, true, nil
 }

@@ -223,63 +223,57 @@ func (in videoConnIn) connection(field string) (store.VideoConnection, error) {
 	return c, nil
 }
 
-// putVideo stores connections and answers them; field names the list in
-// error messages.
-func (h *Handler) putVideo(w http.ResponseWriter, r *http.Request, conns []store.VideoConnection, field string) bool {
+// putVideo stores connections; field names the list in error messages.
+func (h *Handler) putVideo(r *http.Request, conns []store.VideoConnection, field string) error {
 	if len(conns) == 0 || len(conns) > store.MaxVideoBatch {
-		httpapi.Fail(w, r, httpapi.BadRequest(field, "must hold 1 to %d connections", store.MaxVideoBatch), videoError)
-		return false
+		return httpapi.BadRequest(field, "must hold 1 to %d connections", store.MaxVideoBatch)
 	}
 	if err := h.opts.Videos.PutVideoConnections(r.Context(), conns); err != nil {
-		httpapi.Fail(w, r, httpapi.InField(field, err), videoError)
-		return false
+		return httpapi.Internal(httpapi.InField(field, err), videoError)
 	}
 	for _, c := range conns {
 		h.log.Info("video connection published", "uid", logx.Clip(c.UID), "alias", logx.Clip(c.Alias), "feeds", len(c.Feeds))
 	}
-	return true
+	return nil
 }
 
 // videoList answers GET /Marti/api/video, written as the connections are
 // read.
-func (h *Handler) videoList(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) videoList(w http.ResponseWriter, r *http.Request) error {
 	l := httpapi.NewListing(w, r, "application/json", `{"videoConnections":[`, "]}\n")
 	err := h.opts.Videos.EachVideoConnection(r.Context(), func(c store.VideoConnection) error {
 		return l.Item(videoJSON(c))
 	})
 	l.Finish(err, videoError)
+	return nil
 }
 
 // videoPost answers POST /Marti/api/video {"videoConnections": [...]}: each
 // connection is stored (replacing one with the same uuid) and the stored
 // connections are answered in the same shape.
-func (h *Handler) videoPost(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) videoPost(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		VideoConnections []videoConnIn `json:"videoConnections"`
 	}
 	if err := httpapi.DecodeJSON(r, maxVideoBody, &body); err != nil {
-		httpapi.Fail(w, r, err, videoError)
-		return
+		return err
 	}
 	if body.VideoConnections == nil {
-		httpapi.Fail(w, r, httpapi.BadRequest("videoConnections", "required"), videoError)
-		return
+		return httpapi.BadRequest("videoConnections", "required")
 	}
 	if len(body.VideoConnections) > store.MaxVideoBatch {
-		httpapi.Fail(w, r, httpapi.BadRequest("videoConnections", "must hold 1 to %d connections", store.MaxVideoBatch), videoError)
-		return
+		return httpapi.BadRequest("videoConnections", "must hold 1 to %d connections", store.MaxVideoBatch)
 	}
 	conns := make([]store.VideoConnection, 0, len(body.VideoConnections))
 	for i, in := range body.VideoConnections {
 		c, err := in.connection(fmt.Sprintf("videoConnections[%d]", i))
 		if err != nil {
-			httpapi.Fail(w, r, err, videoError)
-			return
+			return httpapi.Internal(err, videoError)
 		}
 		conns = append(conns, c)
 	}
-	if !h.putVideo(w, r, conns, "videoConnections") {
-		return
+	if err := h.putVideo(r, conns, "videoConnections"); err != nil {
+		return err
 	}
 	out := make([]videoConnJSON, 0, len(conns))
 	for _, c := range conns {
@@ -288,70 +282,69 @@ func (h *Handler) videoPost(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, struct {
 		VideoConnections []videoConnJSON `json:"videoConnections"`
 	}{out})
+	return nil
 }
 
 // videoPut answers PUT /Marti/api/video/{uid}: one connection, stored under
 // the path's uid.
-func (h *Handler) videoPut(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) videoPut(w http.ResponseWriter, r *http.Request) error {
 	uid := r.PathValue("uid")
 	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
-		httpapi.Fail(w, r, err, videoError)
-		return
+		return err
 	}
 	var in videoConnIn
 	if err := httpapi.DecodeJSON(r, maxVideoBody, &in); err != nil {
-		httpapi.Fail(w, r, err, videoError)
-		return
+		return err
 	}
 	in.UUID = uid
 	c, err := in.connection("body")
 	if err != nil {
-		httpapi.Fail(w, r, err, videoError)
-		return
+		return httpapi.Internal(err, videoError)
 	}
-	if h.putVideo(w, r, []store.VideoConnection{c}, "body") {
-		httpapi.WriteJSON(w, http.StatusOK, videoJSON(c))
+	if err := h.putVideo(r, []store.VideoConnection{c}, "body"); err != nil {
+		return err
 	}
+	httpapi.WriteJSON(w, http.StatusOK, videoJSON(c))
+	return nil
 }
 
-// videoByUID finds the path's connection or answers 404.
-func (h *Handler) videoByUID(w http.ResponseWriter, r *http.Request) (store.VideoConnection, bool) {
+// videoByUID finds the path's connection (404 when there is none). Any
+// other failure of the store is ours (500), whatever its kind.
+func (h *Handler) videoByUID(r *http.Request) (store.VideoConnection, error) {
 	uid := r.PathValue("uid")
 	if err := httpapi.CheckText("uid", uid, true, 255); err != nil {
-		httpapi.Fail(w, r, err, videoError)
-		return store.VideoConnection{}, false
+		return store.VideoConnection{}, err
 	}
 	c, err := h.opts.Videos.VideoConnectionByUID(r.Context(), uid)
 	if errors.Is(err, store.ErrNotFound) {
-		httpapi.WriteMessage(w, http.StatusNotFound, "uid: no video connection "+strconv.Quote(httpapi.ClipValue(uid)))
-		return c, false
+		return c, httpapi.Errorf(http.StatusNotFound, "uid: no video connection %s", strconv.Quote(httpapi.ClipValue(uid)))
 	}
 	if err != nil {
-		h.log.Error("reading a video connection failed", "err", err)
-		httpapi.WriteMessage(w, http.StatusInternalServerError, videoError)
-		return c, false
+		return c, ours(err, videoError, "reading a video connection")
 	}
-	return c, true
+	return c, nil
 }
 
 // videoGet answers GET /Marti/api/video/{uid}.
-func (h *Handler) videoGet(w http.ResponseWriter, r *http.Request) {
-	if c, ok := h.videoByUID(w, r); ok {
-		httpapi.WriteJSON(w, http.StatusOK, videoJSON(c))
+func (h *Handler) videoGet(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.videoByUID(r)
+	if err != nil {
+		return err
 	}
+	httpapi.WriteJSON(w, http.StatusOK, videoJSON(c))
+	return nil
 }
 
 // videoDelete answers DELETE /Marti/api/video/{uid}.
-func (h *Handler) videoDelete(w http.ResponseWriter, r *http.Request) {
-	c, ok := h.videoByUID(w, r)
-	if !ok {
-		return
+func (h *Handler) videoDelete(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.videoByUID(r)
+	if err != nil {
+		return err
 	}
 	if err := h.opts.Videos.DeleteVideoConnection(r.Context(), c.UID); err != nil && !errors.Is(err, store.ErrNotFound) {
-		h.log.Error("deleting a video connection failed", "err", err)
-		httpapi.WriteMessage(w, http.StatusInternalServerError, videoError)
-		return
+		return ours(err, videoError, "deleting a video connection")
 	}
 	h.log.Info("video connection deleted", "uid", logx.Clip(c.UID))
 	httpapi.WriteMessage(w, http.StatusOK, "video connection deleted")
+	return nil
 }

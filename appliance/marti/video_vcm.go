@@ -63,7 +63,7 @@ func feedXML(f store.VideoFeed) vcmFeed {
 
 // vcmList answers GET /Marti/vcm: every feed of every connection, written
 // as the connections are read.
-func (h *Handler) vcmList(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) vcmList(w http.ResponseWriter, r *http.Request) error {
 	l := httpapi.NewListing(w, r, "application/xml; charset=utf-8", xml.Header+"<videoConnections>", "</videoConnections>")
 	err := h.opts.Videos.EachVideoConnection(r.Context(), func(c store.VideoConnection) error {
 		for _, f := range c.Feeds {
@@ -78,38 +78,37 @@ func (h *Handler) vcmList(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	l.Finish(err, videoError)
+	return nil
 }
 
 // vcmPost answers POST /Marti/vcm: each <feed> becomes a connection of its
 // own (uid the feed's), replacing one with the same uid.
-func (h *Handler) vcmPost(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) vcmPost(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxVideoBody))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		httpapi.WriteMessage(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", maxVideoBody))
-		return
+		return httpapi.Errorf(http.StatusRequestEntityTooLarge, "request body larger than %d bytes", maxVideoBody)
 	}
 	if err != nil {
-		httpapi.Fail(w, r, httpapi.BadRequest("body", "could not be read"), videoError)
-		return
+		return httpapi.BadRequest("body", "could not be read")
 	}
 	var doc vcmDoc
 	if err := xml.Unmarshal(body, &doc); err != nil {
-		httpapi.Fail(w, r, httpapi.BadRequest("body", "must be a <videoConnections> document with <feed> elements: %s", httpapi.ClipValue(err.Error())), videoError)
-		return
+		return httpapi.BadRequest("body", "must be a <videoConnections> document with <feed> elements: %s", httpapi.ClipValue(err.Error()))
 	}
 	conns := make([]store.VideoConnection, 0, len(doc.Feeds))
 	for i, x := range doc.Feeds {
 		c, err := vcmConnection(fmt.Sprintf("feed[%d]", i), x)
 		if err != nil {
-			httpapi.Fail(w, r, err, videoError)
-			return
+			return httpapi.Internal(err, videoError)
 		}
 		conns = append(conns, c)
 	}
-	if h.putVideo(w, r, conns, "feed") {
-		httpapi.WriteText(w, http.StatusOK, "")
+	if err := h.putVideo(r, conns, "feed"); err != nil {
+		return err
 	}
+	httpapi.WriteText(w, http.StatusOK, "")
+	return nil
 }
 
 // vcmConnection turns one posted <feed> into a connection of its own.

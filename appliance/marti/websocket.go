@@ -106,32 +106,31 @@ func newCoTSockets(opts *Options, log *slog.Logger) *cotSockets {
 }
 
 // serveHTTP upgrades GET /takproto/1 and runs the socket until it closes.
-func (s *cotSockets) serveHTTP(w http.ResponseWriter, r *http.Request) {
+// Its refusals come before the upgrade; once upgraded, the socket answers
+// everything itself.
+func (s *cotSockets) serveHTTP(w http.ResponseWriter, r *http.Request) error {
 	if r.TLS == nil {
-		httpapi.WriteMessage(w, http.StatusForbidden,
+		return httpapi.Errorf(http.StatusForbidden,
 			"CoT over websocket needs mutual TLS: connect to the HTTPS port (8443) with a client certificate")
-		return
 	}
 	// The caller the handler resolved from its certificate (access.md
 	// "Principals"): its name, serial and groups are the socket's.
 	p := access.From(r)
 	id := cotsession.Identity{User: p.Identity(), Serial: p.Serial, In: p.In, Out: p.Out, Grouped: true}
 	if id.User == "" {
-		httpapi.WriteMessage(w, http.StatusForbidden, "CoT over websocket needs a client certificate with a common name")
-		return
+		return httpapi.Errorf(http.StatusForbidden, "CoT over websocket needs a client certificate with a common name")
 	}
 	if s.opts.Broker.Draining() || !s.sessions.Enter(s.cfg.MaxSockets) {
 		s.warn.Warn("CoT websocket refused: too many sockets or shutting down", "remote", r.RemoteAddr, "max_sockets", s.cfg.MaxSockets)
 		w.Header().Set("Retry-After", "5")
-		httpapi.WriteMessage(w, http.StatusServiceUnavailable, "too many CoT websockets open; try again later")
-		return
+		return httpapi.Errorf(http.StatusServiceUnavailable, "too many CoT websockets open; try again later")
 	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns})
 	if err != nil {
 		s.sessions.Leave(nil)
 		// Accept has answered the request (400, 403, 426).
 		s.warn.Debug("CoT websocket handshake failed", "remote", r.RemoteAddr, "err", logx.Clip(err.Error()))
-		return
+		return nil
 	}
 	// A message may hold a stream frame header around the TakMessage.
 	ws.SetReadLimit(int64(s.cfg.MaxMessage) + 16)
@@ -143,9 +142,10 @@ func (s *cotSockets) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		c.Sess.Close(broker.ReasonShutdown)
 		c.Cut()
 		ws.CloseNow()
-		return
+		return nil
 	}
 	c.serve()
+	return nil
 }
 
 // shutdown refuses new sockets and ends every open one with
