@@ -180,7 +180,7 @@ func (a *Appliance) buildClientAPI(serverUID string) {
 	a.marti = marti.NewHandler(marti.Options{
 		Version: Version(), Hostname: cfg.PublicHost, NodeID: config.NodeID(cfg.SecretKey), Broker: a.broker,
 		Missions: a.store.Missions(), Files: a.store.Files(), Checklists: a.store.Checklists(), Events: a.store.Events(),
-		Videos: a.store.Videos(), Accounts: a.store.Accounts(),
+		Videos:    a.store.Videos(),
 		Directory: a.directory, Users: a.users, Guard: a.guard,
 		MaxUploadBytes: cfg.MaxUploadBytes, Space: a.space, Identify: a.pki.Identity,
 		MissionLogsPerMinute: cfg.MissionLogEntriesPerMinute, MissionLogBytesPerMinute: cfg.MissionLogBytesPerMinute,

@@ -144,12 +144,6 @@ func (rt *Routes) Handle(pattern string, r Rule, h httpapi.HandlerFunc) {
 	}))
 }
 
-// HandleFunc registers a handler of the old shape. Deprecated: the
-// conversion to Handle's shape removes it.
-func (rt *Routes) HandleFunc(pattern string, r Rule, h http.HandlerFunc) {
-	rt.Handle(pattern, r, httpapi.Serve(h))
-}
-
 // Rule returns the rule pattern was registered with.
 func (rt *Routes) Rule(pattern string) (Rule, bool) {
 	r, ok := rt.rules[pattern]

@@ -34,10 +34,6 @@ type Options struct {
 	Checklists ChecklistStore
 	Events     EventStore
 	Videos     VideoStore
-	// Accounts is not read: the client API touches no account (the
-	// enrollment handler has its own, EnrollOptions.Accounts). The field
-	// stays while the composition root still sets it.
-	Accounts any
 
 	// MissionChanged, when set, is told of each mission change a client
 	// made (created, deleted, contents added or removed) once committed
