@@ -287,9 +287,21 @@ func (f *Federation) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+	}
+	// Clients still receiving at the end of the drain budget are not an
+	// error (architecture.md "Shutdown order"); the links' goroutines end
+	// once their connections are closed, which may come just after it.
+	select {
+	case <-done:
+		return nil
+	case <-time.After(shutdownGrace):
+		return errors.New("federation: its goroutines did not end after the shutdown")
 	}
 }
+
+// shutdownGrace is how long past the drain budget Shutdown waits for the
+// links' goroutines.
+const shutdownGrace = 2 * time.Second
 
 // attach makes the link of a federate that connected, replacing the one
 // it had (a federate that reconnects before its old connection ended).
